@@ -1,0 +1,43 @@
+"""The ``geneb`` command: assembles the command groups defined in ``geneb.commands``."""
+
+from __future__ import annotations
+
+import typer
+
+from geneb.commands import demo as _demo
+from geneb.commands import extract as _extract
+from geneb.commands import models as _models
+from geneb.commands import probe as _probe
+from geneb.commands import report as _report
+from geneb.commands import run as _run
+from geneb.commands import store as _store
+from geneb.commands import tasks as _tasks
+
+app = typer.Typer(
+    name="geneb",
+    help="Make genomic foundation models comparable: extract once, probe many times, analyse.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.add_typer(_tasks.app, name="tasks", help="List and inspect tasks.")
+app.add_typer(_store.app, name="store", help="Inspect, verify and export a feature store.")
+app.add_typer(_models.app, name="models", help="List model adapters.")
+app.command("extract")(_extract.extract)
+app.command("probe")(_probe.probe)
+app.command("report")(_report.report)
+app.command("run")(_run.run)
+app.command("demo")(_demo.demo)
+
+
+@app.command("version")
+def version() -> None:
+    """Print the geneb version."""
+    from geneb import __version__
+
+    typer.echo(__version__)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,68 @@
+"""One error family for everything a user can get wrong.
+
+Every error is a ``GenebError`` (a ``ValueError``), so callers can catch bad input in one place
+and the CLI can print it without a traceback. Messages say what was expected and what came.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class GenebError(ValueError):
+    """Base of all user-facing geneb errors."""
+
+
+class TaskError(GenebError):
+    """A task folder, file, row or value is not what geneb expects."""
+
+
+class StoreError(GenebError):
+    """The feature store, or one entry of it, cannot be used as asked."""
+
+
+class EntryIncompleteError(StoreError):
+    """An entry exists but was never verified and marked complete."""
+
+
+class StaleEntryError(StoreError):
+    """An entry was written from another task fingerprint or model revision."""
+
+
+class EntryLockedError(StoreError):
+    """Another process is writing the same entry."""
+
+
+class CorruptEntryError(StoreError):
+    """A chunk failed its checksum or an array has the wrong shape."""
+
+
+class ModelError(GenebError):
+    """A model cannot be found, loaded or run as asked."""
+
+
+class ProbeError(GenebError):
+    """The probe protocol cannot be applied to these embeddings or settings."""
+
+
+class PlanError(GenebError):
+    """A run plan file names something unknown or is malformed."""
+
+
+class UnknownNameError(GenebError):
+    """A name (task, model, key, option) is not one of the valid ones."""
+
+
+def did_you_mean(name: str, valid: Iterable[str], n: int = 3) -> list[str]:
+    """Close matches of ``name`` among ``valid``, best first."""
+    return difflib.get_close_matches(name, list(valid), n=n, cutoff=0.5)
+
+
+def unknown_name(kind: str, name: str, valid: Iterable[str]) -> UnknownNameError:
+    """Build the error for an unknown name: list the valid ones and suggest near matches."""
+    valid = sorted(set(valid))
+    close = did_you_mean(name, valid)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    shown = ", ".join(valid[:40]) + (" ..." if len(valid) > 40 else "")
+    return UnknownNameError(f"unknown {kind} {name!r}.{hint} Valid {kind}s: {shown or '(none)'}")

@@ -1,0 +1,59 @@
+"""Store keys: (model, task, split) and the safe path segments they map to."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from geneb.errors import StoreError
+
+_SAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
+SPLITS_ALLOWED = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def safe_name(name: str) -> str:
+    """Map a model or task id to one path segment that file systems and Zarr accept.
+
+    ``org/name`` becomes ``org--name``; other unsafe characters become ``_``. When the mapping
+    was lossy a short hash of the original is appended so two ids never collide. Path traversal
+    (``..``, absolute paths, empty segments) is rejected, not rewritten.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise StoreError(f"a store key part must be a non-empty string, got {name!r}")
+    parts = name.split("/")
+    if any(p in ("", ".", "..") for p in parts) or name.startswith(("/", "\\")) or "\\" in name:
+        raise StoreError(
+            f"invalid name {name!r}: path traversal or empty path segments are not allowed "
+            "(expected something like 'org/model' or 'task_name')"
+        )
+    joined = "--".join(parts)
+    safe = _SAFE.sub("_", joined)
+    if safe.startswith("."):
+        safe = "_" + safe[1:]
+    if safe != joined or "--" in name:
+        safe = f"{safe}~{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+    return safe
+
+
+@dataclass(frozen=True, order=True)
+class StoreKey:
+    """Identifies one store entry: the embeddings of one model on one split of one task."""
+
+    model: str
+    task: str
+    split: str
+
+    def __post_init__(self) -> None:
+        safe_name(self.model)
+        safe_name(self.task)
+        if not SPLITS_ALLOWED.match(self.split):
+            raise StoreError(f"invalid split name {self.split!r}: expected letters, digits or _")
+
+    @property
+    def path(self) -> str:
+        """Group path inside the store: ``<safe model>/<safe task>/<split>``."""
+        return f"{safe_name(self.model)}/{safe_name(self.task)}/{self.split}"
+
+    def __str__(self) -> str:
+        return f"{self.model}/{self.task}/{self.split}"

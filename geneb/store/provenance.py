@@ -1,0 +1,77 @@
+"""Provenance of a store entry: everything needed to tell whether embeddings are still valid."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import socket
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+#: Fields that define *what* was computed. Two entries with equal identity are interchangeable;
+#: a difference in any of these makes a stored entry stale for a new request.
+IDENTITY_FIELDS: tuple[str, ...] = (
+    "model_id",
+    "revision",
+    "pooling",
+    "layer",
+    "max_length",
+    "truncation",
+    "dtype",
+    "task_fingerprint",
+)
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for pkg in ("geneb", "numpy", "zarr", "torch", "transformers"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return out
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How an entry was made. Stored as the ``provenance`` attribute of the entry's group."""
+
+    model_id: str
+    revision: str  # hub commit hash, or "sha256:..." of local weight files, or "builtin:..."
+    task_id: str
+    task_fingerprint: str
+    n_params: int | None = None
+    model_type: str = ""
+    tokenizer: str = ""
+    pooling: str = "mean"
+    layer: int = -1
+    max_length: int | None = None
+    truncation: str = "truncate"
+    dtype: str = "float32"  # compute dtype of the model
+    storage_dtype: str = "float32"
+    device: str = "cpu"
+    adapter: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=_versions)
+    created: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    )
+    host: str = field(default_factory=socket.gethostname)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Provenance:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def identity(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in IDENTITY_FIELDS}
+
+    def differences(self, other: Provenance) -> dict[str, tuple[Any, Any]]:
+        """Identity fields that differ: ``{field: (self value, other value)}``."""
+        a, b = self.identity(), other.identity()
+        return {k: (a[k], b[k]) for k in IDENTITY_FIELDS if a[k] != b[k]}

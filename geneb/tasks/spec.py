@@ -1,0 +1,97 @@
+"""What a task is: frozen metadata (``TaskSpec``) plus its loaded, validated splits."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: The 13 GENEB task categories, in the order GENEB lists them.
+CATEGORIES: tuple[str, ...] = (
+    "tf_binding",
+    "enhancers",
+    "promoters",
+    "splice_sites",
+    "chromatin_accessibility",
+    "histone_modifications",
+    "lncrna",
+    "dna_methylation",
+    "mouse_enhancers",
+    "virus_phage",
+    "species_classification",
+    "regulatory",
+    "coding_noncoding",
+)
+
+#: GENEB caps the train split of the full-data regime at this many rows.
+TRAIN_ROW_CAP = 100_000
+
+
+def split_fingerprint(sequences: Sequence[str], labels: np.ndarray) -> str:
+    """sha256 over the (normalised) sequences and integer labels of one split, in row order.
+
+    Exactly: for each row, ``sequence + "\\t" + str(label) + "\\n"`` encoded as ASCII. Any change
+    to a sequence, a label or the order changes it, so a stale store entry is detectable.
+    """
+    h = hashlib.sha256()
+    for seq, lab in zip(sequences, labels.tolist(), strict=True):
+        h.update(f"{seq}\t{lab}\n".encode("ascii"))
+    return "sha256:" + h.hexdigest()
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Metadata of one classification task; the identity used everywhere downstream."""
+
+    name: str
+    category: str
+    n_classes: int
+    label_names: tuple[str, ...]
+    source: str = ""
+    license: str = ""
+    splits: tuple[str, ...] = ("train", "test")
+    synthetic: bool = False
+    path: str | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class SplitData:
+    """One validated split. ``rows`` are indices into the split's file (0-based data rows)."""
+
+    name: str
+    sequences: tuple[str, ...]
+    labels: np.ndarray  # int64, values 0..K-1
+    rows: np.ndarray  # int64, index of each row in the split file
+    fingerprint: str
+    source_file: str = ""
+
+    def __len__(self) -> int:
+        return len(self.sequences)
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    """A loaded task: spec, splits, and what loading did to the input (recorded, never silent)."""
+
+    spec: TaskSpec
+    splits: Mapping[str, SplitData]
+    #: e.g. {"label_mapping": {...}, "uppercased": {"train": 12}, "subsampled": {...}}
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def split(self, name: str) -> SplitData:
+        from geneb.errors import unknown_name
+
+        if name not in self.splits:
+            raise unknown_name(f"split of task {self.name!r}", name, self.splits)
+        return self.splits[name]
+
+    def fingerprints(self) -> dict[str, str]:
+        return {name: s.fingerprint for name, s in self.splits.items()}
