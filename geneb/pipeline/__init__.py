@@ -1,0 +1,1 @@
+"""The whole job in one call: a plan file drives extract -> probe -> report."""
