@@ -1,12 +1,31 @@
 """Task catalogue and loaders: task folders (csv, parquet, FASTA), the built-in synthetic suite."""
 
-from geneb.tasks.spec import CATEGORIES, TRAIN_ROW_CAP, SplitData, Task, TaskSpec, split_fingerprint
+from geneb.tasks.catalog import list_tasks, resolve_task, task_summaries
+from geneb.tasks.loader import load_task_folder, save_task_folder
+from geneb.tasks.spec import (
+    CATEGORIES,
+    TRAIN_ROW_CAP,
+    UNCATEGORIZED,
+    SplitData,
+    Task,
+    TaskSpec,
+    split_fingerprint,
+)
+from geneb.tasks.synthetic import SYNTHETIC_TASK_NAMES, build_synthetic_task
 
 __all__ = [
     "CATEGORIES",
+    "SYNTHETIC_TASK_NAMES",
     "TRAIN_ROW_CAP",
+    "UNCATEGORIZED",
     "SplitData",
     "Task",
     "TaskSpec",
+    "build_synthetic_task",
+    "list_tasks",
+    "load_task_folder",
+    "resolve_task",
+    "save_task_folder",
     "split_fingerprint",
+    "task_summaries",
 ]

@@ -1,0 +1,161 @@
+"""Find tasks by name or path: the built-in synthetic suite plus task folders under a data dir.
+
+Resolution order of ``resolve_task(name_or_path)``: an existing folder path, else a built-in
+synthetic name (``syn_*``), else a folder of that name under ``data_dir`` (default: the
+``GENEB_DATA_DIR`` environment variable), else an error listing what exists.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from geneb.errors import GenebError, TaskError, unknown_name
+from geneb.tasks.loader import (
+    FASTA_EXTENSIONS,
+    SPLIT_ORDER,
+    TASK_JSON,
+    check_task_name,
+    load_task_folder,
+    read_task_json,
+    split_sources,
+)
+from geneb.tasks.spec import TRAIN_ROW_CAP, UNCATEGORIZED, Task, TaskSpec
+from geneb.tasks.synthetic import (
+    DEFAULT_N_TEST,
+    DEFAULT_N_TRAIN,
+    SYNTHETIC_TASK_NAMES,
+    build_synthetic_task,
+    synthetic_spec,
+)
+
+DATA_DIR_ENV = "GENEB_DATA_DIR"
+
+
+def default_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """``data_dir`` if given, else ``$GENEB_DATA_DIR``, else None."""
+    if data_dir is not None and str(data_dir) != "":
+        return Path(data_dir).expanduser()
+    env = os.environ.get(DATA_DIR_ENV)
+    return Path(env).expanduser() if env else None
+
+
+def is_task_folder(path: Path) -> bool:
+    """A directory with a task.json or a train split in a supported form."""
+    if not path.is_dir() or path.name.startswith("."):
+        return False
+    if (path / TASK_JSON).is_file():
+        return True
+    names = ["train.csv", "train.parquet", *(f"train{e}" for e in FASTA_EXTENSIONS)]
+    return any((path / n).is_file() for n in names) or (path / "train").is_dir()
+
+
+def task_folders(data_dir: str | os.PathLike[str] | None = None) -> dict[str, Path]:
+    """Task folders directly under the data dir, by folder name (sorted)."""
+    root = default_data_dir(data_dir)
+    if root is None:
+        return {}
+    if not root.is_dir():
+        raise TaskError(f"data dir {root} does not exist or is not a directory")
+    return {p.name: p for p in sorted(root.iterdir()) if is_task_folder(p)}
+
+
+def _looks_like_path(name: str) -> bool:
+    return os.sep in name or "/" in name or name.startswith((".", "~"))
+
+
+def resolve_task(
+    name_or_path: str,
+    data_dir: str | None = None,
+    *,
+    train_row_cap: int | None = TRAIN_ROW_CAP,
+) -> Task:
+    """Load a task by folder path, built-in synthetic name or folder name under the data dir."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return load_task_folder(path, train_row_cap=train_row_cap)
+    if name_or_path in SYNTHETIC_TASK_NAMES:
+        return build_synthetic_task(name_or_path, train_row_cap=train_row_cap)
+    if path.exists():
+        raise TaskError(f"{name_or_path} is a file; a task is a folder (train.csv, test.csv, ...)")
+    if _looks_like_path(name_or_path):
+        raise TaskError(f"task folder {name_or_path} not found")
+    folders = task_folders(data_dir)
+    if name_or_path in folders:
+        return load_task_folder(folders[name_or_path], train_row_cap=train_row_cap)
+    for folder in folders.values():  # a task.json may name the task unlike its folder
+        if (folder / TASK_JSON).is_file() and read_task_json(folder).get("name") == name_or_path:
+            return load_task_folder(folder, train_row_cap=train_row_cap)
+    root = default_data_dir(data_dir)
+    err = unknown_name("task", name_or_path, [*SYNTHETIC_TASK_NAMES, *folders])
+    where = (
+        f"task folders under {root}"
+        if root
+        else f"no data dir given (--data-dir or ${DATA_DIR_ENV})"
+    )
+    raise type(err)(f"{err} ({where})")
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One line of ``geneb tasks list``: the spec and split sizes, or why the folder is broken."""
+
+    spec: TaskSpec | None
+    name: str
+    sizes: dict[str, int | None]
+    error: str | None = None
+
+
+def _folder_summary(name: str, folder: Path) -> TaskSummary:
+    """From task.json when it has name-independent counts, else by loading the folder."""
+    meta = read_task_json(folder)
+    if "n_classes" in meta and "n_train" in meta and "n_test" in meta:
+        k = int(meta["n_classes"])
+        names = meta.get("label_names") or [str(i) for i in range(k)]
+        task_name = check_task_name(meta.get("name", folder.name), str(folder / TASK_JSON))
+        splits = tuple(s for s in SPLIT_ORDER if s != "valid" or split_sources(folder, s))
+        spec = TaskSpec(
+            name=task_name,
+            category=meta.get("category", UNCATEGORIZED),
+            n_classes=k,
+            label_names=tuple(names),
+            source=meta.get("source", ""),
+            license=meta.get("license", ""),
+            splits=splits,
+            synthetic=bool(meta.get("synthetic", False)),
+            path=str(folder.resolve()),
+            description=meta.get("description", ""),
+        )
+        sizes = {s: meta.get(f"n_{s}") for s in splits}
+        return TaskSummary(spec, task_name, sizes)
+    task = load_task_folder(folder)
+    return TaskSummary(task.spec, task.name, {s: len(d) for s, d in task.splits.items()})
+
+
+def task_summaries(
+    data_dir: str | os.PathLike[str] | None = None, *, strict: bool = False
+) -> list[TaskSummary]:
+    """Built-in tasks, then every task folder under the data dir.
+
+    A folder's summary comes from its task.json when that gives n_classes, n_train and n_test
+    (cheap; the data are validated when the task is loaded), else from loading it. A broken
+    folder raises with ``strict``, else it is returned with its error so a listing goes on.
+    """
+    out = [
+        TaskSummary(synthetic_spec(n), n, {"train": DEFAULT_N_TRAIN, "test": DEFAULT_N_TEST})
+        for n in SYNTHETIC_TASK_NAMES
+    ]
+    for name, folder in task_folders(data_dir).items():
+        try:
+            out.append(_folder_summary(name, folder))
+        except GenebError as e:
+            if strict:
+                raise
+            out.append(TaskSummary(None, name, {}, str(e)))
+    return out
+
+
+def list_tasks(data_dir: str | None = None) -> list[TaskSpec]:
+    """Specs of the built-in tasks and of every task folder under the data dir (broken: raise)."""
+    return [s.spec for s in task_summaries(data_dir, strict=True) if s.spec is not None]

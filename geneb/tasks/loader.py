@@ -1,0 +1,560 @@
+"""Load and validate a task folder into a ``Task``.
+
+A task folder holds one source per split: ``train`` and ``test`` are required, ``valid`` is
+optional. Each split may come in exactly one of these forms (two forms of one split is an error,
+so nothing is picked silently):
+
+``<split>.csv``
+    Columns ``sequence`` and ``label`` (other columns are ignored and listed in the metadata).
+``<split>.parquet``
+    Same columns as the csv.
+``<split>.fa`` / ``<split>.fasta`` / ``<split>.fna`` (one FASTA per split, label in the header)
+    The label is the value of a ``label=VALUE`` token in the header (``>seq17 label=1``), or, if
+    there is none, the last ``|``-separated field of the record id (``>seq17|1``).
+``<split>/`` (a directory with one FASTA file per class)
+    ``train/promoter.fa``, ``train/background.fa``: the label is the file name without its
+    extension. Records are numbered across the files in sorted file-name order.
+
+An optional ``task.json`` gives metadata: ``name``, ``category`` (one of ``CATEGORIES``),
+``n_classes``, ``source``, ``license``, ``description``, ``label_names`` (for integer labels),
+``n_train`` / ``n_valid`` / ``n_test`` (checked against the files). Missing metadata is inferred:
+the name from the folder, the classes from the labels, the category becomes ``uncategorized``.
+
+Labels are either all integers, which must be the class ids 0..K-1, or all strings, which are
+mapped to ids in sorted order (the mapping is in ``Task.metadata["label_mapping"]`` and
+``TaskSpec.label_names``). The union of the splits defines the classes; every split needs two
+classes. Sequences are upper-cased (the number of affected rows is recorded) and must use ACGTN
+plus the IUPAC codes. ``SplitData.rows`` index the records of the split's source (0-based), also
+after a train split over the row cap was subsampled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from geneb.errors import TaskError, unknown_name
+from geneb.tasks.sampling import SUBSAMPLE_METHOD, name_seed, stratified_subsample
+from geneb.tasks.spec import (
+    CATEGORIES,
+    TRAIN_ROW_CAP,
+    UNCATEGORIZED,
+    SplitData,
+    Task,
+    TaskSpec,
+    split_fingerprint,
+)
+from geneb.tasks.validate import (
+    Locator,
+    RawLabels,
+    check_label_kinds,
+    check_sequences,
+    check_two_classes,
+    classify_labels,
+    csv_locator,
+    table_locator,
+)
+
+SPLIT_ORDER = ("train", "valid", "test")
+REQUIRED_SPLITS = ("train", "test")
+FASTA_EXTENSIONS = (".fa", ".fasta", ".fna")
+TASK_JSON = "task.json"
+
+
+@dataclass(frozen=True)
+class RawSplit:
+    """One split as read from disk, before validation."""
+
+    name: str
+    file: str
+    fmt: str
+    sequences: list[Any]
+    labels: Any
+    where: Locator
+    ignored_columns: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def split_sources(folder: Path, split: str) -> list[tuple[str, Path]]:
+    """Every (format, path) in ``folder`` that could hold ``split`` (more than one is an error)."""
+    found: list[tuple[str, Path]] = []
+    for fmt, cand in (("csv", folder / f"{split}.csv"), ("parquet", folder / f"{split}.parquet")):
+        if cand.is_file():
+            found.append((fmt, cand))
+    for ext in FASTA_EXTENSIONS:
+        cand = folder / f"{split}{ext}"
+        if cand.is_file():
+            found.append(("fasta", cand))
+    if (folder / split).is_dir():
+        found.append(("fasta-per-class", folder / split))
+    return found
+
+
+def _find_source(folder: Path, split: str) -> tuple[str, Path] | None:
+    found = split_sources(folder, split)
+    if len(found) > 1:
+        names = ", ".join(p.name + ("/" if p.is_dir() else "") for _, p in found)
+        raise TaskError(
+            f"{folder}: split {split!r} is given more than once ({names}); keep exactly one"
+        )
+    return found[0] if found else None
+
+
+def _check_columns(df: pd.DataFrame, file: str) -> tuple[str, ...]:
+    df.columns = [str(c).strip().lstrip("\ufeff") for c in df.columns]
+    missing = [c for c in ("sequence", "label") if c not in df.columns]
+    if missing:
+        found = ", ".join(repr(c) for c in df.columns) or "(none)"
+        raise TaskError(
+            f"{file}: missing column(s) {', '.join(repr(c) for c in missing)}; expected columns "
+            f"'sequence' and 'label', found: {found}"
+        )
+    return tuple(c for c in df.columns if c not in ("sequence", "label"))
+
+
+def _read_csv(path: Path, split: str) -> RawSplit:
+    file = str(path)
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    except pd.errors.EmptyDataError:
+        raise TaskError(f"{file}: the file is empty; expected a header 'sequence,label'") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise TaskError(f"{file}: not a readable csv file: {str(e).strip()}") from None
+    ignored = _check_columns(df, file)
+    return RawSplit(
+        split,
+        file,
+        "csv",
+        df["sequence"].tolist(),
+        df["label"].to_numpy(dtype=object),
+        csv_locator(file),
+        ignored,
+    )
+
+
+def _read_parquet(path: Path, split: str) -> RawSplit:
+    file = str(path)
+    try:
+        df = pd.read_parquet(path)
+    except Exception as e:  # pyarrow raises several unrelated types for a bad file
+        raise TaskError(f"{file}: not a readable parquet file: {e}") from None
+    ignored = _check_columns(df, file)
+    seqs = [s if isinstance(s, str) else None for s in df["sequence"].tolist()]
+    labels = df["label"]
+    if labels.dtype.kind in "iuf":
+        lab: Any = labels.to_numpy()
+    else:
+        lab = labels.to_numpy(dtype=object)
+    return RawSplit(split, file, "parquet", seqs, lab, table_locator(file), ignored)
+
+
+def _parse_fasta(path: Path) -> tuple[list[str], list[int], list[str]]:
+    """Headers (without '>'), their 1-based line numbers and the joined sequences."""
+    headers: list[str] = []
+    lines_at: list[int] = []
+    seqs: list[list[str]] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TaskError(f"{path}: not a text FASTA file: {e}") from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith(">"):
+            headers.append(line[1:].strip())
+            lines_at.append(lineno)
+            seqs.append([])
+        elif not headers:
+            raise TaskError(
+                f"{path} line {lineno}: sequence data {line[:40]!r} before the first '>' header"
+            )
+        else:
+            seqs[-1].append(line)
+    if not headers:
+        raise TaskError(f"{path}: no FASTA records (no line starts with '>')")
+    return headers, lines_at, ["".join(parts) for parts in seqs]
+
+
+def _header_label(header: str) -> str | None:
+    tokens = header.split()
+    for tok in tokens[1:]:
+        if tok.startswith("label="):
+            return tok[len("label=") :]
+    if tokens and "|" in tokens[0]:
+        return tokens[0].rsplit("|", 1)[1]
+    return None
+
+
+def _read_fasta_file(path: Path, split: str) -> RawSplit:
+    file = str(path)
+    headers, lines_at, seqs = _parse_fasta(path)
+    labels: list[str] = []
+    for header, lineno in zip(headers, lines_at, strict=True):
+        lab = _header_label(header)
+        if lab is None:
+            raise TaskError(
+                f"{file} line {lineno}: no label in header {('>' + header)[:60]!r}; write it as "
+                f"'>id label=VALUE' or '>id|VALUE'"
+            )
+        labels.append(lab)
+    where: Locator = lambda i: f"{file} line {lines_at[i]}"  # noqa: E731
+    return RawSplit(split, file, "fasta", seqs, np.array(labels, dtype=object), where)
+
+
+def _read_fasta_dir(path: Path, split: str) -> RawSplit:
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in FASTA_EXTENSIONS)
+    if not files:
+        raise TaskError(
+            f"{path}: directory for split {split!r} holds no FASTA file "
+            f"({', '.join(FASTA_EXTENSIONS)}); expected one file per class, e.g. {path}/0.fa"
+        )
+    seqs: list[str] = []
+    labels: list[str] = []
+    rec_file: list[str] = []
+    rec_line: list[int] = []
+    for f in files:
+        _, lines_at, s = _parse_fasta(f)
+        seqs.extend(s)
+        labels.extend([f.stem] * len(s))
+        rec_file.extend([str(f)] * len(s))
+        rec_line.extend(lines_at)
+    where: Locator = lambda i: f"{rec_file[i]} line {rec_line[i]}"  # noqa: E731
+    return RawSplit(
+        split, str(path), "fasta-per-class", seqs, np.array(labels, dtype=object), where
+    )
+
+
+_READERS = {
+    "csv": _read_csv,
+    "parquet": _read_parquet,
+    "fasta": _read_fasta_file,
+    "fasta-per-class": _read_fasta_dir,
+}
+
+
+def read_raw_split(folder: Path, split: str) -> RawSplit | None:
+    """Read one split of a task folder as it is on disk, or None if the folder has no such split."""
+    src = _find_source(folder, split)
+    if src is None:
+        return None
+    fmt, path = src
+    raw = _READERS[fmt](path, split)
+    if len(raw.sequences) == 0:
+        raise TaskError(f"{raw.file}: split {split!r} has no data rows")
+    return raw
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def read_task_json(folder: Path) -> dict[str, Any]:
+    """The folder's task.json as a dict ({} if absent), with field types checked."""
+    path = folder / TASK_JSON
+    if not path.is_file():
+        return {}
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise TaskError(f"{path}: not valid JSON: {e}") from None
+    if not isinstance(meta, dict):
+        raise TaskError(f"{path}: expected a JSON object, got {type(meta).__name__}")
+    for key in ("name", "category", "source", "license", "description"):
+        if key in meta and not isinstance(meta[key], str):
+            raise TaskError(f"{path}: field {key!r} must be a string, got {meta[key]!r}")
+    for key in ("n_classes", "n_train", "n_valid", "n_test"):
+        v = meta.get(key)
+        if key in meta and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise TaskError(f"{path}: field {key!r} must be a non-negative integer, got {v!r}")
+    if "label_names" in meta and not (
+        isinstance(meta["label_names"], list)
+        and all(isinstance(x, str) for x in meta["label_names"])
+    ):
+        raise TaskError(f"{path}: field 'label_names' must be a list of strings")
+    if "synthetic" in meta and not isinstance(meta["synthetic"], bool):
+        raise TaskError(
+            f"{path}: field 'synthetic' must be true or false, got {meta['synthetic']!r}"
+        )
+    cat = meta.get("category")
+    if cat is not None and cat not in CATEGORIES:
+        raise TaskError(f"{path}: field 'category': {unknown_name('category', cat, CATEGORIES)}")
+    return meta
+
+
+def check_task_name(name: str, where: str) -> str:
+    """A task name becomes part of store keys and file names: keep it plain."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or name != name.strip():
+        raise TaskError(f"{where}: invalid task name {name!r} (no slashes, no surrounding spaces)")
+    return name
+
+
+# --------------------------------------------------------------------------- assembling
+
+
+def _label_ids(
+    raws: list[RawSplit], classified: list[RawLabels], meta: Mapping[str, Any], json_file: str
+) -> tuple[list[np.ndarray], tuple[str, ...], str, dict[str, int] | None]:
+    kind = check_label_kinds([(r.file, c, r.where) for r, c in zip(raws, classified, strict=True)])
+    n_classes_json = meta.get("n_classes")
+    if kind == "int":
+        union = np.unique(np.concatenate([c.ints for c in classified]))
+        k = int(n_classes_json) if n_classes_json is not None else int(union.size)
+        for r, c in zip(raws, classified, strict=True):
+            bad = np.flatnonzero((c.ints < 0) | (c.ints >= k))
+            if bad.size:
+                i = int(bad[0])
+                src = (
+                    f"n_classes={k} in {json_file}"
+                    if n_classes_json is not None
+                    else (f"{k} distinct labels over all splits")
+                )
+                raise TaskError(
+                    f"{r.where(i)}: label {c.strs[i]!r} is not a class id 0..{k - 1} ({src}); "
+                    f"integer labels must be 0..K-1"
+                    + (f" ({bad.size} rows have this problem)" if bad.size > 1 else "")
+                )
+        if union.size != k:
+            absent = sorted(set(range(k)) - set(union.tolist()))
+            raise TaskError(
+                f"{json_file}: n_classes={k} but class id(s) {absent} occur in no split"
+            )
+        names = meta.get("label_names")
+        if names is not None and len(names) != k:
+            raise TaskError(f"{json_file}: 'label_names' has {len(names)} names for {k} classes")
+        label_names = tuple(names) if names is not None else tuple(str(i) for i in range(k))
+        return [c.ints.copy() for c in classified], label_names, kind, None
+    union_s = sorted(set().union(*(set(c.strs.tolist()) for c in classified)))
+    if n_classes_json is not None and n_classes_json != len(union_s):
+        raise TaskError(
+            f"{json_file}: n_classes={n_classes_json} but the splits hold {len(union_s)} distinct "
+            f"labels: {', '.join(repr(s) for s in union_s[:20])}"
+        )
+    names = meta.get("label_names")
+    if names is not None and list(names) != union_s:
+        raise TaskError(
+            f"{json_file}: 'label_names' {names} must list the string labels in sorted order, "
+            f"{union_s} (string labels get ids in sorted order)"
+        )
+    lookup = np.array(union_s, dtype=object)
+    ids = [np.searchsorted(lookup, c.strs).astype(np.int64) for c in classified]
+    mapping = {s: i for i, s in enumerate(union_s)}
+    return ids, tuple(union_s), kind, mapping
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    a.flags.writeable = False
+    return a
+
+
+def make_split(
+    name: str, sequences: tuple[str, ...], labels: np.ndarray, rows: np.ndarray, source_file: str
+) -> SplitData:
+    """A SplitData with read-only int64 arrays and its fingerprint (shared with synthetic tasks)."""
+    labels = _readonly(labels)
+    return SplitData(
+        name=name,
+        sequences=tuple(sequences),
+        labels=labels,
+        rows=_readonly(rows),
+        fingerprint=split_fingerprint(sequences, labels),
+        source_file=source_file,
+    )
+
+
+def cap_train_split(
+    task_name: str,
+    sequences: tuple[str, ...],
+    labels: np.ndarray,
+    rows: np.ndarray,
+    cap: int | None,
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, dict[str, Any] | None]:
+    """Subsample a train split over ``cap`` rows (stratified, seeded by the task name)."""
+    if cap is None or len(sequences) <= cap:
+        return sequences, labels, rows, None
+    n_classes = int(np.unique(labels).size)
+    if cap < n_classes:
+        raise TaskError(
+            f"train_row_cap={cap} is below the number of classes ({n_classes}) of task "
+            f"{task_name!r}; a stratified subsample keeps at least one row per class"
+        )
+    seed = name_seed(task_name)
+    keep = stratified_subsample(labels, cap, seed)
+    record = {
+        "split": "train",
+        "original_rows": len(sequences),
+        "kept_rows": int(keep.size),
+        "cap": cap,
+        "seed": seed,
+        "method": SUBSAMPLE_METHOD,
+    }
+    return tuple(sequences[i] for i in keep.tolist()), labels[keep], rows[keep], record
+
+
+def load_task_folder(
+    path: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    train_row_cap: int | None = TRAIN_ROW_CAP,
+) -> Task:
+    """Load, validate and normalise a task folder (formats: see the module docstring).
+
+    ``train_row_cap`` (default: the GENEB cap of 100,000) limits the train split by stratified,
+    deterministic subsampling; ``None`` keeps every row.
+    """
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise TaskError(f"{folder}: task folder not found (expected a directory)")
+    folder = folder.resolve()
+    meta = read_task_json(folder)
+    json_file = str(folder / TASK_JSON)
+    inferred: list[str] = []
+    if name is None:
+        name = meta.get("name")
+        if name is None:
+            name = folder.name
+            inferred.append("name")
+    check_task_name(name, str(folder))
+
+    raws: list[RawSplit] = []
+    for split in SPLIT_ORDER:
+        raw = read_raw_split(folder, split)
+        if raw is None:
+            if split in REQUIRED_SPLITS:
+                raise TaskError(
+                    f"{folder}: no {split} split; expected one of {split}.csv, {split}.parquet, "
+                    f"{split}.fa/.fasta/.fna or a {split}/ directory of per-class FASTA files"
+                )
+            continue
+        raws.append(raw)
+
+    checked = [check_sequences(r.sequences, r.where) for r in raws]
+    classified = [classify_labels(r.labels, r.where) for r in raws]
+    ids, label_names, kind, mapping = _label_ids(raws, classified, meta, json_file)
+    if "n_classes" not in meta:
+        inferred.append("n_classes")
+    if kind == "int" and "label_names" not in meta:
+        inferred.append("label_names")
+    for r, lab in zip(raws, ids, strict=True):
+        check_two_classes(r.name, lab, r.file, label_names)
+        expected = meta.get(f"n_{r.name}")
+        if expected is not None and expected != len(r.sequences):
+            raise TaskError(
+                f"{json_file}: n_{r.name}={expected} but {r.file} has {len(r.sequences)} rows"
+            )
+
+    category = meta.get("category")
+    if category is None:
+        category = UNCATEGORIZED
+        inferred.append("category")
+
+    splits: dict[str, SplitData] = {}
+    subsampled: dict[str, Any] = {}
+    for r, chk, lab in zip(raws, checked, ids, strict=True):
+        seqs, labels = chk.sequences, lab
+        rows = np.arange(len(seqs), dtype=np.int64)
+        if r.name == "train":
+            seqs, labels, rows, record = cap_train_split(name, seqs, labels, rows, train_row_cap)
+            if record is not None:
+                subsampled["train"] = record
+        splits[r.name] = make_split(r.name, seqs, labels, rows, r.file)
+
+    k = len(label_names)
+    metadata: dict[str, Any] = {
+        "folder": str(folder),
+        "files": {r.name: r.file for r in raws},
+        "formats": {r.name: r.fmt for r in raws},
+        "label_type": kind,
+        "label_mapping": mapping,
+        "uppercased": {r.name: c.uppercased_rows for r, c in zip(raws, checked, strict=True)},
+        "subsampled": subsampled,
+        "n_rows": {s: len(d) for s, d in splits.items()},
+        "class_counts": {s: np.bincount(d.labels, minlength=k).tolist() for s, d in splits.items()},
+        "length_range": {
+            r.name: [int(c.lengths.min()), int(c.lengths.max())]
+            for r, c in zip(raws, checked, strict=True)
+        },
+        "ignored_columns": {r.name: list(r.ignored_columns) for r in raws if r.ignored_columns},
+        "inferred": inferred,
+        "task_json": meta or None,
+    }
+    spec = TaskSpec(
+        name=name,
+        category=category,
+        n_classes=k,
+        label_names=label_names,
+        source=meta.get("source", ""),
+        license=meta.get("license", ""),
+        splits=tuple(splits),
+        synthetic=bool(meta.get("synthetic", False)),
+        path=str(folder),
+        description=meta.get("description", ""),
+    )
+    return Task(spec=spec, splits=splits, metadata=metadata)
+
+
+# --------------------------------------------------------------------------- writing
+
+SAVE_FORMATS = ("csv", "parquet", "fasta", "fasta-per-class")
+
+
+def save_task_folder(
+    task: Task, path: str | os.PathLike[str], *, fmt: str = "csv", overwrite: bool = False
+) -> Path:
+    """Write a task as a task folder (labels as integer ids, names in task.json).
+
+    Why: synthetic tasks can be handed to other tools, and a task round-trips through every
+    input format (with ``fasta-per-class`` the records are regrouped by class, so that split's
+    row order, and hence its fingerprint, differs from the original).
+    """
+    if fmt not in SAVE_FORMATS:
+        raise unknown_name("task folder format", fmt, SAVE_FORMATS)
+    folder = Path(path).expanduser()
+    if folder.exists() and any(folder.iterdir()) and not overwrite:
+        raise TaskError(f"{folder}: exists and is not empty (pass overwrite=True to replace)")
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = task.spec
+    meta: dict[str, Any] = {"name": spec.name}
+    if spec.category in CATEGORIES:
+        meta["category"] = spec.category
+    meta.update(
+        n_classes=spec.n_classes,
+        label_names=list(spec.label_names),
+        source=spec.source,
+        license=spec.license,
+        description=spec.description,
+        synthetic=spec.synthetic,
+    )
+    for split, data in task.splits.items():
+        meta[f"n_{split}"] = len(data)
+        df = pd.DataFrame({"sequence": list(data.sequences), "label": data.labels})
+        if fmt == "csv":
+            df.to_csv(folder / f"{split}.csv", index=False)
+        elif fmt == "parquet":
+            df.to_parquet(folder / f"{split}.parquet", index=False)
+        elif fmt == "fasta":
+            lines = [
+                f">{split}_{i} label={lab}\n{seq}\n"
+                for i, (seq, lab) in enumerate(
+                    zip(data.sequences, data.labels.tolist(), strict=True)
+                )
+            ]
+            (folder / f"{split}.fa").write_text("".join(lines), encoding="ascii")
+        else:
+            sub = folder / split
+            sub.mkdir(exist_ok=True)
+            for k in range(spec.n_classes):
+                idx = np.flatnonzero(data.labels == k).tolist()
+                text = "".join(f">{split}_{i}\n{data.sequences[i]}\n" for i in idx)
+                (sub / f"{k}.fa").write_text(text, encoding="ascii")
+    (folder / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return folder
