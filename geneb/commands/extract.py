@@ -1,8 +1,124 @@
-"""`geneb extract` (placeholder until built)."""
+"""`geneb extract`: embed tasks with models into a feature store (skip, resume or refuse)."""
+
+from __future__ import annotations
+
+from typing import Annotated
 
 import typer
+from rich.table import Table
+
+from geneb.commands._common import cli_errors, console, show_progress
+from geneb.extract.batching import DEFAULT_BATCH_TOKENS
 
 
-def extract() -> None:
-    """Not built yet."""
-    raise typer.Exit("geneb extract: not built yet")
+@cli_errors
+def extract(
+    store: Annotated[str, typer.Option("--store", help="Feature store path (created if missing).")],
+    model: Annotated[
+        list[str],
+        typer.Option(
+            "--model",
+            help="Model: kmer-K, minilm-text-control, a folder, a hub id, hf:<..>, "
+            "random:<model>, or a plugin name (repeatable; see `geneb models list`).",
+        ),
+    ],
+    task: Annotated[
+        list[str],
+        typer.Option(
+            "--task", help="Task name from `geneb tasks list` or a task folder path (repeatable)."
+        ),
+    ],
+    split: Annotated[
+        list[str] | None,
+        typer.Option("--split", help="Split(s) to embed (repeatable; default train and test)."),
+    ] = None,
+    batch_tokens: Annotated[
+        int, typer.Option("--batch-tokens", help="Token budget per batch (rows x longest).")
+    ] = DEFAULT_BATCH_TOKENS,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
+        "auto"
+    ),
+    dtype: Annotated[
+        str | None,
+        typer.Option("--dtype", help="Compute dtype (default float32 on CPU, bfloat16 on CUDA)."),
+    ] = None,
+    max_length: Annotated[
+        int | None,
+        typer.Option("--max-length", help="Tokens per input (default: the model's context)."),
+    ] = None,
+    pooling: Annotated[
+        str,
+        typer.Option("--pooling", help="mean (all non-padding tokens) or mean_nonspecial."),
+    ] = "mean",
+    layer: Annotated[
+        int, typer.Option("--layer", help="Hidden layer to pool (-1 = last, 0 = embeddings).")
+    ] = -1,
+    truncation: Annotated[
+        str,
+        typer.Option(
+            "--truncation",
+            help="Longer than the context: truncate, or window (weighted mean of window means).",
+        ),
+    ] = "truncate",
+    name: Annotated[
+        str | None, typer.Option("--name", help="Store key for the model (one model only).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Weight seed of random:<model> (default 0).")
+    ] = None,
+    trust_remote_code: Annotated[
+        bool,
+        typer.Option("--trust-remote-code", help="Allow running a model's own Python code."),
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace existing entries (stale or not).")
+    ] = False,
+    data_dir: Annotated[
+        str | None,
+        typer.Option("--data-dir", help="Folder of task folders (default: $GENEB_DATA_DIR)."),
+    ] = None,
+    storage_dtype: Annotated[
+        str, typer.Option("--storage-dtype", help="float32 or float16 in the store.")
+    ] = "float32",
+    block_rows: Annotated[
+        int | None,
+        typer.Option("--block-rows", help="Rows per block streamed to the store (resume unit)."),
+    ] = None,
+) -> None:
+    """Embed each split of each task with each model into the store, once."""
+    from geneb.extract.runner import extract as run_extract
+
+    results = run_extract(
+        store,
+        model,
+        task,
+        tuple(split) if split else ("train", "test"),
+        batch_tokens=batch_tokens,
+        device=device,
+        dtype=dtype,
+        max_length=max_length,
+        pooling=pooling,
+        layer=layer,
+        name=name,
+        trust_remote_code=trust_remote_code,
+        overwrite=overwrite,
+        data_dir=data_dir,
+        storage_dtype=storage_dtype,
+        progress=show_progress(),
+        truncation=truncation,
+        seed=seed,
+        block_rows=block_rows,
+    )
+    table = Table(title=f"geneb extract -> {store}")
+    for col in ("entry", "action", "rows", "dim", "seq/s", "tok/s"):
+        table.add_column(col, no_wrap=col != "entry", overflow="fold")
+    for r in results:
+        table.add_row(
+            str(r.key),
+            r.action,
+            str(r.n_rows),
+            str(r.dim),
+            f"{r.seq_per_s:.1f}" if r.rows_embedded else "-",
+            f"{r.tokens_per_s:.0f}" if r.rows_embedded else "-",
+        )
+    console.print(table)

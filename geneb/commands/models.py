@@ -1,11 +1,24 @@
-"""`geneb models` commands (placeholder until built)."""
+"""`geneb models list`: which model adapters ``--model`` accepts here."""
+
+from __future__ import annotations
 
 import typer
+from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True)
+from geneb.commands._common import cli_errors, console
+
+app = typer.Typer(no_args_is_help=True, help="List model adapters.")
 
 
 @app.command("list")
+@cli_errors
 def list_() -> None:
-    """Not built yet."""
-    raise typer.Exit("geneb models: not built yet")
+    """List built-in adapters, installed controls and `geneb.embedders` plugins."""
+    from geneb.extract.registry import describe_embedders
+
+    table = Table(title="geneb models")
+    table.add_column("model", no_wrap=True)
+    table.add_column("what it is", overflow="fold")
+    for name, desc in describe_embedders():
+        table.add_row(name, desc)
+    console.print(table)

@@ -1,8 +1,82 @@
-"""`geneb probe` (placeholder until built)."""
+"""`geneb probe`: fit the GENEB probe grid on stored embeddings into a results table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from geneb.commands._common import cli_errors, console, show_progress
 
-def probe() -> None:
-    """Not built yet."""
-    raise typer.Exit("geneb probe: not built yet")
+
+@cli_errors
+def probe(
+    store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Results table (parquet); created or extended.")
+    ],
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="Model id in the store (repeat for several; default: all)."),
+    ] = None,
+    task: Annotated[
+        list[str] | None,
+        typer.Option("--task", help="Task id in the store (repeat for several; default: all)."),
+    ] = None,
+    shots: Annotated[
+        str, typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'.")
+    ] = "1,10,full",
+    seeds: Annotated[
+        str, typer.Option("--seeds", help="Comma-separated seeds of the k-shot draws.")
+    ] = "13,17,42,123,997",
+    C: Annotated[  # noqa: N803 - the option is called --C
+        list[str] | None,
+        typer.Option(
+            "--C",
+            help="Inverse L2 strength(s): comma list or repeated, e.g. 0.01,0.1,1,10,100. "
+            "Default 1.",
+        ),
+    ] = None,
+    probe_kind: Annotated[
+        str, typer.Option("--probe", help="linear (logistic regression) or mlp (one layer).")
+    ] = "linear",
+    backend: Annotated[
+        str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
+                          "torch or cuml.")
+    ] = "auto",
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Local worker processes (default: all cores; "
+                     "1 runs in this process)."),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://...)."),
+    ] = None,
+    standardize: Annotated[
+        bool,
+        typer.Option("--standardize", help="Standardise features on each probe's own train "
+                     "rows (recorded)."),
+    ] = False,
+    take_all: Annotated[
+        bool,
+        typer.Option("--take-all", help="When a class has fewer than k rows, take all of them "
+                     "(recorded) instead of failing."),
+    ] = False,
+) -> None:
+    """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C)."""
+    from geneb.probe.engine import run_probes
+
+    Cs = ",".join(C) if C else "1.0"
+    s = run_probes(
+        store, out, models=model or None, tasks=task or None, shots=shots, seeds=seeds, Cs=Cs,
+        probe=probe_kind, backend=backend, workers=workers, scheduler=scheduler,
+        standardize=standardize, take_all=take_all, progress=show_progress(),
+    )
+    console.print(
+        f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
+        f"model x task jobs, backend {s.backend}), {s.n_reused} reused, "
+        f"{s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}",
+        highlight=False,
+    )

@@ -1,8 +1,42 @@
-"""`geneb run` (placeholder until built)."""
+"""``geneb run PLAN.toml``: extract -> probe -> report from one plan file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from geneb.commands._common import cli_errors, console, show_progress
 
-def run() -> None:
-    """Not built yet."""
-    raise typer.Exit("geneb run: not built yet")
+
+@cli_errors
+def run(
+    plan: Annotated[Path, typer.Argument(help="Plan file (TOML): store, models, tasks, grid.")],
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Validate; print what would be computed."),
+    ] = False,
+) -> None:
+    """Run a plan: extract what is missing, probe the new cells, rebuild the report.
+
+    Safe to rerun after an interruption: finished store entries and result cells are kept.
+    """
+    from geneb.pipeline.execute import dry_run as do_dry_run
+    from geneb.pipeline.execute import run_plan
+    from geneb.pipeline.plan import load_plan
+
+    p = load_plan(plan)
+    if dry_run:
+        for line in do_dry_run(p).lines():
+            console.print(line, highlight=False)
+        return
+    summary = run_plan(p, progress=show_progress(), log=lambda s: console.print(s, highlight=False))
+    console.print(
+        f"done in {summary.seconds:.1f} s: {summary.extracted} entries extracted "
+        f"({summary.skipped_entries} already there), {summary.probe_computed} probe cells "
+        f"computed ({summary.probe_skipped} already there)",
+        highlight=False,
+    )
+    if summary.report:
+        console.print(f"report: {summary.report}", highlight=False)

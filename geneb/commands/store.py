@@ -1,11 +1,116 @@
-"""`geneb store` commands (placeholder until built)."""
+"""`geneb store ls|info|export|verify`: inspect, check and export a feature store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True)
+from geneb.commands._common import cli_errors, console, err_console
+from geneb.errors import unknown_name
+
+app = typer.Typer(no_args_is_help=True, help="Inspect, verify and export a feature store.")
+
+StorePath = Annotated[str, typer.Argument(help="Store folder or fsspec URL (e.g. file://...).")]
 
 
-@app.command("list")
-def list_() -> None:
-    """Not built yet."""
-    raise typer.Exit("geneb store: not built yet")
+def _open(path: str):
+    from geneb.store import FeatureStore
+
+    return FeatureStore(path, mode="r")
+
+
+def _key(store, model: str, task: str, split: str):
+    """The StoreKey, or an unknown-name error listing the keys (with a did-you-mean)."""
+    from geneb.store import StoreKey
+
+    key = StoreKey(model, task, split)
+    if store.status(key) == "missing":
+        raise unknown_name("store key", str(key), [str(k) for k in store.keys()])
+    return key
+
+
+@app.command("ls")
+@cli_errors
+def ls(path: StorePath) -> None:
+    """List the entries: key, shape, dtype and status (complete / incomplete)."""
+    store = _open(path)
+    table = Table(title=f"feature store {path}")
+    for col in ("model", "task", "split"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("shape", justify="right", no_wrap=True)
+    table.add_column("dtype", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    keys = store.keys()
+    for key in keys:
+        info = store.info(key)
+        status = info["status"]
+        if status != "complete":
+            status = f"incomplete ({info.get('rows_written', 0)}/{info.get('n_rows', '?')} rows)"
+        shape = " x ".join(f"{s:,}" for s in info.get("shape", []))
+        table.add_row(key.model, key.task, key.split, shape, info.get("dtype", "?"), status)
+    out = console if console.is_terminal else Console(width=max(console.width, 160))
+    out.print(table)
+    if not keys:
+        console.print("(no entries yet: run `geneb extract` to fill the store)")
+
+
+@app.command("info")
+@cli_errors
+def info(
+    path: StorePath,
+    model: Annotated[str, typer.Argument(help="Model id as stored (see `geneb store ls`).")],
+    task: Annotated[str, typer.Argument(help="Task name.")],
+    split: Annotated[str, typer.Argument(help="Split name, e.g. train or test.")],
+) -> None:
+    """Print one entry's status, shape, chunking and provenance as JSON."""
+    store = _open(path)
+    key = _key(store, model, task, split)
+    typer.echo(json.dumps(store.info(key), indent=2, sort_keys=True, default=str))
+
+
+@app.command("export")
+@cli_errors
+def export(
+    path: StorePath,
+    model: Annotated[str, typer.Option("--model", "-m", help="Model id as stored.")],
+    task: Annotated[str, typer.Option("--task", "-t", help="Task name.")],
+    split: Annotated[str, typer.Option("--split", "-s", help="Split name.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="npz (embeddings, labels, row) or parquet (row, label, embedding as a "
+            "fixed-size list column).",
+        ),
+    ] = "npz",
+) -> None:
+    """Export one complete entry (checksums verified) to an .npz or .parquet file."""
+    from geneb.store.export import FORMATS, export_entry
+
+    if fmt not in FORMATS:
+        raise unknown_name("export format", fmt, FORMATS)
+    store = _open(path)
+    key = _key(store, model, task, split)
+    written = export_entry(store, key, fmt, out)  # type: ignore[arg-type]
+    console.print(f"wrote {written} ({fmt}) from {key}")
+
+
+@app.command("verify")
+@cli_errors
+def verify(path: StorePath) -> None:
+    """Check every chunk's checksum; exit 1 if an entry is incomplete or corrupt."""
+    store = _open(path)
+    keys = store.keys()
+    problems = store.verify(keys)
+    for key, what in problems:
+        err_console.print(f"[red]{key}[/]: {what}", highlight=False, soft_wrap=True)
+    console.print(f"{len(keys) - len(problems)} of {len(keys)} entries OK in {path}")
+    if problems:
+        raise typer.Exit(1)

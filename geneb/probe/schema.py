@@ -41,7 +41,7 @@ RESULTS_SCHEMA = pa.schema(
         ("converged", pa.bool_()),
         ("fit_seconds", pa.float64()),
         ("train_rows", pa.list_(pa.int64())),  # k-shot train row indices (file rows); [] for full
-        ("n_params", pa.int64()),  # model parameter count from the store provenance; null if unknown
+        ("n_params", pa.int64()),  # parameter count from the store provenance; null if unknown
         ("store_fingerprint", pa.string()),  # entry fingerprint of the train entry
         ("task_fingerprint", pa.string()),  # train-split fingerprint
         ("geneb_version", pa.string()),

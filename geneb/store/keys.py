@@ -31,7 +31,9 @@ def safe_name(name: str) -> str:
     safe = _SAFE.sub("_", joined)
     if safe.startswith("."):
         safe = "_" + safe[1:]
-    if safe != joined or "--" in name:
+    # the plain form must decode unambiguously: "a-/b" and "a/-b" would both give "a---b"
+    ambiguous = "--" in name or any(p.startswith("-") or p.endswith("-") for p in parts)
+    if safe != joined or ambiguous:
         safe = f"{safe}~{hashlib.sha256(name.encode()).hexdigest()[:8]}"
     return safe
 

@@ -1,0 +1,295 @@
+"""Extraction throughput: geneb's pipeline vs a naive loop and vs the bare model forward.
+
+Measured in one run, on the same loaded model and the same rows (issue 3 benchmark):
+
+1. variable-length task (default ``lncrna_ath_prelnc``, a few hundred rows, truncated to the
+   model context): geneb's runner (length-bucketed, token budget, streamed into a store) vs a
+   naive loop (fixed-order batches of 32 padded to the longest, same masked mean pooling).
+   Target: >= 1.5x.
+2. equal-length task (default ``gue_tf_0``): geneb's runner (tokenising, batching, pooling,
+   store writes included) vs the bare model forward + pooling on pre-tokenised batches of the
+   same size. Target: >= 0.95x (pipeline overhead under 5%).
+3. peak RSS of a fresh process extracting 1x and 4x the rows (same model), and of kmer-8
+   (256 KiB per row, so a non-streaming runner would grow by hundreds of MB): flat.
+
+Times are medians of ``--repeats`` interleaved runs. Run on an otherwise idle machine:
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/extract_throughput.py \\
+        --data-dir ../shared/data [--model minilm-text-control] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def subset_task(task, split: str, n: int, seed: int = 0):
+    """A Task with one split ``train`` holding ``n`` random rows (file order kept)."""
+    from geneb.tasks.spec import SplitData, Task, split_fingerprint
+
+    s = task.split(split)
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(len(s), size=min(n, len(s)), replace=False))
+    seqs = tuple(s.sequences[i] for i in idx)
+    labels = s.labels[idx]
+    sd = SplitData("train", seqs, labels, s.rows[idx], split_fingerprint(seqs, labels))
+    return Task(task.spec, {"train": sd})
+
+
+def run_pipeline(embedder, task, batch_tokens: int) -> tuple[float, np.ndarray]:
+    """Seconds for geneb's runner on ``task`` into a fresh store (embeddings returned)."""
+    from geneb.extract.runner import extract
+    from geneb.store import FeatureStore
+
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        extract(d, embedder, task, ("train",), batch_tokens=batch_tokens)
+        dt = time.perf_counter() - t0
+        emb = FeatureStore(d).get(embedder.name, task.name, "train").embeddings
+    return dt, emb
+
+
+def _pool(hidden, mask):
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return ((hidden * m).sum(1) / m.sum(1).clamp(min=1)).float().cpu().numpy()
+
+
+def run_naive(embedder, seqs, batch: int = 32) -> tuple[float, np.ndarray]:
+    """Fixed-order batches of ``batch``, padded to the longest, truncated to the context."""
+    import torch
+
+    tok, model, rules = embedder.tokenizer, embedder.model, embedder.rules
+    texts = [rules.transform(s) for s in seqs]
+    out = []
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        enc = tok(
+            texts[i : i + batch],
+            padding=True,
+            truncation=True,
+            max_length=embedder.max_length,
+            return_tensors="pt",
+        )
+        if not rules.token_type_ids:
+            enc.pop("token_type_ids", None)
+        enc = {k: v.to(embedder.device) for k, v in enc.items()}
+        with torch.inference_mode():
+            out.append(_pool(model(**enc).last_hidden_state, enc["attention_mask"]))
+    return time.perf_counter() - t0, np.concatenate(out)
+
+
+def run_bare(embedder, batches) -> float:
+    """Only the forward pass and pooling on pre-tokenised, pre-padded batches."""
+    import torch
+
+    model = embedder.model
+    t0 = time.perf_counter()
+    for enc in batches:
+        with torch.inference_mode():
+            _pool(model(**enc).last_hidden_state, enc["attention_mask"])
+    return time.perf_counter() - t0
+
+
+def pretokenise(embedder, seqs, rows_per_batch: int):
+    tok, rules = embedder.tokenizer, embedder.rules
+    texts = [rules.transform(s) for s in seqs]
+    batches = []
+    for i in range(0, len(texts), rows_per_batch):
+        enc = tok(
+            texts[i : i + rows_per_batch],
+            padding=True,
+            truncation=True,
+            max_length=embedder.max_length,
+            return_tensors="pt",
+        )
+        if not rules.token_type_ids:
+            enc.pop("token_type_ids", None)
+        batches.append({k: v.to(embedder.device) for k, v in enc.items()})
+    return batches
+
+
+def rss_child(model: str, task_name: str, data_dir: str, n: int, batch_tokens: int) -> None:
+    """(Child process) extract ``n`` rows; print RSS before and peak RSS during, in MiB."""
+    import gc
+    import threading
+
+    import psutil
+
+    from geneb.extract.runner import extract
+    from geneb.tasks.catalog import resolve_task
+
+    task = subset_task(resolve_task(task_name, data_dir), "train", n)
+    gc.collect()
+    proc = psutil.Process()
+    before = proc.memory_info().rss
+    peak = [before]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            stop.wait(0.005)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        extract(d, model, task, ("train",), batch_tokens=batch_tokens, device="cpu")
+        dt = time.perf_counter() - t0
+    stop.set()
+    th.join()
+    mib = 1 << 20
+    print(
+        json.dumps(
+            {
+                "rows": n,
+                "rss_before_mib": before / mib,
+                "peak_rss_mib": peak[0] / mib,
+                "growth_mib": (peak[0] - before) / mib,
+                "seconds": dt,
+            }
+        )
+    )
+
+
+def measure_rss(model: str, task: str, data_dir: str, n: int, batch_tokens: int) -> dict:
+    cmd = [
+        sys.executable,
+        __file__,
+        "--rss-child",
+        model,
+        task,
+        data_dir,
+        str(n),
+        str(batch_tokens),
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--rss-child":
+        m, t, d, n, bt = sys.argv[2:7]
+        rss_child(m, t, d, int(n), int(bt))
+        return
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", default=os.environ.get("GENEB_DATA_DIR", "../shared/data"))
+    ap.add_argument("--model", default="minilm-text-control")
+    ap.add_argument("--var-task", default="lncrna_ath_prelnc")
+    ap.add_argument("--var-rows", type=int, default=256)
+    ap.add_argument("--eq-task", default="gue_tf_0")
+    ap.add_argument("--eq-rows", type=int, default=512)
+    ap.add_argument("--rss-rows", type=int, default=500)
+    ap.add_argument("--batch-tokens", type=int, default=16384)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", default=None, help="also write the figures here")
+    args = ap.parse_args()
+
+    import torch
+
+    from geneb.extract.registry import get_embedder
+    from geneb.tasks.catalog import resolve_task
+
+    emb = get_embedder(args.model, device="cpu")
+    print(
+        f"model {emb.name}: dim {emb.dim}, context {emb.max_length} tokens, "
+        f"{emb.info.n_params:,} params, torch threads {torch.get_num_threads()}"
+    )
+    res: dict = {"model": emb.name, "batch_tokens": args.batch_tokens, "repeats": args.repeats}
+
+    # 1) variable length: pipeline vs naive fixed-order batches of 32
+    vt = subset_task(resolve_task(args.var_task, args.data_dir), "train", args.var_rows)
+    seqs = vt.split("train").sequences
+    lens = [len(p.windows[0]) for p in emb.prepare(seqs)]
+    run_pipeline(emb, subset_task(vt, "train", 8), args.batch_tokens)  # warm-up
+    naive_t, pipe_t = [], []
+    for _ in range(args.repeats):
+        t, e_naive = run_naive(emb, seqs)
+        naive_t.append(t)
+        t, e_pipe = run_pipeline(emb, vt, args.batch_tokens)
+        pipe_t.append(t)
+    n_med, p_med = statistics.median(naive_t), statistics.median(pipe_t)
+    res["variable"] = {
+        "task": args.var_task,
+        "rows": len(seqs),
+        "tokens_min": min(lens),
+        "tokens_median": int(np.median(lens)),
+        "tokens_max": max(lens),
+        "naive_s": n_med,
+        "pipeline_s": p_med,
+        "speedup": n_med / p_med,
+        "pipeline_seq_per_s": len(seqs) / p_med,
+        "pipeline_tok_per_s": sum(lens) / p_med,
+        "max_abs_diff_vs_naive": float(np.abs(e_naive - e_pipe).max()),
+    }
+    print(json.dumps(res["variable"], indent=1))
+
+    # 2) equal length: pipeline vs bare forward on pre-tokenised batches of the same size
+    et = subset_task(resolve_task(args.eq_task, args.data_dir), "train", args.eq_rows)
+    eseqs = et.split("train").sequences
+    elens = [len(p.windows[0]) for p in emb.prepare(eseqs)]
+    per_batch = max(1, args.batch_tokens // max(elens))
+    batches = pretokenise(emb, eseqs, per_batch)
+    bare_t, pipe_t = [], []
+    for _ in range(args.repeats):
+        bare_t.append(run_bare(emb, batches))
+        pipe_t.append(run_pipeline(emb, et, args.batch_tokens)[0])
+    b_med, p_med = statistics.median(bare_t), statistics.median(pipe_t)
+    res["equal"] = {
+        "task": args.eq_task,
+        "rows": len(eseqs),
+        "rows_per_batch": per_batch,
+        "tokens_min": min(elens),
+        "tokens_max": max(elens),
+        "bare_s": b_med,
+        "pipeline_s": p_med,
+        "pipeline_vs_bare": b_med / p_med,
+        "pipeline_seq_per_s": len(eseqs) / p_med,
+    }
+    print(json.dumps(res["equal"], indent=1))
+
+    # 3) peak RSS, fresh processes, 1x and 4x rows
+    rss = {}
+    for model in (args.model, "kmer-8"):
+        r1 = measure_rss(model, args.eq_task, args.data_dir, args.rss_rows, args.batch_tokens)
+        r4 = measure_rss(model, args.eq_task, args.data_dir, 4 * args.rss_rows, args.batch_tokens)
+        rss[model] = {
+            "1x": r1,
+            "4x": r4,
+            "peak_4x_minus_1x_mib": r4["peak_rss_mib"] - r1["peak_rss_mib"],
+        }
+        print(model, json.dumps(rss[model]))
+    res["rss"] = rss
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1))
+    v, e = res["variable"], res["equal"]
+    print(
+        f"\nvariable-length ({v['task']}, {v['rows']} rows): pipeline {v['speedup']:.2f}x "
+        f"the naive loop (target >= 1.5x)"
+    )
+    print(
+        f"equal-length ({e['task']}, {e['rows']} rows): pipeline {e['pipeline_vs_bare']:.3f}x "
+        f"the bare forward (target >= 0.95x)"
+    )
+    for model, r in rss.items():
+        print(
+            f"peak RSS {model}: {r['1x']['peak_rss_mib']:.0f} MiB ({r['1x']['rows']} rows) vs "
+            f"{r['4x']['peak_rss_mib']:.0f} MiB ({r['4x']['rows']} rows)"
+        )
+
+
+if __name__ == "__main__":
+    main()

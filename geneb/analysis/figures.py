@@ -1,0 +1,143 @@
+"""The report's figures, drawn on matplotlib's Agg canvas directly.
+
+No pyplot and no global backend switch: figures need no display and leave no state behind.
+
+Each function takes a tidy table produced by the analyses and writes one PNG; callers decide
+whether the data supports the figure, so a figure is never empty.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+DPI = 100
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    FigureCanvasAgg(fig)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, format="png")
+    return path
+
+
+def _size(n_cols: int, n_rows: int) -> tuple[float, float]:
+    return (min(16.0, 3.0 + 0.7 * n_cols), min(14.0, 2.0 + 0.4 * n_rows))
+
+
+def heatmap(wide: pd.DataFrame, path: Path, title: str) -> Path:
+    """Model x category heatmap of macro-MCC, values written in the cells."""
+    fig = Figure(figsize=_size(wide.shape[1], wide.shape[0]))
+    ax = fig.add_subplot()
+    vals = wide.to_numpy(dtype=float)
+    im = ax.imshow(vals, cmap="viridis", aspect="auto", vmin=min(0.0, np.nanmin(vals)), vmax=1.0)
+    ax.set_xticks(range(wide.shape[1]), [str(c) for c in wide.columns], rotation=45, ha="right")
+    ax.set_yticks(range(wide.shape[0]), [str(i) for i in wide.index])
+    for i in range(vals.shape[0]):
+        for j in range(vals.shape[1]):
+            if np.isfinite(vals[i, j]):
+                ax.text(
+                    j,
+                    i,
+                    f"{vals[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if vals[i, j] < 0.5 else "black",
+                )
+    fig.colorbar(im, ax=ax, label="macro-MCC")
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)
+
+
+def scaling_scatter(points: pd.DataFrame, path: Path, title: str) -> Path:
+    """macro-MCC against parameter count (log axis), one labelled point per model."""
+    fig = Figure(figsize=(6, 4.5))
+    ax = fig.add_subplot()
+    ax.scatter(points["n_params"], points["macro_mcc"])
+    for _, r in points.iterrows():
+        ax.annotate(
+            str(r["model"]),
+            (r["n_params"], r["macro_mcc"]),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters (log scale)")
+    ax.set_ylabel("macro-MCC")
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)
+
+
+def fewshot_lines(by_regime: pd.DataFrame, regimes: list[str], path: Path, title: str) -> Path:
+    """macro-MCC per regime (x: fewest shots to full), one line per model."""
+    fig = Figure(figsize=(6, 4.5))
+    ax = fig.add_subplot()
+    wide = by_regime.pivot(index="model", columns="regime", values="macro_mcc")
+    wide = wide[[r for r in regimes if r in wide.columns]]
+    x = np.arange(wide.shape[1])
+    for model, row in wide.iterrows():
+        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=str(model))
+    ax.set_xticks(x, [f"{r}-shot" if r != "full" else "full" for r in wide.columns])
+    ax.set_ylabel("macro-MCC")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)
+
+
+def rank_changes(ranks: pd.DataFrame, path: Path, title: str) -> Path:
+    """Bump chart: rank of each model (1 = best, top) in each scope (overall first)."""
+    fig = Figure(figsize=_size(ranks.shape[1] + 2, ranks.shape[0] + 4))
+    ax = fig.add_subplot()
+    x = np.arange(ranks.shape[1])
+    for model, row in ranks.iterrows():
+        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=str(model))
+    ax.set_xticks(x, [str(c) for c in ranks.columns], rotation=45, ha="right")
+    ax.invert_yaxis()
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("rank (1 = best)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)
+
+
+def probe_scatter(paired: pd.DataFrame, path: Path, title: str) -> Path:
+    """MLP against linear MCC per model-task pair, with the diagonal."""
+    fig = Figure(figsize=(5.5, 5))
+    ax = fig.add_subplot()
+    for model, g in paired.groupby("model", sort=True):
+        ax.scatter(g["linear_mcc"], g["mlp_mcc"], s=18, label=str(model))
+    lo = float(min(paired["linear_mcc"].min(), paired["mlp_mcc"].min(), 0.0))
+    ax.plot([lo, 1], [lo, 1], color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("linear probe MCC")
+    ax.set_ylabel("MLP probe MCC")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)
+
+
+def c_curves(by_c: pd.DataFrame, regimes: list[str], path: Path, title: str) -> Path:
+    """macro-MCC against C (log axis), one panel per regime, one line per model."""
+    regs = [r for r in regimes if r in set(by_c["regime"])]
+    fig = Figure(figsize=(4.2 * len(regs), 4))
+    for i, regime in enumerate(regs):
+        ax = fig.add_subplot(1, len(regs), i + 1)
+        g = by_c[by_c["regime"] == regime]
+        for model, m in g.groupby("model", sort=True):
+            m = m.sort_values("C")
+            ax.plot(m["C"], m["macro_mcc"], marker="o", label=str(model))
+        ax.set_xscale("log")
+        ax.set_xlabel("C")
+        ax.set_ylabel("macro-MCC")
+        ax.set_title(f"{regime}-shot" if regime != "full" else "full data", fontsize=9)
+        if i == 0:
+            ax.legend(fontsize=7, loc="best")
+    fig.suptitle(title, fontsize=9)
+    return _save(fig, path)

@@ -1,0 +1,121 @@
+"""Rankings per category and overall, leaders per regime, and how unstable they are.
+
+A single leaderboard hides that the best model differs between categories and between data
+regimes; these tables make that visible.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from geneb.analysis.table import CONTEXT, regime_order
+
+NO_REGIME = [c for c in CONTEXT if c != "regime"]
+
+
+def model_rankings(agg: pd.DataFrame) -> pd.DataFrame:
+    """Rank models by macro-MCC within each (context, scope): 1 = best, ties share the best rank."""
+    out = agg.copy()
+    out["rank"] = (
+        out.groupby([*CONTEXT, "scope"], dropna=False)["macro_mcc"]
+        .rank(ascending=False, method="min")
+        .astype(int)
+    )
+    return out.sort_values([*CONTEXT, "scope", "rank", "model"], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def category_leaders(agg: pd.DataFrame) -> pd.DataFrame:
+    """The best model (highest macro-MCC) per (context, scope); tied leaders joined by ' = '.
+
+    Also the runner-up and the margin between them (NaN with one model).
+    """
+    rows = []
+    for key, g in agg.groupby([*CONTEXT, "scope"], dropna=False, sort=True):
+        g = g.sort_values(["macro_mcc", "model"], ascending=[False, True])
+        best = g["macro_mcc"].iloc[0]
+        tied = g.loc[np.isclose(g["macro_mcc"], best, rtol=0, atol=1e-12), "model"]
+        leader = " = ".join(sorted(tied))
+        rest = g[~g["model"].isin(tied)]
+        runner = rest["model"].iloc[0] if len(rest) else ""
+        margin = float(best - rest["macro_mcc"].iloc[0]) if len(rest) else np.nan
+        rows.append((*key, leader, float(best), runner, margin, len(g)))
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *CONTEXT,
+            "scope",
+            "leader",
+            "leader_macro_mcc",
+            "runner_up",
+            "margin",
+            "n_models",
+        ],
+    )
+
+
+def leader_changes(leaders: pd.DataFrame) -> pd.DataFrame:
+    """For every pair of regimes, how many categories have a different leader.
+
+    Only categories (not the overall scope) present in both regimes are counted.
+    """
+    rows = []
+    cats = leaders[leaders["scope"] != "overall"]
+    for key, g in cats.groupby(NO_REGIME, dropna=False, sort=True):
+        regs = regime_order(g["regime"])
+        for a, b in itertools.combinations(regs, 2):
+            la = g[g["regime"] == a].set_index("scope")["leader"]
+            lb = g[g["regime"] == b].set_index("scope")["leader"]
+            common = sorted(set(la.index) & set(lb.index))
+            changed = [c for c in common if la[c] != lb[c]]
+            rows.append((*key, a, b, len(common), len(changed), ";".join(changed)))
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *NO_REGIME,
+            "regime_a",
+            "regime_b",
+            "n_categories",
+            "n_changed",
+            "changed_categories",
+        ],
+    )
+
+
+def category_rank_correlations(agg: pd.DataFrame) -> pd.DataFrame:
+    """Spearman and Kendall correlation of model scores between every pair of scopes.
+
+    Computed over the models present in both scopes; NaN where fewer than 3 models.
+    """
+    rows = []
+    for key, g in agg.groupby(list(CONTEXT), dropna=False, sort=True):
+        wide = g.pivot(index="model", columns="scope", values="macro_mcc")
+        scopes = ["overall"] + sorted(c for c in wide.columns if c != "overall")
+        scopes = [s for s in scopes if s in wide.columns]
+        for a, b in itertools.combinations(scopes, 2):
+            pair = wide[[a, b]].dropna()
+            n = len(pair)
+            if n >= 3:
+                rho, p = stats.spearmanr(pair[a], pair[b])
+                tau, pt = stats.kendalltau(pair[a], pair[b])
+            else:
+                rho = p = tau = pt = np.nan
+            rows.append((*key, a, b, n, float(rho), float(p), float(tau), float(pt)))
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *CONTEXT,
+            "scope_a",
+            "scope_b",
+            "n_models",
+            "spearman_rho",
+            "spearman_p",
+            "kendall_tau",
+            "kendall_p",
+        ],
+    )

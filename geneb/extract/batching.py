@@ -1,0 +1,71 @@
+"""Length-bucketed batching under a token budget, and embedding a list in original order.
+
+Sorting by cost and filling each batch until ``rows * longest`` would exceed the budget keeps
+padding small (the main cost of a naive fixed-size loop on variable-length tasks) and bounds
+memory per forward pass. Results are scattered back, so callers see the original order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from geneb.errors import ModelError
+from geneb.extract.protocol import Embedder, check_embedding
+
+DEFAULT_BATCH_TOKENS = 16384
+
+
+def token_budget_batches(costs: np.ndarray, batch_tokens: int) -> list[np.ndarray]:
+    """Split indices into batches: sorted by cost, each with ``len * max cost <= budget``.
+
+    A single item above the budget still gets a batch of its own (it cannot be split here).
+    """
+    if batch_tokens < 1:
+        raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+    costs = np.asarray(costs, dtype=np.int64)
+    order = np.argsort(costs, kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    n = len(order)
+    while start < n:
+        end = start + 1
+        # ascending costs: the padded cost of [start, end] is (end - start + 1) * costs[end]
+        while end < n and (end - start + 1) * int(costs[order[end]]) <= batch_tokens:
+            end += 1
+        batches.append(order[start:end])
+        start = end
+    return batches
+
+
+def prepared_api(embedder: Embedder) -> tuple[Any, Any, Any]:
+    """(prepare, cost, embed_prepared) of an embedder, with fallbacks for minimal adapters."""
+    prepare = getattr(embedder, "prepare", None)
+    cost = getattr(embedder, "cost", None)
+    embed_prepared = getattr(embedder, "embed_prepared", None)
+    if prepare is None or cost is None or embed_prepared is None:
+
+        def prepare(seqs: Sequence[str]) -> list[str]:
+            return list(seqs)
+
+        def cost(items: Sequence[str]) -> np.ndarray:
+            return np.fromiter((max(1, len(s)) for s in items), dtype=np.int64, count=len(items))
+
+        embed_prepared = embedder.embed
+    return prepare, cost, embed_prepared
+
+
+def embed_bucketed(
+    embedder: Embedder, sequences: Sequence[str], batch_tokens: int = DEFAULT_BATCH_TOKENS
+) -> tuple[np.ndarray, int]:
+    """Embed ``sequences`` in token-budget batches; rows in input order. Returns (emb, tokens)."""
+    prepare, cost, embed_prepared = prepared_api(embedder)
+    items = prepare(sequences)
+    costs = np.asarray(cost(items), dtype=np.int64)
+    out = np.empty((len(sequences), embedder.dim), dtype=np.float32)
+    for idx in token_budget_batches(costs, batch_tokens):
+        emb = embed_prepared([items[i] for i in idx])
+        out[idx] = check_embedding(emb, len(idx), embedder.dim, embedder.name)
+    return out, int(costs.sum())

@@ -1,0 +1,79 @@
+"""The adapter protocol: what every embedder (built-in or third-party) provides to the runner.
+
+An embedder turns a batch of DNA sequences into one float32 vector each and says what it is
+(``info``), so the runner can write provenance without knowing the model family. Adapters that
+tokenise may also expose ``prepare``/``cost``/``embed_prepared``: the runner then tokenises a
+block once, sorts it by token count and fills batches up to a token budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What an adapter contributes to an entry's provenance (everything but the task)."""
+
+    name: str  # default store key for the model (kmer-5, folder name, hub id, random:<..>)
+    revision: str  # hub commit hash, "sha256:<local weight files>", or "builtin:<...>"
+    adapter: str  # which adapter made it (kmer, hf, minilm, random, or an entry point)
+    n_params: int | None = None
+    model_type: str = ""
+    tokenizer: str = ""
+    pooling: str = "mean"
+    layer: int = -1
+    max_length: int | None = None
+    truncation: str = "truncate"
+    dtype: str = "float32"
+    device: str = "cpu"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Minimal contract: a name, a dimension, provenance info and ``embed``."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    def embed(self, sequences: Sequence[str]) -> np.ndarray:
+        """Return a ``(len(sequences), dim)`` float32 array, row i for sequence i."""
+        ...
+
+
+@runtime_checkable
+class PreparingEmbedder(Embedder, Protocol):
+    """Optional fast path: tokenise once per block, batch by cost, embed prepared items."""
+
+    def prepare(self, sequences: Sequence[str]) -> list[Any]:
+        """Per-sequence opaque items (e.g. token ids), in input order."""
+        ...
+
+    def cost(self, items: Sequence[Any]) -> np.ndarray:
+        """Tokens each item makes the model process (int64), for the token budget."""
+        ...
+
+    def embed_prepared(self, items: Sequence[Any]) -> np.ndarray:
+        """Like ``embed`` on already prepared items."""
+        ...
+
+
+def check_embedding(emb: np.ndarray, n: int, dim: int, who: str) -> np.ndarray:
+    """Make sure an adapter returned what it promised, naming the adapter if not."""
+    from geneb.errors import ModelError
+
+    arr = np.asarray(emb)
+    if arr.shape != (n, dim):
+        raise ModelError(f"embedder {who!r} returned shape {arr.shape}, expected ({n}, {dim})")
+    return arr.astype(np.float32, copy=False)

@@ -1,0 +1,313 @@
+"""The extraction runner: (models x tasks x splits) -> complete, verified store entries.
+
+For each key it first asks the store for a plan (skip an identical complete entry, resume a
+partial one, refuse a stale one unless ``overwrite``). Rows are processed in blocks of the
+task's original order, so memory stays flat and a killed run resumes where the store's
+verified rows end; inside a block rows are sorted by token count and batched under a token
+budget, then written back in original order. Each model is loaded once per run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from geneb.errors import ModelError, StaleEntryError, StoreError
+from geneb.extract.batching import DEFAULT_BATCH_TOKENS, prepared_api, token_budget_batches
+from geneb.extract.protocol import Embedder, ModelInfo, check_embedding
+from geneb.extract.registry import get_embedder
+from geneb.store import FeatureStore, Provenance, StoreKey
+from geneb.tasks.spec import SplitData, Task
+
+#: Upper bound on one block's embeddings in memory (rows x dim x 4 bytes).
+BLOCK_BYTES = 16 << 20
+MAX_BLOCK_ROWS = 2048
+
+
+@dataclass(frozen=True)
+class ExtractResult:
+    """What happened to one (model, task, split)."""
+
+    key: StoreKey
+    action: str  # write | resume | overwrite | skip
+    reason: str
+    n_rows: int
+    dim: int
+    rows_embedded: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    provenance: Provenance | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def seq_per_s(self) -> float:
+        return self.rows_embedded / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def default_block_rows(dim: int) -> int:
+    """Rows per block so one block of float32 embeddings stays under ``BLOCK_BYTES``."""
+    return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(1, dim * 4))))
+
+
+def model_info(embedder: Embedder) -> ModelInfo:
+    """The adapter's ModelInfo, or a minimal one for plugins that do not provide it."""
+    info = getattr(embedder, "info", None)
+    if isinstance(info, ModelInfo):
+        return info
+    return ModelInfo(
+        name=embedder.name,
+        revision=str(getattr(embedder, "revision", "unknown")),
+        adapter=f"plugin:{type(embedder).__module__}.{type(embedder).__qualname__}",
+        n_params=getattr(embedder, "n_params", None),
+    )
+
+
+def build_provenance(
+    info: ModelInfo,
+    model_key: str,
+    task: Task,
+    split: SplitData,
+    storage_dtype: str,
+    run_extra: dict[str, Any] | None = None,
+) -> Provenance:
+    """Provenance of one entry: the model's info plus the task split's identity."""
+    extra = dict(info.extra)
+    extra.update(run_extra or {})
+    extra["task_category"] = task.spec.category
+    extra["task_synthetic"] = bool(task.spec.synthetic)
+    if model_key != info.name:
+        extra["adapter_name"] = info.name
+    return Provenance(
+        model_id=model_key,
+        revision=info.revision,
+        task_id=task.spec.name,
+        task_fingerprint=split.fingerprint,
+        n_params=info.n_params,
+        model_type=info.model_type,
+        tokenizer=info.tokenizer,
+        pooling=info.pooling,
+        layer=info.layer,
+        max_length=info.max_length,
+        truncation=info.truncation,
+        dtype=info.dtype,
+        storage_dtype=storage_dtype,
+        device=info.device,
+        adapter=info.adapter,
+        extra=extra,
+    )
+
+
+def _as_list(x: Any) -> list[Any]:
+    if isinstance(x, (str, Task)) or hasattr(x, "embed"):
+        return [x]
+    return list(x)
+
+
+def _resolve_tasks(tasks: Any, data_dir: str | None) -> list[Task]:
+    from geneb.tasks.catalog import resolve_task
+
+    out: list[Task] = []
+    for t in _as_list(tasks):
+        out.append(t if isinstance(t, Task) else resolve_task(str(t), data_dir))
+    return out
+
+
+def extract(
+    store: FeatureStore | str,
+    models: str | Embedder | Sequence[str | Embedder],
+    tasks: str | Task | Sequence[str | Task],
+    splits: Sequence[str] = ("train", "test"),
+    *,
+    batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    device: str = "auto",
+    dtype: str | None = None,
+    max_length: int | None = None,
+    pooling: str = "mean",
+    layer: int = -1,
+    name: str | None = None,
+    trust_remote_code: bool = False,
+    overwrite: bool = False,
+    data_dir: str | None = None,
+    storage_dtype: str = "float32",
+    progress: bool = False,
+    truncation: str = "truncate",
+    seed: int | None = None,
+    block_rows: int | None = None,
+    on_block: Callable[[StoreKey, int, int], None] | None = None,
+) -> list[ExtractResult]:
+    """Embed every split of every task with every model into ``store``; see module doc.
+
+    ``models`` are specs for ``get_embedder`` (or already built embedders, whose own
+    settings then apply); ``tasks`` are names/paths for ``resolve_task`` or ``Task`` objects.
+
+    ``seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows per block
+    (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
+    block is handed to the store (for progress reporting and tests).
+    """
+    models = _as_list(models)
+    splits = _as_list(splits)
+    if not models:
+        raise ModelError("no model given (--model)")
+    if name is not None and len(models) != 1:
+        raise ModelError(f"--name {name!r} names one model, but {len(models)} were given")
+    if batch_tokens < 1:
+        raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+    if block_rows is not None and block_rows < 1:
+        raise ModelError(f"block rows must be a positive integer, got {block_rows}")
+    if storage_dtype not in ("float32", "float16"):
+        raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
+    if isinstance(store, FeatureStore):
+        if store.mode != "a":
+            raise StoreError(f"store {store.path} is open read-only; open it with mode='a'")
+        fs = store
+    else:
+        fs = FeatureStore(store, "a")
+    task_list = _resolve_tasks(tasks, data_dir)  # bad task names fail before any model loads
+    if not task_list:
+        raise ModelError("no task given (--task)")
+    for t in task_list:
+        for s in splits:
+            t.split(s)
+
+    options: dict[str, Any] = {
+        "device": device,
+        "dtype": dtype,
+        "max_length": max_length,
+        "pooling": pooling,
+        "layer": layer,
+        "truncation": truncation,
+        "trust_remote_code": trust_remote_code,
+    }
+    if seed is not None:
+        options["seed"] = seed
+    results: list[ExtractResult] = []
+    for spec in models:
+        # loaded once for all tasks and splits (an already built Embedder is used as is)
+        embedder = spec if hasattr(spec, "embed") else get_embedder(spec, **dict(options))
+        info = model_info(embedder)
+        model_key = name or embedder.name
+        rows_per_block = block_rows or default_block_rows(embedder.dim)
+        run_extra = {"batch_tokens": batch_tokens, "block_rows": rows_per_block}
+        jobs = []
+        stale = []
+        for task in task_list:
+            for s in splits:
+                split = task.split(s)
+                key = StoreKey(model_key, task.spec.name, s)
+                prov = build_provenance(info, model_key, task, split, storage_dtype, run_extra)
+                plan = fs.plan(key, prov, overwrite=overwrite)
+                if plan.action == "refuse":
+                    stale.append(f"{key}: {plan.reason}")
+                jobs.append((key, split, prov, plan))
+        if stale:
+            raise StaleEntryError(
+                f"refusing to touch stale entries in {fs.path} (nothing written for model "
+                f"{model_key!r}):\n  " + "\n  ".join(stale)
+            )
+        for key, split, prov, plan in jobs:
+            if plan.action == "skip":
+                results.append(
+                    ExtractResult(
+                        key, "skip", plan.reason, len(split), embedder.dim, provenance=prov
+                    )
+                )
+                continue
+            results.append(
+                _extract_one(
+                    fs,
+                    embedder,
+                    key,
+                    split,
+                    prov,
+                    batch_tokens,
+                    rows_per_block,
+                    storage_dtype,
+                    overwrite,
+                    progress,
+                    on_block,
+                )
+            )
+    return results
+
+
+def _extract_one(
+    fs: FeatureStore,
+    embedder: Embedder,
+    key: StoreKey,
+    split: SplitData,
+    prov: Provenance,
+    batch_tokens: int,
+    block_rows: int,
+    storage_dtype: str,
+    overwrite: bool,
+    progress: bool,
+    on_block: Callable[[StoreKey, int, int], None] | None,
+) -> ExtractResult:
+    prepare, cost, embed_prepared = prepared_api(embedder)
+    n, dim = len(split), embedder.dim
+    t0 = time.perf_counter()
+    tokens = 0
+    embedded = 0
+    with fs.writer(
+        key,
+        provenance=prov,
+        labels=split.labels,
+        rows=split.rows,
+        dim=dim,
+        storage_dtype=storage_dtype,
+        overwrite=overwrite,
+    ) as w:
+        action = w.plan.action if w.plan is not None else "write"
+        reason = w.plan.reason if w.plan is not None else ""
+        if w.done:
+            return ExtractResult(key, "skip", reason, n, dim, provenance=prov)
+        start = w.start_row
+        if action == "resume":
+            reason = f"resumed at row {start} (rows before it verified on disk)"
+        bar = _progress_bar(progress, key, n, start)
+        try:
+            # Blocks are aligned to multiples of block_rows counted from row 0, so a resumed
+            # run forms exactly the batches an uninterrupted run would (bit-identical rows).
+            for b0 in range((start // block_rows) * block_rows, n, block_rows):
+                b1 = min(n, b0 + block_rows)
+                items = prepare(split.sequences[b0:b1])
+                costs = np.asarray(cost(items), dtype=np.int64)
+                block = np.empty((b1 - b0, dim), dtype=np.float32)
+                for idx in token_budget_batches(costs, batch_tokens):
+                    emb = embed_prepared([items[i] for i in idx])
+                    block[idx] = check_embedding(emb, len(idx), dim, embedder.name)
+                skip = max(0, start - b0)
+                w.append(block[skip:])
+                block_tokens = int(costs[skip:].sum())
+                tokens += block_tokens
+                embedded += b1 - b0 - skip
+                if bar is not None:
+                    el = max(1e-9, time.perf_counter() - t0)
+                    bar.update(b1 - b0 - skip)
+                    bar.set_postfix_str(f"{embedded / el:.1f} seq/s, {tokens / el:.0f} tok/s")
+                if on_block is not None:
+                    on_block(key, b1, n)
+        finally:
+            if bar is not None:
+                bar.close()
+    return ExtractResult(
+        key, action, reason, n, dim, embedded, tokens, time.perf_counter() - t0, provenance=prov
+    )
+
+
+def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> Any:
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(
+        total=n, initial=start, unit="seq", desc=str(key), file=sys.stderr, dynamic_ncols=True
+    )

@@ -1,0 +1,267 @@
+"""``fast``: the CPU default backend. Same optimum as scikit-learn, far fewer seconds.
+
+- Few-shot cells (few rows, n < d): the optimal weights lie in the span of the cell's own
+  (standardised) train rows, so a thin SVD ``X = U S V^T`` turns each cell into an exact
+  problem on ``r <= n`` features ``U S`` with the same penalty (V is orthonormal) and the
+  intercept kept separate. All such cells of a batch (every regime, seed and C) are padded
+  into one array and solved by ONE batched Newton solve (``batched_newton``).
+- Full-data cells: identical fits (same rows, same C; e.g. one per seed) are solved once;
+  each distinct row set is solved along its ascending C path with warm starts by a
+  preconditioned inexact Newton method whose only O(n d^2) step runs in float32
+  (``fast_full``); gradients and the stopping test are float64.
+- BLAS threads are pinned with threadpoolctl: one thread for the batched few-shot solve (its
+  matrices are tiny); full-data fits use ``blas_threads`` / ``$GENEB_BLAS_THREADS`` when given
+  (e.g. all cores for one large fit running alone), else the caller's setting (the engine pins
+  one thread per worker process, so workers never oversubscribe the cores).
+
+Every cell reports Newton iterations and whether max |grad| of sklearn's scaled objective
+reached ``problem.tol``; a cell that did not is returned with ``converged=False``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import special
+from threadpoolctl import threadpool_limits
+
+from geneb.errors import ProbeError
+from geneb.probe.preprocess import Standardizer
+from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
+from geneb.probe.solvers.fast_full import solve_path
+
+#: A cell is solved in the reduced (row-space) form when it has at most this many train rows
+#: and fewer rows than features; larger cells go through the full-data path.
+FEW_SHOT_MAX_ROWS = 256
+#: Array elements per batched Newton chunk (~160 MB of float64 Hessians and intermediates).
+FEW_SHOT_CHUNK_ELEMS = 2e7
+
+
+def _rows_key(idx: np.ndarray) -> bytes:
+    return hashlib.blake2b(np.ascontiguousarray(idx, dtype=np.int64).tobytes(),
+                           digest_size=16).digest()
+
+
+def full_fit_blas_threads(explicit: int | None = None) -> int | None:
+    """BLAS threads for full-data fits: ``explicit``, else ``$GENEB_BLAS_THREADS``, else None
+    (keep the caller's setting: the engine pins one thread per worker process; measured here,
+    two busy-waiting OpenBLAS threads on two shared cores made a full fit 3.5x slower)."""
+    if explicit is not None:
+        if explicit < 1:
+            raise ProbeError(f"blas_threads must be >= 1, got {explicit}")
+        return explicit
+    env = os.environ.get("GENEB_BLAS_THREADS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ProbeError(f"GENEB_BLAS_THREADS must be an integer, got {env!r}") from None
+    return None
+
+
+def check_problem(problem: ProbeProblem, cells: Sequence[ProbeCell]) -> None:
+    """Shapes, labels and row indices must be consistent; say which part is wrong."""
+    Xtr, Xte, y = problem.X_train, problem.X_test, problem.y_train
+    if Xtr.ndim != 2 or Xte.ndim != 2 or Xtr.shape[1] != Xte.shape[1]:
+        raise ProbeError(f"train/test matrices must be 2-D with the same width, got "
+                         f"{Xtr.shape} and {Xte.shape}")
+    if y.shape != (Xtr.shape[0],):
+        raise ProbeError(f"y_train has shape {y.shape}, expected ({Xtr.shape[0]},)")
+    if problem.n_classes < 2 or (y.size and (y.min() < 0 or y.max() >= problem.n_classes)):
+        raise ProbeError(f"labels must be integers in 0..{problem.n_classes - 1}")
+    for c in cells:
+        idx = np.asarray(c.train_idx)
+        if idx.ndim != 1 or idx.size == 0:
+            raise ProbeError(f"cell regime={c.regime} seed={c.seed}: empty or non 1-D train_idx")
+        if idx.min() < 0 or idx.max() >= Xtr.shape[0]:
+            raise ProbeError(f"cell regime={c.regime} seed={c.seed}: train_idx outside "
+                             f"0..{Xtr.shape[0] - 1}")
+        if not (np.isfinite(c.C) and c.C > 0):
+            raise ProbeError(f"cell regime={c.regime} seed={c.seed}: C must be > 0, got {c.C}")
+
+
+#: Relative size below which a logit (binary) or a gap to the top logit (multi-class) is a tie:
+#: smaller than what a solve to gradient tolerance ~1e-8 determines. Exact ties are common
+#: (1-shot standardised k-mer spectra: a test row sharing no k-mer with either train row has
+#: logit exactly equal to a zero intercept) and would otherwise be decided by rounding noise;
+#: snapped to exact ties, every backend breaks them the same way (argmax: lowest class).
+TIE_RTOL = 1e-9
+
+
+def snap_ties(logits: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Set logits (binary) or logit gaps to the max (multi-class) below ``TIE_RTOL`` times
+    ``magnitude`` (a bound on the summed |terms|: ``|X| @ |W|^T + |b|``) to exact ties."""
+    thr = TIE_RTOL * magnitude
+    if logits.shape[-1] == 1:
+        return np.where(np.abs(logits) <= thr, 0.0, logits)
+    top = logits.max(axis=-1, keepdims=True)
+    gap = top - logits
+    return np.where(gap <= thr.max(axis=-1, keepdims=True), top, logits)
+
+
+def proba_from_logits(logits: np.ndarray, multi: bool,
+                      magnitude: np.ndarray | None = None) -> np.ndarray:
+    """(..., n, K') logits -> (..., n, K) probabilities (binary: [1 - p, p])."""
+    if magnitude is not None:
+        logits = snap_ties(logits, magnitude)
+    if multi:
+        return special.softmax(logits, axis=-1)
+    p1 = special.expit(logits[..., 0])
+    return np.stack([1.0 - p1, p1], axis=-1)
+
+
+class FastBackend:
+    """Batched exact few-shot solves + warm-started full-data paths; see the module docstring."""
+
+    name = "fast"
+
+    def __init__(self, blas_threads: int | None = None, few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
+                 **_: Any) -> None:
+        self.blas_threads = blas_threads
+        self.few_shot_max_rows = few_shot_max_rows
+        self.ops: Any = NumpyOps()
+
+    # --- public -------------------------------------------------------------------------
+    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
+        """Fit every cell; identical cells (same rows and C) are solved once and shared."""
+        check_problem(problem, cells)
+        d = problem.X_train.shape[1]
+        uniq: dict[tuple[bytes, float], ProbeCell] = {}
+        cell_keys = []
+        for c in cells:
+            key = (_rows_key(c.train_idx), float(c.C))
+            uniq.setdefault(key, c)
+            cell_keys.append(key)
+        few = [k for k, c in uniq.items()
+               if len(c.train_idx) <= min(self.few_shot_max_rows, d - 1)]
+        full = [k for k in uniq if k not in set(few)]
+        fits: dict[tuple[bytes, float], CellFit] = {}
+        if few:
+            with threadpool_limits(limits=1):
+                fits.update(self._solve_few(problem, {k: uniq[k] for k in few}))
+        groups: dict[bytes, list[float]] = {}
+        for rk, C in full:
+            groups.setdefault(rk, []).append(C)
+        threads = full_fit_blas_threads(self.blas_threads)
+        for rk, Cs in groups.items():
+            idx = next(uniq[(rk, C)].train_idx for C in Cs)
+            with threadpool_limits(limits=threads):
+                for C, fit in zip(sorted(Cs), self._solve_full(problem, idx, sorted(Cs)),
+                                  strict=True):
+                    fits[(rk, C)] = fit
+        return [fits[k] for k in cell_keys]
+
+    # --- few-shot: row-space reduction + one batched Newton solve -----------------------
+    def _solve_few(self, problem: ProbeProblem, cells: dict[Any, ProbeCell]) -> dict[Any, CellFit]:
+        t0 = time.perf_counter()
+        ops = self.ops
+        keys = list(cells)
+        K = problem.n_classes
+        multi = K > 2
+        Kp = K if multi else 1
+        B = len(keys)
+        d = problem.X_train.shape[1]
+        means = np.zeros((B, d))
+        scales = np.ones((B, d))
+        ns = np.array([len(cells[k].train_idx) for k in keys])
+        n_max = int(ns.max())
+        # standardise each cell on its own rows, then thin SVDs (batched per row count)
+        Xs = [None] * B
+        for b, k in enumerate(keys):
+            Xc = problem.X_train[cells[k].train_idx]
+            if problem.standardize:
+                st = Standardizer.fit(Xc)
+                means[b], scales[b] = st.mean, st.scale
+                Xs[b] = st.transform(Xc, np.float64)
+            else:
+                Xs[b] = Xc.astype(np.float64)
+        U_all, S_all, Vt_all = [None] * B, [None] * B, [None] * B
+        for n in np.unique(ns):
+            sel = np.flatnonzero(ns == n)
+            U, S, Vt = ops.svd(ops.asarray(np.stack([Xs[b] for b in sel])))
+            for j, b in enumerate(sel):
+                U_all[b], S_all[b], Vt_all[b] = U[j], S[j], Vt[j]
+        S_np = [ops.to_numpy(s) for s in S_all]
+        ranks = np.array([max(1, int((s > s[0] * max(n, d) * np.finfo(float).eps).sum()))
+                          if s[0] > 0 else 1 for s, n in zip(S_np, ns, strict=True)])
+        r_max = int(ranks.max())
+        p = r_max + 1
+        Za = ops.zeros((B, n_max, p))
+        Vt_pad = ops.zeros((B, r_max, d))
+        Yoh = np.zeros((B, n_max, Kp))
+        for b, k in enumerate(keys):
+            n, r = int(ns[b]), int(ranks[b])
+            Za[b, :n, :r] = U_all[b][:, :r] * S_all[b][:r]
+            Za[b, :n, -1] = 1.0
+            Vt_pad[b, :r] = Vt_all[b][:r]
+            yb = problem.y_train[cells[k].train_idx]
+            if multi:
+                Yoh[b, np.arange(n), yb] = 1.0
+            else:
+                Yoh[b, :n, 0] = yb
+        Y = ops.asarray(Yoh)
+        swn = (np.arange(n_max)[None, :] < ns[:, None]).astype(np.float64)
+        sw = ops.asarray(swn)
+        Cv = ops.asarray(np.array([cells[k].C for k in keys], dtype=np.float64))
+        pen_np = np.ones((B, p))
+        pen_np[:, -1] = 0.0
+        pen = ops.asarray(pen_np)
+        # chunks bound the memory of the stacked Hessians (B x (K'p)^2) and their einsum
+        per = (Kp * p) ** 2 + n_max * Kp * Kp * p
+        step = max(1, int(FEW_SHOT_CHUNK_ELEMS // per))
+        parts = [batched_newton(ops, Za[a:a + step], Y[a:a + step], sw[a:a + step],
+                                Cv[a:a + step], pen[a:a + step], multi=multi, tol=problem.tol,
+                                max_iter=problem.max_iter, norm="l2")
+                 for a in range(0, B, step)]
+        theta = parts[0].theta if len(parts) == 1 else ops.cat([r.theta for r in parts])
+        n_iter = np.concatenate([r.n_iter for r in parts])
+        converged = np.concatenate([r.converged for r in parts])
+        W_std = ops.to_numpy(ops.einsum("bkr,brd->bkd", theta[..., :r_max], Vt_pad))
+        bias = ops.to_numpy(theta[..., -1])  # (B, K')
+        W_raw = W_std / scales[:, None, :]
+        b_raw = bias - (W_raw * means[:, None, :]).sum(-1)
+        Xte = problem.X_test.astype(np.float64)
+        logits = np.einsum("td,bkd->btk", Xte, W_raw, optimize=True) + b_raw[:, None, :]
+        mag = (np.einsum("td,bkd->btk", np.abs(Xte), np.abs(W_raw), optimize=True)
+               + (np.abs(bias) + (np.abs(W_raw) * np.abs(means)[:, None, :]).sum(-1))[:, None, :])
+        proba = proba_from_logits(logits, multi, mag)
+        per_cell = (time.perf_counter() - t0) / B
+        return {k: CellFit(proba=proba[b], n_iter=int(n_iter[b]),
+                           converged=bool(converged[b]), fit_seconds=per_cell)
+                for b, k in enumerate(keys)}
+
+    # --- full data: warm-started C path -------------------------------------------------
+    def _design(self, problem: ProbeProblem, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Float64 design (features, then ones) of the rows and the float64 test features."""
+        X = problem.X_train[idx]
+        if problem.standardize:
+            st = Standardizer.fit(X)
+            Xs, Xt = st.transform(X, np.float64), st.transform(problem.X_test, np.float64)
+        else:
+            Xs, Xt = X.astype(np.float64), problem.X_test.astype(np.float64)
+        Xa = np.empty((Xs.shape[0], Xs.shape[1] + 1))
+        Xa[:, :-1] = Xs
+        Xa[:, -1] = 1.0
+        return Xa, Xt
+
+    def _solve_full(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
+                    ) -> list[CellFit]:
+        t0 = time.perf_counter()
+        Xa, Xt = self._design(problem, idx)
+        prep = time.perf_counter() - t0
+        path = solve_path(Xa, Xa.astype(np.float32), problem.y_train[idx], problem.n_classes,
+                          Cs, tol=problem.tol, max_iter=problem.max_iter)
+        multi = problem.n_classes > 2
+        out = []
+        for pf in path:
+            W, b = pf.theta[:, :-1], pf.theta[:, -1]
+            mag = np.abs(Xt) @ np.abs(W).T + np.abs(b)
+            out.append(CellFit(proba=proba_from_logits(Xt @ W.T + b, multi, mag), n_iter=pf.n_iter,
+                               converged=pf.converged, fit_seconds=pf.seconds + prep / len(Cs)))
+        return out
