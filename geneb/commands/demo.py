@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from geneb.commands._common import cli_errors, console, show_progress
+from geneb.commands._common import cli_errors, show_progress
 
 
 @cli_errors
@@ -30,11 +30,11 @@ def demo(
     res = run_demo(
         out,
         progress=show_progress(),
-        log=lambda s: console.print(s, highlight=False),
+        log=typer.echo,
         n_train=n_train,
         n_test=n_test,
         with_minilm=None if minilm else False,
     )
-    console.print(f"demo finished in {res.seconds:.1f} s", highlight=False)
-    console.print(f"report: {res.report}", highlight=False)
-    console.print(f"rerun or extend: geneb run {res.plan}", highlight=False)
+    typer.echo(f"demo finished in {res.seconds:.1f} s")
+    typer.echo(f"report: {res.report}")
+    typer.echo(f"rerun or extend: geneb run {res.plan}")

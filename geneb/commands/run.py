@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from geneb.commands._common import cli_errors, console, show_progress
+from geneb.commands._common import cli_errors, show_progress
 
 
 @cli_errors
@@ -29,14 +29,13 @@ def run(
     p = load_plan(plan)
     if dry_run:
         for line in do_dry_run(p).lines():
-            console.print(line, highlight=False)
+            typer.echo(line)
         return
-    summary = run_plan(p, progress=show_progress(), log=lambda s: console.print(s, highlight=False))
-    console.print(
+    summary = run_plan(p, progress=show_progress(), log=typer.echo)
+    typer.echo(
         f"done in {summary.seconds:.1f} s: {summary.extracted} entries extracted "
         f"({summary.skipped_entries} already there), {summary.probe_computed} probe cells "
-        f"computed ({summary.probe_skipped} already there)",
-        highlight=False,
+        f"computed ({summary.probe_skipped} already there)"
     )
     if summary.report:
-        console.print(f"report: {summary.report}", highlight=False)
+        typer.echo(f"report: {summary.report}")

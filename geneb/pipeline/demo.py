@@ -83,6 +83,7 @@ def write_demo_inputs(
     lines.append(f"seeds = {json.dumps(list(seeds or DEFAULT_SEEDS))}")
     lines.append(f"C = {json.dumps(list(Cs))}")
     lines.append(f"probes = {json.dumps(['linear', 'mlp'] if mlp else ['linear'])}")
+    lines.append("standardize = true  # k-mer spectra are ~1e-3 in scale; see README")
     lines.append('backend = "auto"')
     plan = out / "plan.toml"
     plan.write_text("\n".join(lines) + "\n")

@@ -158,7 +158,7 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
 
     def path(p: Any, what: str) -> Path:
         p = Path(_expect(p, str, what, src)).expanduser()
-        return p if p.is_absolute() else (base / p)
+        return p if p.is_absolute() else (base / p).resolve()
 
     models_raw = data["models"]
     if not isinstance(models_raw, list) or not models_raw:

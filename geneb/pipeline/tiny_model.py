@@ -61,8 +61,17 @@ def build_char_bert(
         max_position_embeddings=max_length + 2,
         pad_token_id=vocab["[PAD]"],
     )
-    torch.manual_seed(seed)
-    model = BertModel(cfg, add_pooling_layer=False)
+    from transformers.utils import logging as hf_logging
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = BertModel(cfg, add_pooling_layer=False)
     tok.save_pretrained(folder)
-    model.save_pretrained(folder)
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # quiet: the demo prints its own steps
+    try:
+        model.save_pretrained(folder)
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
     return folder

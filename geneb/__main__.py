@@ -1,0 +1,5 @@
+"""``python -m geneb`` runs the CLI."""
+
+from geneb.cli import app
+
+app()
