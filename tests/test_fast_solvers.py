@@ -18,7 +18,7 @@ from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
 
 from geneb.errors import ProbeError
-from geneb.extract.kmer import kmer_spectrum  # the kmer-K embedder's own featuriser
+from geneb.extract.registry import get_embedder
 from geneb.probe.solvers import get_backend
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
@@ -35,8 +35,9 @@ def load_kmer(data_dir, task: str, k: int, n_train: int | None = None):
                                for c in np.unique(tr.label)])
         tr = tr.iloc[np.sort(keep)]
     te = te.iloc[:600]
-    return (kmer_spectrum(tr.sequence.tolist(), k), tr.label.to_numpy(np.int64),
-            kmer_spectrum(te.sequence.tolist(), k), te.label.to_numpy(np.int64))
+    emb = get_embedder(f"kmer-{k}")
+    return (emb.embed(tr.sequence.tolist()).astype(np.float32), tr.label.to_numpy(np.int64),
+            emb.embed(te.sequence.tolist()).astype(np.float32), te.label.to_numpy(np.int64))
 
 
 def grid(y: np.ndarray, K: int, Cs, seeds=(13, 42)) -> list[ProbeCell]:
@@ -259,3 +260,18 @@ def test_fast_agrees_with_the_sklearn_backend(data_dir, task, K):
         np.testing.assert_allclose(f.proba, r.proba, atol=2e-4)
         assert matthews_corrcoef(yte, f.proba.argmax(1)) == pytest.approx(
             matthews_corrcoef(yte, r.proba.argmax(1)), abs=0.005)
+
+
+def test_few_shot_chunks_give_the_same_answer(data_dir, monkeypatch):
+    """Splitting the stacked few-shot problems into memory-bounded chunks changes nothing."""
+    import geneb.probe.solvers.fast as fast
+
+    Xtr, ytr, Xte, _ = load_kmer(data_dir, "gue_splice_reconstructed", k=4, n_train=300)
+    cells = [c for c in grid(ytr, 3, (0.1, 10.0)) if c.regime != "full"]
+    prob = ProbeProblem(Xtr, ytr, Xte, 3, standardize=True)
+    whole = FastBackend().solve(prob, cells)
+    monkeypatch.setattr(fast, "FEW_SHOT_CHUNK_ELEMS", 1.0)  # one problem per chunk
+    chunked = FastBackend().solve(prob, cells)
+    for a, b in zip(whole, chunked, strict=True):
+        assert a.converged and b.converged and a.n_iter == b.n_iter
+        np.testing.assert_allclose(a.proba, b.proba, atol=1e-10)

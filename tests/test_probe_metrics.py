@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from geneb.probe.metrics import compute_metrics
+from geneb.probe.metrics import compute_metrics, predict_from_proba
 from geneb.probe.preprocess import Standardizer, standardize_pair
 
 
@@ -90,3 +90,34 @@ def test_ties_within_rounding_go_to_the_lower_class():
     assert predict_from_proba(proba).tolist() == [0, 0, 0, 1, 0]
     tri = np.array([[0.2, 0.4 + 1e-14, 0.4], [0.1, 0.3, 0.6], [0.34, 0.33, 0.33]])
     assert predict_from_proba(tri).tolist() == [1, 2, 0]
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_metrics_equal_scikit_learn(k):
+    from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef, roc_auc_score
+
+    rng = np.random.default_rng(k)
+    for trial in range(20):
+        n = int(rng.integers(k, 200))
+        y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+        logits = rng.normal(size=(n, k)) + (trial % 3) * np.eye(k)[y]
+        logits[rng.random(n) < 0.1] = 0.0  # exact ties
+        proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        m = compute_metrics(y, proba, k)
+        pred = predict_from_proba(proba)
+        assert m["mcc"] == pytest.approx(matthews_corrcoef(y, pred), abs=1e-12)
+        assert m["accuracy"] == pytest.approx(accuracy_score(y, pred), abs=1e-12)
+        f1 = f1_score(y, pred, labels=list(range(k)), average="macro", zero_division=0)
+        assert m["macro_f1"] == pytest.approx(f1, abs=1e-12)
+        ref = (
+            roc_auc_score(y, proba[:, 1])
+            if k == 2
+            else roc_auc_score(y, proba, multi_class="ovr", average="macro", labels=list(range(k)))
+        )
+        assert m["auroc"] == pytest.approx(ref, abs=1e-12)
+
+
+def test_constant_prediction_mcc_is_zero():
+    y = np.array([0, 1, 1, 0])
+    proba = np.tile([0.9, 0.1], (4, 1))
+    assert compute_metrics(y, proba, 2)["mcc"] == 0.0

@@ -112,21 +112,16 @@ def _entry_group(store: FeatureStore, model: str, task: str, split: str) -> Any:
 
 
 def _check_finite(store: FeatureStore, model: str, task: str, split: str) -> None:
-    """Stream the embeddings chunk by chunk; name the first non-finite row."""
-    key = StoreKey(model, task, split)
-    emb = store.root[key.path]["embeddings"]
-    step = max(1, int(emb.chunks[0]))
-    for a in range(0, emb.shape[0], step):
-        block = np.asarray(emb[a : a + step])
-        bad = ~np.isfinite(block)
-        if bad.any():
-            r, c = (int(v) for v in np.argwhere(bad)[0])
-            rows = store.root[key.path]["row"]
-            raise ProbeError(
-                f"store entry {key} in {store.path} has a non-finite embedding ({block[r, c]}) "
-                f"at entry row {a + r} (task file row {int(rows[a + r])}), feature {c}; "
-                "re-extract it (check the model's dtype); nothing was probed"
-            )
+    """Name the first non-finite value before any work (one fast whole-entry read)."""
+    e = store.get(model, task, split)
+    bad = ~np.isfinite(e.embeddings)
+    if bad.any():
+        r, c = (int(v) for v in np.argwhere(bad)[0])
+        raise ProbeError(
+            f"store entry {e.key} in {store.path} has a non-finite embedding "
+            f"({e.embeddings[r, c]}) at entry row {r} (task file row {int(e.rows[r])}), "
+            f"feature {c}; re-extract it (check the model's dtype); nothing was probed"
+        )
 
 
 def _labels_fingerprint(labels: np.ndarray, rows: np.ndarray) -> str:
@@ -207,11 +202,11 @@ def _select_pairs(
 
 
 def _versions() -> tuple[str, str]:
-    import sklearn
+    import importlib.metadata as md
 
     from geneb import __version__
 
-    return __version__, sklearn.__version__
+    return __version__, md.version("scikit-learn")
 
 
 def _resolve_backend(backend: str, probe: str) -> str:

@@ -12,7 +12,7 @@ only affects speed, never the answer. Warm starts: each C starts from the previo
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,17 +37,39 @@ class PathFit:
 
 
 class _Problem:
-    """Loss, gradient and Hessian products of one full-data problem at one C."""
+    """Loss, gradient and Hessian products of one full-data problem at one C.
+
+    Multi-class: sklearn's symmetric parametrisation has its optimum in the sum-zero subspace
+    (shifting all K weight vectors by their mean lowers the penalty and leaves the softmax
+    unchanged; the intercepts are only defined up to such a shift, and sum-zero ones are
+    chosen). With an orthonormal basis Q (K x K-1) of that subspace, ``W = Q V`` is an exact
+    reparametrisation with ``||W|| = ||V||``: K-1 instead of K coefficient rows, so the
+    Hessian is 2/3 the side (K = 3: 3 GEMM blocks instead of 6, a Cholesky 3.4x cheaper),
+    and no extra term is needed to fix the intercept shift. Binary: Q = [[1]].
+    """
 
     def __init__(self, Xa64: np.ndarray, Xa32: np.ndarray, y: np.ndarray, n_classes: int) -> None:
         self.X = Xa64
         self.X32 = Xa32
         self.n, self.p = Xa64.shape
         self.multi = n_classes > 2
-        self.Kp = n_classes if self.multi else 1
-        self.Y = np.eye(n_classes)[y] if self.multi else y.astype(np.float64)[:, None]
+        if self.multi:
+            centred = np.eye(n_classes) - 1.0 / n_classes
+            self.Q = np.linalg.qr(centred)[0][:, : n_classes - 1]
+            self.Y = np.eye(n_classes)[y]
+        else:
+            self.Q = np.ones((1, 1))
+            self.Y = y.astype(np.float64)[:, None]
+        self.Kp = self.Q.shape[1]  # coefficient rows actually solved for
         self.pen = np.ones(self.p)
         self.pen[-1] = 0.0
+
+    def full(self, theta: np.ndarray) -> np.ndarray:
+        """(K', p) coefficients in sklearn's parametrisation."""
+        return self.Q @ theta
+
+    def eta(self, theta: np.ndarray) -> np.ndarray:
+        return self.X @ self.full(theta).T
 
     def loss_terms(self, eta: np.ndarray) -> tuple[float, np.ndarray]:
         if self.multi:
@@ -57,35 +79,31 @@ class _Problem:
         return float((np.logaddexp(0.0, e) - self.Y[:, 0] * e).sum()), special.expit(eta)
 
     def penalty(self, theta: np.ndarray) -> float:
-        v = 0.5 * float((self.pen * theta * theta).sum())
-        if self.multi:
-            v += 0.5 * float(theta[:, -1].sum()) ** 2
-        return v
+        return 0.5 * float((self.pen * theta * theta).sum())
 
     def grad(self, C: float, theta: np.ndarray, P: np.ndarray) -> np.ndarray:
-        g = C * (self.X.T @ (P - self.Y)).T + self.pen * theta
-        if self.multi:
-            g[:, -1] += theta[:, -1].sum()
-        return g
+        return C * (self.Q.T @ (self.X.T @ (P - self.Y)).T) + self.pen * theta
+
+    def grad_norm(self, C: float, g: np.ndarray) -> float:
+        """sklearn's stopping measure: max |gradient| in its own coefficients, over C * n
+        (the full gradient lies in the sum-zero subspace, so it is exactly ``Q g``)."""
+        return float(np.abs(self.Q @ g).max()) / (C * self.n)
 
     def hvp(self, C: float, P: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian-vector product with float32 data passes (it only steers CG; the gradient and
         the stopping test stay float64)."""
         X = self.X32
-        v32 = v.astype(np.float32)
+        w32 = self.full(v).astype(np.float32)
         if self.multi:
-            u = (X @ v32.T).astype(np.float64)  # (n, K')
+            u = (X @ w32.T).astype(np.float64)  # (n, K)
             pu = P * u
             s = pu - P * pu.sum(1, keepdims=True)
-            hv = C * (X.T @ s.astype(np.float32)).T.astype(np.float64)
+            hv = self.Q.T @ (X.T @ s.astype(np.float32)).T.astype(np.float64)
         else:
-            u = (X @ v32[0]).astype(np.float64)
+            u = (X @ w32[0]).astype(np.float64)
             s = (P[:, 0] * (1.0 - P[:, 0])) * u
-            hv = C * (X.T @ s.astype(np.float32)).astype(np.float64)[None, :]
-        hv += self.pen * v
-        if self.multi:
-            hv[:, -1] += v[:, -1].sum()
-        return hv
+            hv = (X.T @ s.astype(np.float32)).astype(np.float64)[None, :]
+        return C * hv + self.pen * v
 
     def gram(self, P: np.ndarray) -> np.ndarray:
         """Data Hessian ``X^T D X`` in float32 arithmetic, returned as float64 (K'p, K'p).
@@ -98,35 +116,36 @@ class _Problem:
             Xs = X * np.sqrt(P[:, 0] * (1.0 - P[:, 0])).astype(np.float32)[:, None]
             G = blas.ssyrk(1.0, Xs.T).astype(np.float64)  # upper triangle; ~20% under GEMM
             return np.triu(G) + np.triu(G, 1).T
+        # all coupled blocks: a block-diagonal preconditioner (one Cholesky per class) was
+        # tried and needed 30x more CG steps on gue_splice_reconstructed (3 classes)
         K, p = self.Kp, self.p
+        PQ = P @ self.Q  # (n, K-1)
         G = np.empty((K * p, K * p))
-        P32 = P.astype(np.float32)
-        for k in range(K):
-            for m in range(k, K):
-                w = P32[:, k] * ((1.0 if k == m else 0.0) - P32[:, m])
-                blk = (X.T @ (X * w[:, None])).astype(np.float64)
-                G[k * p:(k + 1) * p, m * p:(m + 1) * p] = blk
-                if m != k:
-                    G[m * p:(m + 1) * p, k * p:(k + 1) * p] = blk.T
+        for a in range(K):
+            for b in range(a, K):
+                w = (P * (self.Q[:, a] * self.Q[:, b])).sum(1) - PQ[:, a] * PQ[:, b]
+                blk = (X.T @ (X * w.astype(np.float32)[:, None])).astype(np.float64)
+                G[a * p:(a + 1) * p, b * p:(b + 1) * p] = blk
+                if b != a:
+                    G[b * p:(b + 1) * p, a * p:(a + 1) * p] = blk.T
         return G
 
-    def precond(self, C: float, G: np.ndarray) -> tuple[np.ndarray, bool]:
+    def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation)."""
         M = C * G
         M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp)
-        if self.multi:
-            b = [k * self.p + self.p - 1 for k in range(self.Kp)]
-            M[np.ix_(b, b)] += 1.0
         M[np.diag_indices_from(M)] += 1e-10 * np.abs(np.diag(M)).max()
-        return linalg.cho_factor(M, lower=False, check_finite=False)
+        fac = linalg.cho_factor(M, lower=False, check_finite=False)
+        return lambda r: linalg.cho_solve(fac, r, check_finite=False)
 
 
-def _pcg(prob: _Problem, C: float, P: np.ndarray, g: np.ndarray, cho: tuple, rtol: float
-         ) -> tuple[np.ndarray, int]:
+def _pcg(prob: _Problem, C: float, P: np.ndarray, g: np.ndarray,
+         precond: Callable[[np.ndarray], np.ndarray], rtol: float) -> tuple[np.ndarray, int]:
     """Preconditioned CG for ``H x = -g``; returns x and the number of CG steps."""
     shape = g.shape
     x = np.zeros(g.size)
     r = -g.ravel()
-    z = linalg.cho_solve(cho, r, check_finite=False)
+    z = precond(r)
     d = z.copy()
     rz = r @ z
     target = rtol * np.linalg.norm(r)
@@ -141,7 +160,7 @@ def _pcg(prob: _Problem, C: float, P: np.ndarray, g: np.ndarray, cho: tuple, rto
         r -= a * Hd
         if np.linalg.norm(r) <= target:
             break
-        z = linalg.cho_solve(cho, r, check_finite=False)
+        z = precond(r)
         rz_new = r @ z
         d = z + (rz_new / rz) * d
         rz = rz_new
@@ -177,13 +196,13 @@ def solve_path(
     """
     prob = _Problem(Xa64, Xa32, y, n_classes)
     theta = np.zeros((prob.Kp, prob.p))
-    theta[:, -1:] = intercept_start(y, n_classes)
+    theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)
     G: np.ndarray | None = None
     out: list[PathFit] = []
     for C in sorted(float(c) for c in Cs):
         t0 = time.perf_counter()
         cho = None
-        eta = Xa64 @ theta.T
+        eta = prob.eta(theta)
         loss, P = prob.loss_terms(eta)
         f = C * loss + prob.penalty(theta)
         it = 0
@@ -191,7 +210,7 @@ def solve_path(
         gnorm = np.inf
         while True:
             g = prob.grad(C, theta, P)
-            gnorm = float(np.abs(g).max()) / (C * prob.n)
+            gnorm = prob.grad_norm(C, g)
             if gnorm <= tol:
                 converged = True
                 break
@@ -206,12 +225,12 @@ def solve_path(
             delta, ncg = _pcg(prob, C, P, g, cho, rtol)
             if ncg > STALE_CG:
                 G, cho = None, None  # the lagged Gram no longer describes the Hessian
-            eta_d = Xa64 @ delta.T
+            eta_d = prob.eta(delta)
             slope = float((g * delta).sum())
             if slope >= 0:  # not a descent direction (CG breakdown): refresh and retry
                 G, cho = None, None
                 delta, slope = -g / (C * prob.n), -float((g * g).sum()) / (C * prob.n)
-                eta_d = Xa64 @ delta.T
+                eta_d = prob.eta(delta)
             step, accepted = 1.0, False
             for _ in range(60):
                 th = theta + step * delta
@@ -224,14 +243,14 @@ def solve_path(
             it += 1
             if not accepted:  # no decrease at working precision
                 g = prob.grad(C, theta, P)
-                gnorm = float(np.abs(g).max()) / (C * prob.n)
+                gnorm = prob.grad_norm(C, g)
                 converged = gnorm <= tol
                 break
             theta, eta, P, f = th, eta + step * eta_d, P_t, f_t
             if it % 10 == 0:  # refresh the linear predictor against drift
-                eta = Xa64 @ theta.T
+                eta = prob.eta(theta)
                 loss, P = prob.loss_terms(eta)
                 f = C * loss + prob.penalty(theta)
-        out.append(PathFit(C=C, theta=theta.copy(), n_iter=it, converged=converged,
+        out.append(PathFit(C=C, theta=prob.full(theta), n_iter=it, converged=converged,
                            grad_norm=gnorm, seconds=time.perf_counter() - t0))
     return out
