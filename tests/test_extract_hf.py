@@ -292,3 +292,19 @@ def test_lowercase_vocab_rule() -> None:
     assert not lowercase_dna_vocab(Tok(["[CLS]", "A", "C", "G", "T", "a"]))
     assert lowercase_dna_vocab(Tok(["acgt", "ttga", "##ac"]))
     assert not lowercase_dna_vocab(Tok(["ACGT", "TTGA", "acg"]))
+
+
+@pytest.mark.parametrize("name", ["tiny-llama-hyenadna-char", "tiny-mamba-caduceus-char"])
+def test_padding_side_does_not_matter(models_dir: Path, name: str) -> None:
+    """Left-padded families give the same rows when padded on the right instead."""
+    import dataclasses
+
+    emb = get_embedder(str(models_dir / "tiny" / name), device="cpu")
+    assert emb.rules.padding_side == "left"
+    seqs = SEQS[:4]
+    left = emb.embed(seqs)
+    emb.rules = dataclasses.replace(emb.rules, padding_side="right")
+    right = emb.embed(seqs)
+    np.testing.assert_allclose(left, right, atol=1e-5, rtol=0)
+    ref = np.load(models_dir / "tiny" / name / "reference_embedding.npy")
+    np.testing.assert_allclose(emb.embed(_ref_seqs(models_dir)), ref, atol=1e-5, rtol=0)

@@ -8,7 +8,6 @@ import typer
 from rich.table import Table
 
 from geneb.commands._common import cli_errors, console, show_progress
-from geneb.extract.batching import DEFAULT_BATCH_TOKENS
 
 
 @cli_errors
@@ -33,8 +32,13 @@ def extract(
         typer.Option("--split", help="Split(s) to embed (repeatable; default train and test)."),
     ] = None,
     batch_tokens: Annotated[
-        int, typer.Option("--batch-tokens", help="Token budget per batch (rows x longest).")
-    ] = DEFAULT_BATCH_TOKENS,
+        int | None,
+        typer.Option(
+            "--batch-tokens",
+            help="Token budget per batch (rows x longest); default 4096 on CPU, 65536 on CUDA.",
+            show_default=False,
+        ),
+    ] = None,
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
         "auto"
     ),
@@ -82,7 +86,10 @@ def extract(
     ] = "float32",
     block_rows: Annotated[
         int | None,
-        typer.Option("--block-rows", help="Rows per block streamed to the store (resume unit)."),
+        typer.Option(
+            "--block-rows",
+            help="Rows per block: sorted and batched together, then streamed to the store.",
+        ),
     ] = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""

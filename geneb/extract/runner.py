@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError, StaleEntryError, StoreError
-from geneb.extract.batching import DEFAULT_BATCH_TOKENS, prepared_api, token_budget_batches
+from geneb.extract.batching import default_batch_tokens, prepared_api, token_budget_batches
 from geneb.extract.protocol import Embedder, ModelInfo, check_embedding
 from geneb.extract.registry import get_embedder
 from geneb.store import FeatureStore, Provenance, StoreKey
@@ -126,7 +126,7 @@ def extract(
     tasks: str | Task | Sequence[str | Task],
     splits: Sequence[str] = ("train", "test"),
     *,
-    batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    batch_tokens: int | None = None,
     device: str = "auto",
     dtype: str | None = None,
     max_length: int | None = None,
@@ -148,7 +148,8 @@ def extract(
     ``models`` are specs for ``get_embedder`` (or already built embedders, whose own
     settings then apply); ``tasks`` are names/paths for ``resolve_task`` or ``Task`` objects.
 
-    ``seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows per block
+    ``batch_tokens`` defaults to ``default_batch_tokens(device)`` (4096 on CPU, 65536 on
+    CUDA). ``seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows per block
     (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
     block is handed to the store (for progress reporting and tests).
     """
@@ -158,7 +159,7 @@ def extract(
         raise ModelError("no model given (--model)")
     if name is not None and len(models) != 1:
         raise ModelError(f"--name {name!r} names one model, but {len(models)} were given")
-    if batch_tokens < 1:
+    if batch_tokens is not None and batch_tokens < 1:
         raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
     if block_rows is not None and block_rows < 1:
         raise ModelError(f"block rows must be a positive integer, got {block_rows}")
@@ -195,7 +196,8 @@ def extract(
         info = model_info(embedder)
         model_key = name or embedder.name
         rows_per_block = block_rows or default_block_rows(embedder.dim)
-        run_extra = {"batch_tokens": batch_tokens, "block_rows": rows_per_block}
+        budget = batch_tokens or default_batch_tokens(model_info(embedder).device)
+        run_extra = {"batch_tokens": budget, "block_rows": rows_per_block}
         jobs = []
         stale = []
         for task in task_list:
@@ -227,7 +229,7 @@ def extract(
                     key,
                     split,
                     prov,
-                    batch_tokens,
+                    budget,
                     rows_per_block,
                     storage_dtype,
                     overwrite,
