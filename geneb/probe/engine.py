@@ -245,7 +245,6 @@ def solve_group(
     """
     from threadpoolctl import threadpool_limits
 
-    from geneb.probe.mlp import MLPProbe
     from geneb.probe.solvers import get_backend
 
     with threadpool_limits(limits=blas_threads):
@@ -265,7 +264,12 @@ def solve_group(
             standardize=standardize,
             max_iter=MAX_ITER,
         )
-        solver = MLPProbe(blas_threads=blas_threads) if probe == "mlp" else get_backend(backend)
+        if probe == "mlp":  # imported only here: scikit-learn costs ~0.8 s to import
+            from geneb.probe.mlp import MLPProbe
+
+            solver: Any = MLPProbe(blas_threads=blas_threads)
+        else:
+            solver = get_backend(backend)
         cells = [
             ProbeCell(regime=f.regime, k=f.k, seed=f.seed,
                       C=float("nan") if f.C is None else f.C, train_idx=f.positions)
