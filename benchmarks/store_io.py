@@ -28,10 +28,26 @@ import numpy as np
 from geneb.store import FeatureStore, Provenance, StoreKey
 
 
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
+def _prewarm(mb: int) -> None:
+    """Touch and free ``mb`` MB right before a timed step (untimed). On a VM that hands freed
+    memory back to the host, the first touch of such pages costs up to 10x (seen here: 400 MB
+    writes taking 0.06 s or 1.2 s at random); this gives both sides the same warm pages."""
+    if mb > 0:
+        np.ones(mb * 1024 * 1024 // 8)
+
+
+_CPU: dict[str, list[float]] = {}
+
+
+def _timed(fn, cpu_key: str | None = None) -> float:
+    """Wall seconds of ``fn()``; with ``cpu_key`` also record the process CPU seconds (all
+    threads; independent of how busy the machine is, unlike the wall time)."""
+    c0, t0 = time.process_time(), time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    t = time.perf_counter() - t0
+    if cpu_key is not None:
+        _CPU.setdefault(cpu_key, []).append(time.process_time() - c0)
+    return t
 
 
 def main() -> None:
@@ -40,9 +56,16 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=4096, help="rows per writer.append call")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--warmup", type=int, default=1,
+        help="untimed rounds first: on a VM, memory touched for the first time (page cache, "
+        "fresh arrays) can cost 10x; both sides get the same warm-up",
+    )
     ap.add_argument("--dtype", default="float32", choices=["float32", "float16"])
     ap.add_argument("--dir", default=None, help="scratch folder (default: a temp folder)")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    ap.add_argument("--prewarm-mb", type=int, default=1024,
+                    help="memory touched and freed before each timed step (0: off)")
     args = ap.parse_args()
 
     x = np.random.default_rng(0).standard_normal((args.rows, args.dim), dtype=np.float32)
@@ -55,7 +78,7 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="geneb-bench-", dir=args.dir))
     res: dict[str, list[float]] = {k: [] for k in ("np_w", "st_w", "np_r", "st_r", "np_k", "st_k")}
     try:
-        for rep in range(args.repeats):
+        for rep in range(-args.warmup, args.repeats):  # rep < 0: warm-up, not recorded
             npy, zs = scratch / f"m{rep}.npy", scratch / f"s{rep}.zarr"
 
             def store_write(zs=zs) -> None:
@@ -72,7 +95,10 @@ def main() -> None:
             writes = [("np_w", lambda npy=npy: np.save(npy, x)), ("st_w", store_write)]
             for name, fn in writes if rep % 2 == 0 else writes[::-1]:
                 os.sync()
-                res[name].append(_timed(fn))
+                _prewarm(args.prewarm_mb)
+                t = _timed(fn, name if rep >= 0 else None)
+                if rep >= 0:
+                    res[name].append(t)
             got: dict[str, np.ndarray] = {}
 
             def np_read(npy=npy, got=got) -> None:
@@ -83,7 +109,10 @@ def main() -> None:
 
             reads = [("np_r", np_read), ("st_r", st_read)]
             for name, fn in reads if rep % 2 == 0 else reads[::-1]:
-                res[name].append(_timed(fn))
+                _prewarm(args.prewarm_mb)
+                t = _timed(fn, name if rep >= 0 else None)
+                if rep >= 0:
+                    res[name].append(t)
             assert np.array_equal(got["n"], x) and np.array_equal(got["s"], x)
             del got
             mm = np.load(npy, mmap_mode="r")
@@ -99,10 +128,11 @@ def main() -> None:
                     st.get_rows(key.model, key.task, key.split, idx).embeddings, mm[idx]
                 ):
                     raise AssertionError("store rows differ from numpy rows")
-            res["np_k"].append(statistics.median(nk))
-            res["st_k"].append(statistics.median(sk))
+            if rep >= 0:
+                res["np_k"].append(statistics.median(nk))
+                res["st_k"].append(statistics.median(sk))
             del mm
-            if rep:  # keep the page cache / disk from filling up with old copies
+            if rep > -args.warmup:  # keep the page cache / disk from filling with old copies
                 shutil.rmtree(scratch / f"s{rep - 1}.zarr", ignore_errors=True)
                 (scratch / f"m{rep - 1}.npy").unlink(missing_ok=True)
     finally:
@@ -117,7 +147,12 @@ def main() -> None:
         "read_ratio": med["np_r"] / med["st_r"],
         "rows20_ms": {"numpy_mmap": med["np_k"] * 1e3, "store": med["st_k"] * 1e3},
         "repeats": args.repeats,
+        "warmup": args.warmup,
+        "prewarm_mb": args.prewarm_mb,
+        "dir": str(scratch.parent),
         "raw_s": res,
+        "cpu_ms": {k: 1e3 * statistics.median(v) for k, v in _CPU.items()},
+        "load_avg_1min": os.getloadavg()[0],
     }
     from geneb.store.feature_store import layout_for
 
@@ -137,6 +172,12 @@ def main() -> None:
     print(
         f"{'20 random rows ms':18}{out['rows20_ms']['numpy_mmap']:12.2f}"
         f"{out['rows20_ms']['store']:12.2f}{'':9}   < 10 ms"
+    )
+    cpu = out["cpu_ms"]
+    print(
+        f"{'CPU ms (all threads)':18} write {cpu['np_w']:.0f} vs {cpu['st_w']:.0f}, "
+        f"read {cpu['np_r']:.0f} vs {cpu['st_r']:.0f}  (numpy vs store; load avg "
+        f"{out['load_avg_1min']:.1f} on {os.cpu_count()} cores)"
     )
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))

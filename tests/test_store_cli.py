@@ -103,7 +103,7 @@ def test_verify_exit_codes(store_path):
     r = run("verify", path)
     assert r.exit_code == 0, r.output
     assert "1 of 1 entries OK" in r.output
-    shard = path / KEY.path / "embeddings" / "c" / "0" / "0"
+    shard = path / KEY.path / "embeddings" / "c.0.0"
     b = bytearray(shard.read_bytes())
     b[5] ^= 0xFF
     shard.write_bytes(bytes(b))

@@ -31,7 +31,7 @@ def store(tmp_path, monkeypatch) -> FeatureStore:
 
 
 def shard_file(st: FeatureStore, i: int) -> Path:
-    return st._dir / KEY.path / "embeddings" / "c" / str(i) / "0"
+    return st._dir / KEY.path / "embeddings" / f"c.{i}.0"
 
 
 def flip(path: Path, offset: int) -> None:
@@ -41,11 +41,16 @@ def flip(path: Path, offset: int) -> None:
 
 
 def test_layout_is_what_the_docs_say(store):
+    arr = zarr.open_group(str(store._dir), mode="r")[KEY.path]["embeddings"]
+    assert (arr.shards, arr.chunks) == ((32, D), (4, D))  # zarr's own reading of the metadata
+    lay = store._layout(KEY, "embeddings")
+    assert (lay.chunk_rows, lay.inner_rows, lay.sep, lay.dtype) == (32, 4, ".", np.float32)
     meta = json.loads((store._dir / KEY.path / "embeddings" / "zarr.json").read_text())
     shard = meta["codecs"][0]
     assert shard["name"] == "sharding_indexed"
     assert [c["name"] for c in shard["configuration"]["codecs"]] == ["bytes", "crc32c"]
     assert meta["chunk_grid"]["configuration"]["chunk_shape"] == [32, D]
+    assert meta["chunk_key_encoding"] == {"name": "default", "configuration": {"separator": "."}}
     assert shard["configuration"]["chunk_shape"] == [4, D]
     # independent reference: each inner chunk = raw rows + crc32c, as zarr's codec computes it
     raw = shard_file(store, 1).read_bytes()
@@ -64,7 +69,7 @@ def test_flipped_byte_in_a_shard_is_reported(store, where):
     unit = 4 * D * 4
     offset = {"data": 2 * (unit + 4) + 17, "crc": unit + 1, "index": size - 10}[where]
     flip(f, offset)
-    with pytest.raises(CorruptEntryError, match=r"c/3/0"):
+    with pytest.raises(CorruptEntryError, match=r"c\.3\.0"):
         store.get(KEY.model, KEY.task, KEY.split)
     problems = store.verify()
     assert len(problems) == 1 and problems[0][0] == KEY and "corrupt" in problems[0][1]
@@ -80,7 +85,7 @@ def test_flipped_byte_in_a_shard_is_reported(store, where):
 
 
 def test_flipped_byte_in_labels_is_reported(store):
-    f = store._dir / KEY.path / "labels" / "c" / "0"
+    f = store._dir / KEY.path / "labels" / "c.0"
     flip(f, 40)
     with pytest.raises(CorruptEntryError, match="checksum mismatch"):
         store.get(KEY.model, KEY.task, KEY.split)
@@ -130,3 +135,19 @@ def test_zarr_empty_inner_chunks_read_as_zeros(tmp_path):
     np.testing.assert_array_equal(_direct.read_rows(lay, [8, 0, 59]), x[[8, 0, 59]])
     with pytest.raises(CorruptEntryError, match="missing"):
         _direct.check_index(lay, 0)  # geneb's own writer never leaves one
+
+
+def test_full_verification_on_close_catches_a_bad_shard(tmp_path, monkeypatch):
+    """verify="full" re-reads every byte before marking complete: a shard damaged between
+    write and close is caught and the entry stays incomplete."""
+    monkeypatch.setattr(fsmod, "INNER_BYTES", 4 * D * 4)
+    monkeypatch.setattr(fsmod, "SHARD_BYTES", 32 * D * 4)
+    st = FeatureStore(tmp_path / "s", mode="a")
+    x = np.random.default_rng(3).standard_normal((64, D)).astype(np.float32)
+    with pytest.raises(CorruptEntryError, match="failed verification.*checksum"):
+        with st.writer(KEY, provenance=Provenance("m", "r", "t", "fp"), labels=np.zeros(64, int),
+                       rows=np.arange(64), dim=D, verify="full") as w:
+            w.append(x[:32])
+            flip(shard_file(st, 0), 7)  # damaged after it was written
+            w.append(x[32:])
+    assert st.status(KEY) == "incomplete"

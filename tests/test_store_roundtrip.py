@@ -343,3 +343,23 @@ def test_lock_leaves_no_empty_folder(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dict(zarr.open_group(str(tmp_path / "s"), mode="r").members(max_depth=None))
+
+
+def test_nan_in_a_shard_written_by_a_pool_thread(tmp_path):
+    """Shards completed by one append are checked and written in parallel threads: the error
+    still names the row, nothing reads as complete, and the writer refuses more rows."""
+    x = np.random.default_rng(4).standard_normal((256, 8)).astype(np.float32)
+    x[200, 5] = np.nan
+    with small_layout(8 * 4 * 4, 8 * 4 * 32):  # 32-row shards: 8 shards in one append
+        store = FeatureStore(tmp_path / "s", mode="a")
+        with pytest.raises(StoreError, match=r"NaN/inf\) at row 200 "):
+            with store.writer(KEY, provenance=prov(), labels=np.arange(256) % 3,
+                              rows=np.arange(256) * 2 + 7, dim=8) as w:
+                try:
+                    w.append(x)
+                finally:
+                    with pytest.raises(StoreError, match="earlier append .* failed"):
+                        w.append(x[:1])
+    assert store.status(KEY) == "incomplete"
+    with pytest.raises(EntryIncompleteError):
+        store.get(*KEY.__dict__.values())

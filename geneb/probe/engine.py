@@ -87,6 +87,7 @@ class _Pair:
     store_fp: str
     n_params: int | None
     category: str
+    synthetic: bool
     fits: list[FitJob] = field(default_factory=list)
     cells: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (row base, fit_id)
 
@@ -166,6 +167,7 @@ def _inspect_pair(store: FeatureStore, model: str, task: str) -> _Pair:
         store_fp=str(g_tr.attrs.get("entry_fingerprint", "")),
         n_params=prov.n_params if prov is not None else None,
         category=str(extra.get("task_category") or UNCATEGORIZED),
+        synthetic=bool(extra.get("task_synthetic", False)),
     )
 
 
@@ -334,6 +336,7 @@ def _plan(
                     "model": pair.model,
                     "task": pair.task,
                     "category": pair.category,
+                    "task_synthetic": pair.synthetic,
                     "regime": regime,
                     "k": k,
                     "seed": int(seed),

@@ -22,6 +22,7 @@ RESULTS_SCHEMA = pa.schema(
         ("model", pa.string()),  # model id as in the store key
         ("task", pa.string()),
         ("category", pa.string()),  # GENEB category slug
+        ("task_synthetic", pa.bool_()),  # the task is generated (synthetic suite), not real data
         ("regime", pa.string()),  # "1" | "10" | "full" (k-shot regimes are str(k))
         ("k", pa.int32()),  # shots per class; null for full
         ("seed", pa.int64()),

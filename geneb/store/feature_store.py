@@ -7,8 +7,8 @@ Layout (docs/store.md; readable with plain zarr, no geneb import needed)::
     <root>/<model>/<task>/                 group attrs: task_id (original id)
     <root>/<model>/<task>/<split>/         group attrs: complete, rows_written, n_rows, dim,
                                            model_id, task_id, split, provenance, ...
-        embeddings   (n, d) float32|float16: shards of ~8 MiB along rows, each holding inner
-                     chunks of ~64 KiB (whole rows) with a crc32c per inner chunk
+        embeddings   (n, d) float32|float16: shard files c.<i>.0 of ~8 MiB along rows, each
+                     holding inner chunks of ~64 KiB (whole rows) with a crc32c per inner chunk
         labels       (n,)   int64, one chunk, crc32c
         row          (n,)   int64, index of each row in the task's split file, crc32c
 
@@ -163,14 +163,16 @@ class FeatureStore:
         return g if isinstance(g, zarr.Group) else None
 
     def _attrs(self, key: StoreKey) -> dict[str, Any] | None:
-        """Attributes of an entry group (None if there is none). Local: the JSON directly."""
+        """Attributes of an entry group (None if there is none, or only the placeholder a writer
+        creates before locking). Local: the JSON directly."""
         if self._dir is None:
             g = self._group(key)
-            return None if g is None else g.attrs.asdict()
-        meta = _direct.read_json(self._dir / key.path / "zarr.json")
-        if meta is None or meta.get("node_type") != "group":
-            return None
-        return dict(meta.get("attributes") or {})
+            a = None if g is None else g.attrs.asdict()
+        else:
+            meta = _direct.read_json(self._dir / key.path / "zarr.json")
+            ok = meta is not None and meta.get("node_type") == "group"
+            a = dict(meta.get("attributes") or {}) if ok else None
+        return a if a is not None and "n_rows" in a else None  # else: none or a placeholder
 
     def _update_attrs(
         self, key: StoreKey, updates: dict[str, Any], *, replace: bool = False
@@ -182,8 +184,11 @@ class FeatureStore:
             g.attrs.put(updates) if replace else g.attrs.update(updates)
             return
         path = self._dir / key.path / "zarr.json"
-        meta = _direct.read_json(path) or _direct.group_meta({})
-        meta["attributes"] = dict(updates) if replace else {**meta.get("attributes", {}), **updates}
+        if replace:
+            meta = _direct.group_meta(dict(updates))
+        else:
+            meta = _direct.read_json(path) or _direct.group_meta({})
+            meta["attributes"] = {**meta.get("attributes", {}), **updates}
         _direct.write_json(path, meta)
 
     def _layout(self, key: StoreKey, name: str) -> _direct.Layout | None:
@@ -390,10 +395,20 @@ class FeatureStore:
         dim: int,
         storage_dtype: str = "float32",
         overwrite: bool = False,
+        verify: Literal["files", "full"] = "files",
     ) -> EntryWriter:
-        """Open a streaming writer (use as a context manager). Raises if the plan is 'refuse'."""
+        """Open a streaming writer (use as a context manager). Raises if the plan is 'refuse'.
+
+        ``verify`` decides what is checked before ``complete`` is set: ``"files"`` (every
+        shard file present, exact size, index checksum; data checksums come from the rows in
+        memory) or ``"full"`` (also re-read every byte and check every chunk checksum, about
+        a full read's time more)."""
         self._require_writable()
-        return EntryWriter(self, key, provenance, labels, rows, dim, storage_dtype, overwrite)
+        w = EntryWriter(self, key, provenance, labels, rows, dim, storage_dtype, overwrite)
+        if verify not in ("files", "full"):
+            raise StoreError(f"verify must be 'files' or 'full', got {verify!r}")
+        w.verify_mode = verify
+        return w
 
     def _require_writable(self) -> None:
         if self.mode != "a":
@@ -409,11 +424,34 @@ class FeatureStore:
 
     @contextlib.contextmanager
     def lock(self, key: StoreKey) -> Iterator[None]:
-        """Exclusive per-key lock; EntryLockedError at once if another writer holds it."""
+        """Exclusive per-key lock; EntryLockedError at once if another writer holds it.
+
+        Local stores: the parent groups and the entry group's ``zarr.json`` exist before the
+        folder is locked (a folder without one breaks zarr's member listing); a placeholder
+        group left without data is removed again on release."""
+        self._require_writable()
         group_dir = self._dir / key.path if self._dir is not None else None
+        if group_dir is not None:
+            self._local_parents(key)
+            group_dir.mkdir(exist_ok=True)
+            _direct.write_json(group_dir / "zarr.json", _direct.group_meta({}), exclusive=True)
         what = f"store entry {key} in {self.path}"
         with entry_lock(self._id, key.path, what, group_dir):
-            yield
+            try:
+                yield
+            finally:
+                if group_dir is not None:
+                    _drop_placeholder(group_dir)
+
+    def _local_parents(self, key: StoreKey) -> None:
+        """Model and task groups with their original ids (racing creators write the same)."""
+        assert self._dir is not None
+        model_dir, task_dir, _ = key.path.split("/")
+        gm = _direct.group_meta
+        _direct.write_json(self._dir / model_dir / "zarr.json", gm({"model_id": key.model}),
+                           exclusive=True)
+        _direct.write_json(self._dir / model_dir / task_dir / "zarr.json",
+                           gm({"task_id": key.task}), exclusive=True)
 
     def _ensure_group(self, path: str, attrs: dict[str, Any]) -> zarr.Group:
         """Create a parent group with its attributes; safe when processes race to create it
@@ -516,6 +554,7 @@ class EntryWriter:
         # owned, already checked rows not written yet (rows, first row), from self._next on
         self._pending: list[tuple[np.ndarray, int]] = []
         self._failed = False
+        self.verify_mode = "files"
         self._pending_rows = 0
         self.start_row = 0
         self._next = 0
@@ -632,29 +671,24 @@ class EntryWriter:
         itemsize = np.dtype(self.storage_dtype).itemsize
         shard, inner = layout_for(self.n_rows, self.dim, itemsize)
         n1 = max(1, self.n_rows)
-        if st._dir is not None:
-            root = st._dir
-            gm = _direct.group_meta
-            _direct.write_json(root / model_dir / "zarr.json", gm({"model_id": key.model}),
-                               exclusive=True)
-            _direct.write_json(root / model_dir / task_dir / "zarr.json",
-                               gm({"task_id": key.task}), exclusive=True)
+        if st._dir is not None:  # parent groups were created by lock()
+            gdir = st._dir / key.path
             st._update_attrs(key, attrs, replace=True)
-            gdir = root / key.path
-            for name in ARRAYS:
-                shutil.rmtree(gdir / name, ignore_errors=True)
+            if any(p.name != "zarr.json" for p in gdir.iterdir()):
+                for name in ARRAYS:
+                    shutil.rmtree(gdir / name, ignore_errors=True)
             shape = (self.n_rows, self.dim)
             _direct.write_json(gdir / "embeddings" / "zarr.json",
                                _direct.array_meta(shape, self.storage_dtype, shard, inner))
             for name, data in (("labels", self.labels), ("row", self.rows)):
                 _direct.write_json(gdir / name / "zarr.json",
                                    _direct.array_meta(data.shape, "int64", n1, None))
-                lay = _direct.read_layout(gdir / name)
-                assert lay is not None
                 if len(data):
+                    lay = _direct.Layout(gdir / name, data.shape, np.dtype("int64"), n1, None)
                     _direct.write_file(lay, 0, [data])
-            self._layout = _direct.read_layout(gdir / "embeddings")
-            assert self._layout is not None
+            self._layout = _direct.Layout(
+                gdir / "embeddings", shape, np.dtype(self.storage_dtype), shard, inner
+            )
         else:
             st._ensure_group(model_dir, {"model_id": key.model})
             st._ensure_group(f"{model_dir}/{task_dir}", {"task_id": key.task})
@@ -670,11 +704,13 @@ class EntryWriter:
                 shards=(shard, self.dim),
                 compressors=[Crc32cCodec()],
                 fill_value=0.0,
+                chunk_key_encoding={"name": "default", "separator": "."},
             )
             for name, data in (("labels", self.labels), ("row", self.rows)):
                 a = g.create_array(
                     name, shape=data.shape, dtype="int64", chunks=(n1,),
                     compressors=[Crc32cCodec()], fill_value=0,
+                    chunk_key_encoding={"name": "default", "separator": "."},
                 )
                 a[...] = data
         self._shard = shard
@@ -704,7 +740,8 @@ class EntryWriter:
         if original is not None and np.isfinite(original).all():
             return StoreError(
                 f"embedding {where} has a value too large for {self.storage_dtype} storage "
-                "(max 65504); nothing written for it: store float32 instead"
+                f"(max {float(np.finfo(self.storage_dtype).max):.4g}); nothing written for it"
+                + (": store float32 instead" if self.storage_dtype == "float16" else "")
             )
         return StoreError(
             f"non-finite embedding (NaN/inf) at {where}; nothing written for it "
@@ -820,6 +857,10 @@ class EntryWriter:
             if lay is not None:
                 for i in range(lay.n_files):
                     _direct.check_index(lay, i)
+                if self.verify_mode == "full":
+                    scratch = np.empty((min(self._shard, self.n_rows), self.dim), lay.dtype)
+                    for i in range(lay.n_files):
+                        _direct.verify_file(lay, i, scratch)
             else:
                 self.store._verify_entry(self.key, self.store._require_group(self.key))
         except CorruptEntryError as e:
@@ -846,6 +887,20 @@ class EntryWriter:
             assert self._lock_cm is not None
             self._lock_cm.__exit__(exc_type, exc, tb)
             self._lock_cm = None
+
+
+def _drop_placeholder(group_dir: Path) -> None:
+    """Remove an entry group that holds nothing but the placeholder metadata."""
+    try:
+        if os.listdir(group_dir) != ["zarr.json"]:
+            return
+        meta = _direct.read_json(group_dir / "zarr.json") or {}
+        if "n_rows" in (meta.get("attributes") or {}):
+            return
+        (group_dir / "zarr.json").unlink()
+        group_dir.rmdir()
+    except (OSError, CorruptEntryError):
+        pass
 
 
 def _first_nonfinite(a: np.ndarray) -> int | None:

@@ -16,8 +16,9 @@ def safe_name(name: str) -> str:
     """Map a model or task id to one path segment that file systems and Zarr accept.
 
     ``org/name`` becomes ``org--name``; other unsafe characters become ``_``. When the mapping
-    was lossy a short hash of the original is appended so two ids never collide. Path traversal
-    (``..``, absolute paths, empty segments) is rejected, not rewritten.
+    was lossy or could be read two ways (the id contains ``--``, or a ``/`` next to a ``-``),
+    ``~`` and a short hash of the original are appended, so two ids never share a folder.
+    Path traversal (``..``, absolute paths, empty segments) is rejected, not rewritten.
     """
     if not isinstance(name, str) or not name.strip():
         raise StoreError(f"a store key part must be a non-empty string, got {name!r}")

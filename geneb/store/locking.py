@@ -58,9 +58,6 @@ def entry_lock(store_id: str, key_path: str, what: str, group_dir: Path | None) 
         yield
     finally:
         if fd >= 0:
-            if group_dir is not None:  # nothing was written (e.g. refused): leave no empty
-                with contextlib.suppress(OSError):  # folder for zarr to warn about
-                    os.rmdir(group_dir)  # fails unless empty
             os.close(fd)  # releases the flock
         with _registry_lock:
             _held.discard(token)
