@@ -34,10 +34,10 @@ import pyarrow as pa
 from geneb.errors import EntryIncompleteError, GenebError, ProbeError, StoreError, unknown_name
 from geneb.probe import protocol
 from geneb.probe.metrics import compute_metrics
-from geneb.probe.results import cell_id, merge_tables, read_table, rows_to_table, write_table
+from geneb.probe.results import cell_id, merge_into, read_table, rows_to_table
 from geneb.probe.schema import DEFAULT_SEEDS, MAX_ITER, RESULTS_SCHEMA_VERSION
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
-from geneb.store import FeatureStore, StoreKey
+from geneb.store import FeatureStore, StoreEntry, StoreKey
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,8 @@ class _Pair:
 
 
 # --------------------------------------------------------------------------- helpers
-def _entry_group(store: FeatureStore, model: str, task: str, split: str) -> Any:
+def _entry_attrs(store: FeatureStore, model: str, task: str, split: str) -> dict[str, Any]:
+    """The entry's attributes; a clear error when it is missing or incomplete."""
     key = StoreKey(model, task, split)
     status = store.status(key)
     if status == "missing":
@@ -103,17 +104,18 @@ def _entry_group(store: FeatureStore, model: str, task: str, split: str) -> Any:
             f"(it has: {', '.join(have) or 'nothing'}); probing needs both train and test: "
             f"extract the {split} split first"
         )
+    attrs = store.entry_attrs(key) or {}
     if status == "incomplete":
-        g = store.root[key.path]
         raise EntryIncompleteError(
-            f"store entry {key} in {store.path} is incomplete ({g.attrs.get('rows_written', 0)} "
-            f"of {g.attrs.get('n_rows', '?')} rows written); finish the extraction first"
+            f"store entry {key} in {store.path} is incomplete ({attrs.get('rows_written', 0)} "
+            f"of {attrs.get('n_rows', '?')} rows written); finish the extraction first"
         )
-    return store.root[key.path]
+    return attrs
 
 
-def _check_finite(store: FeatureStore, model: str, task: str, split: str) -> None:
-    """Name the first non-finite value before any work (one fast whole-entry read)."""
+def _check_finite(store: FeatureStore, model: str, task: str, split: str) -> StoreEntry:
+    """Name the first non-finite value before any work (one fast whole-entry read); return
+    the entry (an in-process solve reuses it instead of reading it again)."""
     e = store.get(model, task, split)
     bad = ~np.isfinite(e.embeddings)
     if bad.any():
@@ -123,6 +125,7 @@ def _check_finite(store: FeatureStore, model: str, task: str, split: str) -> Non
             f"({e.embeddings[r, c]}) at entry row {r} (task file row {int(e.rows[r])}), "
             f"feature {c}; re-extract it (check the model's dtype); nothing was probed"
         )
+    return e
 
 
 def _labels_fingerprint(labels: np.ndarray, rows: np.ndarray) -> str:
@@ -132,13 +135,16 @@ def _labels_fingerprint(labels: np.ndarray, rows: np.ndarray) -> str:
 
 
 def _inspect_pair(store: FeatureStore, model: str, task: str) -> _Pair:
-    g_tr = _entry_group(store, model, task, "train")
-    g_te = _entry_group(store, model, task, "test")
+    a_tr = _entry_attrs(store, model, task, "train")
+    _entry_attrs(store, model, task, "test")
     key = StoreKey(model, task, "train")
-    labels = np.asarray(g_tr["labels"][...], dtype=np.int64)
-    rows = np.asarray(g_tr["row"][...], dtype=np.int64)
-    y_test = np.asarray(g_te["labels"][...], dtype=np.int64)
-    dim_tr, dim_te = int(g_tr["embeddings"].shape[1]), int(g_te["embeddings"].shape[1])
+    # labels and rows only (the embeddings are read once, for the finite check); local
+    # stores read them without zarr
+    labels, rows, dim_tr = store.labels_rows(model, task, "train")
+    y_test, _, dim_te = store.labels_rows(model, task, "test")
+    labels = np.asarray(labels, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    y_test = np.asarray(y_test, dtype=np.int64)
     if dim_tr != dim_te:
         raise ProbeError(
             f"model {model!r} task {task!r}: train embeddings have {dim_tr} features but test "
@@ -164,7 +170,7 @@ def _inspect_pair(store: FeatureStore, model: str, task: str) -> _Pair:
         n_classes=n_classes,
         dim=dim_tr,
         task_fp=task_fp,
-        store_fp=str(g_tr.attrs.get("entry_fingerprint", "")),
+        store_fp=str(a_tr.get("entry_fingerprint", "")),
         n_params=prov.n_params if prov is not None else None,
         category=str(extra.get("task_category") or UNCATEGORIZED),
         synthetic=bool(extra.get("task_synthetic", False)),
@@ -239,20 +245,29 @@ def solve_group(
     backend: str,
     standardize: bool,
     blas_threads: int | None = 1,
+    gram_threads: int | None = None,
+    entries: tuple[StoreEntry, StoreEntry] | None = None,
 ) -> list[dict[str, Any]]:
     """Solve every fit of one (model, task); runs in a Dask worker or in-process.
 
     Reads the pair's embeddings from the store here (never shipped through the scheduler; a
     fresh, aligned array) and returns only small per-fit dicts: metrics, n_iter, converged.
+    In-process runs pass the (train, test) ``entries`` the finite check already read instead
+    of reading them twice, and may give the ``fast`` backend's full-data Gram products
+    ``gram_threads`` BLAS threads (the cores the run was given; everything else keeps
+    ``blas_threads``).
     """
     from threadpoolctl import threadpool_limits
 
     from geneb.probe.solvers import get_backend
 
     with threadpool_limits(limits=blas_threads):
-        fs = FeatureStore(store_path, "r")
-        tr = fs.get(model, task, "train")
-        te = fs.get(model, task, "test")
+        if entries is None:
+            fs = FeatureStore(store_path, "r")
+            tr = fs.get(model, task, "train")
+            te = fs.get(model, task, "test")
+        else:
+            tr, te = entries
         if tr.fingerprint != store_fp:
             raise StoreError(
                 f"store entry {tr.key} changed while probing (fingerprint {tr.fingerprint} "
@@ -270,6 +285,8 @@ def solve_group(
             from geneb.probe.mlp import MLPProbe
 
             solver: Any = MLPProbe(blas_threads=blas_threads)
+        elif backend == "fast" and gram_threads is not None:
+            solver = get_backend(backend, gram_threads=gram_threads)
         else:
             solver = get_backend(backend)
         cells = [
@@ -484,14 +501,19 @@ def _run(
         n_cells += nc
         n_skipped += ns
     todo = [p for p in pairs if p.fits]
+    n_procs = workers if workers is not None else _default_workers()
+    in_process = bool(todo) and client is None and (n_procs == 1 or len(todo) == 1)
+    read: dict[tuple[str, str], tuple[StoreEntry, StoreEntry]] = {}
     for p in todo:  # NaN/inf anywhere: fail before any work
-        _check_finite(fs, p.model, p.task, "train")
-        _check_finite(fs, p.model, p.task, "test")
+        tr = _check_finite(fs, p.model, p.task, "train")
+        te = _check_finite(fs, p.model, p.task, "test")
+        if in_process and len(todo) == 1:  # solved right here next: do not read it again
+            read[(p.model, p.task)] = (tr, te)
+        del tr, te
 
     table: pa.Table | None = existing
     if reused_rows:
-        table = merge_tables([table, rows_to_table(reused_rows)])
-        write_table(table, out_p)
+        table = merge_into(out_p, rows_to_table(reused_rows))
     n_fits = sum(len(p.fits) for p in todo)
     n_computed = 0
     todo.sort(key=lambda p: -len(p.labels) * p.dim)  # largest first: better load balance
@@ -503,10 +525,9 @@ def _run(
         for base, fid in pair.cells:
             r = by_id[fid]
             rows.append({**base, **{k: v for k, v in r.items() if k != "fit_id"}})
-        # planning excluded every cell already present: append without re-deduplicating
-        new = rows_to_table(rows)
-        table = new if table is None else pa.concat_tables([table, new])
-        write_table(table, out_p)
+        # merged into the table as it is on disk now, under a lock: another run writing the
+        # same table meanwhile keeps its rows
+        table = merge_into(out_p, rows_to_table(rows))
         n_computed += len(rows)
         if on_group_done is not None:
             on_group_done(pair.model, pair.task, len(rows))
@@ -514,13 +535,14 @@ def _run(
     args = dict(probe=probe, backend=backend_name, standardize=standardize)
     bar = _progress_bar(n_fits, progress)
     try:
-        n_procs = workers if workers is not None else _default_workers()
         if not todo:
             pass
-        elif client is None and (n_procs == 1 or len(todo) == 1):
+        elif in_process:
             for p in todo:
+                # this process is the whole run: the Gram (BLAS-3) may use every core given
                 res = solve_group(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
-                                  **args)
+                                  **args, gram_threads=min(n_procs, _default_workers()),
+                                  entries=read.pop((p.model, p.task), None))
                 finish(p, res)
                 bar.update(len(p.fits))
         else:
@@ -528,7 +550,7 @@ def _run(
     finally:
         bar.close()
     if table is None:  # nothing existed and nothing new: still leave a valid (empty) table
-        write_table(rows_to_table([]), out_p)
+        merge_into(out_p, rows_to_table([]))
     return ProbeRunSummary(
         out=out_p, backend=backend_name, n_cells=n_cells, n_skipped=n_skipped,
         n_reused=len(reused_rows), n_computed=n_computed, n_fits=n_fits, n_groups=len(todo),

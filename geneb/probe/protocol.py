@@ -17,7 +17,11 @@ import numpy as np
 
 from geneb.errors import ProbeError
 from geneb.probe.schema import DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
-from geneb.tasks.spec import TRAIN_ROW_CAP
+
+#: Same value as ``geneb.tasks.spec.TRAIN_ROW_CAP`` (tests/test_probe_protocol.py checks they
+#: agree). Not imported from there: ``geneb.tasks`` pulls in pandas (~0.3 s), which the probe
+#: path (``geneb probe``) never needs.
+TRAIN_ROW_CAP = 100_000
 
 __all__ = [
     "DEFAULT_C_SWEEP",

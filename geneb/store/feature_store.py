@@ -26,13 +26,9 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import zarr
-from zarr.codecs import Crc32cCodec
-from zarr.errors import ContainsGroupError
-from zarr.storage import LocalStore
 
 from geneb.errors import (
     CorruptEntryError,
@@ -45,6 +41,9 @@ from geneb.store import _direct
 from geneb.store.keys import StoreKey
 from geneb.store.locking import entry_lock
 from geneb.store.provenance import Provenance
+
+if TYPE_CHECKING:  # zarr is imported when first needed: ~0.18 s that reading a local
+    import zarr  # store (``geneb probe``) never pays; writing and fsspec URLs use it
 
 STORE_FORMAT_VERSION = 1
 #: Bytes per inner chunk (the unit read for a random row and checked by crc32c).
@@ -130,17 +129,29 @@ class FeatureStore:
         # file:// URLs are opened as local paths (zarr's LocalStore, fast direct I/O, locks)
         local = "://" not in self.path or self.path.startswith("file://")
         zpath = self.path.removeprefix("file://") if local else self.path
+        self._zpath = zpath
+        self._root: zarr.Group | None = None
         if mode == "r":
             if local and not Path(zpath).exists():
                 raise StoreError(f"no feature store at {self.path!r} (the path does not exist)")
+            if local and _local_v3_group(Path(zpath)):
+                # read-only local store: everything reads through ``_direct``; zarr itself is
+                # opened (and imported) only if some call needs the group (``root``)
+                self._dir: Path | None = Path(zpath)
+                self._id = str(self._dir.resolve())
+                return
+            import zarr
+
             try:
-                self.root = zarr.open_group(zpath, mode="r")
+                self._root = zarr.open_group(zpath, mode="r")
             except Exception as e:  # zarr raises several types here
                 raise StoreError(f"{self.path!r} is not a geneb feature store: {e}") from e
         else:
+            import zarr
+
             for attempt in range(3):  # processes racing to create the root: retry the loser
                 try:
-                    self.root = zarr.open_group(zpath, mode="a", zarr_format=3)
+                    self._root = zarr.open_group(zpath, mode="a", zarr_format=3)
                     break
                 except Exception as e:
                     if attempt == 2:
@@ -150,12 +161,28 @@ class FeatureStore:
                     time.sleep(0.05)
             if "geneb_store" not in self.root.attrs:
                 self.root.attrs["geneb_store"] = STORE_FORMAT_VERSION
+        from zarr.storage import LocalStore
+
         store = self.root.store
-        self._dir: Path | None = Path(store.root) if isinstance(store, LocalStore) else None
+        self._dir = Path(store.root) if isinstance(store, LocalStore) else None
         self._id = str(self._dir.resolve()) if self._dir is not None else self.path
+
+    @property
+    def root(self) -> zarr.Group:
+        """The store's root zarr group (opened on first use for a local read-only store)."""
+        if self._root is None:
+            import zarr
+
+            try:
+                self._root = zarr.open_group(self._zpath, mode="r")
+            except Exception as e:  # zarr raises several types here
+                raise StoreError(f"{self.path!r} is not a geneb feature store: {e}") from e
+        return self._root
 
     # ---------------------------------------------------------------- listing
     def _group(self, key: StoreKey) -> zarr.Group | None:
+        import zarr
+
         try:
             g = self.root[key.path]
         except (KeyError, FileNotFoundError):
@@ -325,6 +352,40 @@ class FeatureStore:
             attrs=attrs,
         )
 
+    def entry_attrs(self, key: StoreKey) -> dict[str, Any] | None:
+        """Attributes of an entry (None when there is none); local stores read the JSON."""
+        return self._attrs(key)
+
+    def labels_rows(self, model: str, task: str, split: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """(labels, row indices, embedding width) of a complete entry, checksums verified,
+        without reading its embeddings (what planning a probe run needs)."""
+        key = StoreKey(model, task, split)
+        attrs = self._entry_attrs(key, allow_incomplete=False)
+        n = int(attrs.get("n_rows", 0))
+        out: dict[str, np.ndarray] = {}
+        for name in ("labels", "row"):
+            lay = self._layout(key, name)
+            if lay is not None:
+                out[name] = _direct.read_all(lay)
+            else:
+                g = self._require_group(key)
+                if name not in g:
+                    raise CorruptEntryError(f"store entry {key} in {self.path} has no {name!r}")
+                out[name] = _zarr_read(g[name], f"{name} of {key}", slice(0, n))
+            if out[name].shape[0] != n:
+                raise CorruptEntryError(
+                    f"store entry {key}: {name} has {out[name].shape[0]} rows, expected {n}"
+                )
+        lay = self._layout(key, "embeddings")
+        if lay is not None:
+            dim = int(lay.shape[1])
+        else:
+            g = self._require_group(key)
+            if "embeddings" not in g:
+                raise CorruptEntryError(f"store entry {key} in {self.path} has no 'embeddings'")
+            dim = int(g["embeddings"].shape[1])
+        return out["labels"], out["row"], dim
+
     def get_rows(
         self, model: str, task: str, split: str, positions: Sequence[int] | np.ndarray
     ) -> StoreEntry:
@@ -456,6 +517,9 @@ class FeatureStore:
     def _ensure_group(self, path: str, attrs: dict[str, Any]) -> zarr.Group:
         """Create a parent group with its attributes; safe when processes race to create it
         (every racer writes identical metadata, each write is an atomic replace)."""
+        import zarr
+        from zarr.errors import ContainsGroupError
+
         try:
             return self.root.create_group(path, attributes=attrs)
         except (ContainsGroupError, FileExistsError):
@@ -694,6 +758,8 @@ class EntryWriter:
             st._ensure_group(f"{model_dir}/{task_dir}", {"task_id": key.task})
             g = st._ensure_group(key.path, {}) if not exists else st._require_group(key)
             g.attrs.put(attrs)
+            from zarr.codecs import Crc32cCodec
+
             for name in list(g.array_keys()):
                 del g[name]
             self._arr = g.create_array(
@@ -887,6 +953,16 @@ class EntryWriter:
             assert self._lock_cm is not None
             self._lock_cm.__exit__(exc_type, exc, tb)
             self._lock_cm = None
+
+
+def _local_v3_group(path: Path) -> bool:
+    """Is ``path`` a local zarr v3 group (its root ``zarr.json`` says so)? Then a read-only
+    store can skip opening zarr; anything else goes through ``zarr.open_group`` as before."""
+    try:
+        meta = _direct.read_json(path / "zarr.json")
+    except (CorruptEntryError, OSError):
+        return False
+    return bool(meta) and meta.get("node_type") == "group" and meta.get("zarr_format") == 3
 
 
 def _drop_placeholder(group_dir: Path) -> None:

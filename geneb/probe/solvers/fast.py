@@ -12,7 +12,10 @@
 - BLAS threads are pinned with threadpoolctl: one thread for the batched few-shot solve (its
   matrices are tiny); full-data fits use ``blas_threads`` / ``$GENEB_BLAS_THREADS`` when given
   (e.g. all cores for one large fit running alone), else the caller's setting (the engine pins
-  one thread per worker process, so workers never oversubscribe the cores).
+  one thread per worker process, so workers never oversubscribe the cores). ``gram_threads``
+  lets only the binary Gram product (the one BLAS-3 step, ``ssyrk``: same bits with any thread
+  count) use more: the engine gives it the run's cores when it solves in-process, never in a
+  Dask worker.
 
 Every cell reports Newton iterations and whether max |grad| of sklearn's scaled objective
 reached ``problem.tol``; a cell that did not is returned with ``converged=False``.
@@ -123,8 +126,12 @@ class FastBackend:
     name = "fast"
 
     def __init__(self, blas_threads: int | None = None, few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
-                 **_: Any) -> None:
+                 gram_threads: int | None = None, **_: Any) -> None:
         self.blas_threads = blas_threads
+        #: BLAS threads for the full-data Gram products only (the one large BLAS-3 step;
+        #: None: the same as the rest of the full-data fit). The engine sets it to the cores a
+        #: run was given when it solves in-process, never in a one-thread Dask worker.
+        self.gram_threads = gram_threads
         self.few_shot_max_rows = few_shot_max_rows
         self.ops: Any = NumpyOps()
 
@@ -154,8 +161,8 @@ class FastBackend:
         for rk, Cs in groups.items():
             idx = next(uniq[(rk, C)].train_idx for C in Cs)
             with threadpool_limits(limits=threads):
-                for C, fit in zip(sorted(Cs), self._solve_full(problem, idx, sorted(Cs)),
-                                  strict=True):
+                path_fits = self._solve_full(problem, idx, sorted(Cs))
+                for C, fit in zip(sorted(Cs), path_fits, strict=True):
                     fits[(rk, C)] = fit
         return [fits[k] for k in cell_keys]
 
@@ -173,10 +180,16 @@ class FastBackend:
         scales = np.ones((B, d))
         ns = np.array([len(cells[k].train_idx) for k in keys])
         n_max = int(ns.max())
-        # standardise each cell on its own rows, then thin SVDs (batched per row count)
-        Xs = [None] * B
-        for b, k in enumerate(keys):
-            Xc = problem.X_train[cells[k].train_idx]
+        # standardise each distinct row set on its own rows, then thin SVDs (batched per row
+        # count): once per row set, shared by its cells of every C (same matrix, same bits)
+        rows_of = [k[0] for k in keys]
+        first: dict[bytes, int] = {}
+        for b, rk in enumerate(rows_of):
+            first.setdefault(rk, b)
+        uniq_b = list(first.values())
+        Xs: dict[int, np.ndarray] = {}
+        for b in uniq_b:
+            Xc = problem.X_train[cells[keys[b]].train_idx]
             if problem.standardize:
                 st = Standardizer.fit(Xc)
                 means[b], scales[b] = st.mean, st.scale
@@ -184,11 +197,17 @@ class FastBackend:
             else:
                 Xs[b] = Xc.astype(np.float64)
         U_all, S_all, Vt_all = [None] * B, [None] * B, [None] * B
-        for n in np.unique(ns):
-            sel = np.flatnonzero(ns == n)
+        ns_u = ns[uniq_b]
+        for n in np.unique(ns_u):
+            sel = [uniq_b[j] for j in np.flatnonzero(ns_u == n)]
             U, S, Vt = ops.svd(ops.asarray(np.stack([Xs[b] for b in sel])))
             for j, b in enumerate(sel):
                 U_all[b], S_all[b], Vt_all[b] = U[j], S[j], Vt[j]
+        for b, rk in enumerate(rows_of):
+            b0 = first[rk]
+            if b0 != b:
+                means[b], scales[b] = means[b0], scales[b0]
+                U_all[b], S_all[b], Vt_all[b] = U_all[b0], S_all[b0], Vt_all[b0]
         S_np = [ops.to_numpy(s) for s in S_all]
         ranks = np.array([max(1, int((s > s[0] * max(n, d) * np.finfo(float).eps).sum()))
                           if s[0] > 0 else 1 for s, n in zip(S_np, ns, strict=True)])
@@ -239,6 +258,14 @@ class FastBackend:
                 for b, k in enumerate(keys)}
 
     # --- full data: warm-started C path -------------------------------------------------
+    def _gram_threads(self) -> int | None:
+        """Threads for the Gram: ``gram_threads``, never fewer than an explicit full-fit
+        setting; None (keep the full fit's own setting) when not given."""
+        if self.gram_threads is None:
+            return None
+        threads = full_fit_blas_threads(self.blas_threads)
+        return self.gram_threads if threads is None else max(self.gram_threads, threads)
+
     def _design(self, problem: ProbeProblem, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Float64 design (features, then ones) of the rows and the float64 test features.
 
@@ -251,9 +278,7 @@ class FastBackend:
         Xa = np.empty((X.shape[0], X.shape[1] + 1))
         body = Xa[:, :-1]
         if problem.standardize:
-            st = Standardizer.fit(X)
-            np.subtract(X, st.mean, out=body)
-            np.divide(body, st.scale, out=body)
+            st = Standardizer.fit_transform_into(X, body)
             Xt = st.transform(problem.X_test, np.float64)
         else:
             body[...] = X
@@ -267,7 +292,8 @@ class FastBackend:
         Xa, Xt = self._design(problem, idx)
         prep = time.perf_counter() - t0
         path = solve_path(Xa, Xa.astype(np.float32), problem.y_train[idx], problem.n_classes,
-                          Cs, tol=problem.tol, max_iter=problem.max_iter)
+                          Cs, tol=problem.tol, max_iter=problem.max_iter,
+                          gram_threads=self._gram_threads())
         multi = problem.n_classes > 2
         out = []
         for pf in path:

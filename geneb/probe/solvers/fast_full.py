@@ -11,9 +11,11 @@ only affects speed, never the answer. Warm starts: each C starts from the previo
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import linalg, special
@@ -48,9 +50,12 @@ class _Problem:
     and no extra term is needed to fix the intercept shift. Binary: Q = [[1]].
     """
 
-    def __init__(self, Xa64: np.ndarray, Xa32: np.ndarray, y: np.ndarray, n_classes: int) -> None:
+    def __init__(self, Xa64: np.ndarray, Xa32: np.ndarray, y: np.ndarray, n_classes: int,
+                 gram_threads: int | None = None) -> None:
         self.X = Xa64
         self.X32 = Xa32
+        self.gram_threads = gram_threads
+        self._controller: Any = None
         self.n, self.p = Xa64.shape
         self.multi = n_classes > 2
         if self.multi:
@@ -108,14 +113,35 @@ class _Problem:
     def gram(self, P: np.ndarray) -> np.ndarray:
         """Data Hessian ``X^T D X`` in float32 arithmetic, returned as float64 (K'p, K'p).
 
+        Only the upper triangle is guaranteed (binary: ``ssyrk`` fills only that one): the
+        only consumer is the upper Cholesky factorisation in ``precond``, which reads no other
+        entry (mirroring the lower half cost ~8 ms a call for nothing).
         All rows: a Gram estimated from a row subset (tried: 2,048-8,192 of 20,000 rows) made
         CG need 2-8x more steps and the path 1.6-2.9x slower.
         """
+        with self._gram_blas():
+            return self._gram(P)
+
+    def _gram_blas(self) -> Any:
+        """BLAS thread limit for the binary Gram, the one large BLAS-3 step (``gram_threads``;
+        None: the caller's setting). ``ssyrk`` gives the same bits with any thread count
+        (OpenBLAS splits the output blocks, each summed in one thread; checked on these
+        shapes), so threads change only the time. Not for K > 2: there the ``sgemm`` blocks
+        did change in the last bits with two threads. The memory-bound matrix-vector products
+        stay on the caller's setting (threads change their bits too)."""
+        if self.gram_threads is None or self.multi:
+            return contextlib.nullcontext()
+        from threadpoolctl import ThreadpoolController
+
+        if self._controller is None:
+            self._controller = ThreadpoolController()
+        return self._controller.limit(limits=self.gram_threads, user_api="blas")
+
+    def _gram(self, P: np.ndarray) -> np.ndarray:
         X = self.X32
         if not self.multi:
             Xs = X * np.sqrt(P[:, 0] * (1.0 - P[:, 0])).astype(np.float32)[:, None]
-            G = blas.ssyrk(1.0, Xs.T).astype(np.float64)  # upper triangle; ~20% under GEMM
-            return np.triu(G) + np.triu(G, 1).T
+            return blas.ssyrk(1.0, Xs.T).astype(np.float64)  # upper triangle; ~20% under GEMM
         # all coupled blocks: a block-diagonal preconditioner (one Cholesky per class) was
         # tried and needed 30x more CG steps on gue_splice_reconstructed (3 classes)
         K, p = self.Kp, self.p
@@ -188,13 +214,15 @@ def solve_path(
     *,
     tol: float,
     max_iter: int,
+    gram_threads: int | None = None,
 ) -> list[PathFit]:
     """Fit every C in ascending order, warm-starting each from the previous solution.
 
     ``Xa64``/``Xa32``: (n, p) design (features then a column of ones) in both precisions.
     Convergence: max |gradient| of sklearn's scaled objective (divided by C * n) <= ``tol``.
+    ``gram_threads``: BLAS threads for the Gram products only (None: the caller's setting).
     """
-    prob = _Problem(Xa64, Xa32, y, n_classes)
+    prob = _Problem(Xa64, Xa32, y, n_classes, gram_threads)
     theta = np.zeros((prob.Kp, prob.p))
     theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)
     G: np.ndarray | None = None
