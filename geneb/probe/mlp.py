@@ -8,18 +8,16 @@ on the cell's own train rows as for the linear probe.
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 from threadpoolctl import threadpool_limits
 
 from geneb.probe.preprocess import standardize_pair
 from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.sklearn_backend import fit_estimator
 
 #: Fixed hyperparameters (scikit-learn ``MLPClassifier``); never tuned per task or model.
 MLP_PARAMS: dict[str, Any] = {
@@ -46,19 +44,10 @@ def fit_mlp(
 ) -> CellFit:
     """Train one MLP probe and return test probabilities for classes 0..K-1."""
     clf = make_mlp(seed)
-    t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        clf.set_params(batch_size=min(200, len(y)))
-        clf.fit(np.asarray(X, dtype=np.float32), y)
-    seconds = time.perf_counter() - t0
-    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    proba = np.zeros((len(X_test), n_classes))
-    proba[:, clf.classes_.astype(np.int64)] = clf.predict_proba(np.asarray(X_test, np.float32))
-    n_iter = int(clf.n_iter_)
-    return CellFit(proba=proba, n_iter=n_iter,
-                   converged=(n_iter < MLP_PARAMS["max_iter"]) and not warned,
-                   fit_seconds=seconds)
+    clf.set_params(batch_size=min(200, len(y)))
+    return fit_estimator(clf, np.asarray(X, dtype=np.float32), y,
+                         np.asarray(X_test, dtype=np.float32), n_classes=n_classes,
+                         max_iter=MLP_PARAMS["max_iter"])
 
 
 class MLPProbe:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -53,6 +54,17 @@ def fit_logreg(
     auto_solver, auto_tol = choose_solver(X.shape[1], n_classes, tol)
     clf = LogisticRegression(C=C, max_iter=max_iter, solver=solver or auto_solver,
                              tol=auto_tol if solver is None else tol)
+    return fit_estimator(clf, X, y, X_test, n_classes=n_classes, max_iter=max_iter)
+
+
+def fit_estimator(
+    clf: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, *, n_classes: int, max_iter: int
+) -> CellFit:
+    """Fit a scikit-learn classifier; converged = under max_iter and no ConvergenceWarning.
+
+    Shared by the logistic-regression reference and the MLP probe so both report n_iter,
+    convergence and test probabilities for classes 0..K-1 the same way.
+    """
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
