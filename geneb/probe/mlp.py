@@ -13,11 +13,9 @@ from typing import Any
 
 import numpy as np
 from sklearn.neural_network import MLPClassifier
-from threadpoolctl import threadpool_limits
 
-from geneb.probe.preprocess import standardize_pair
 from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
-from geneb.probe.solvers.sklearn_backend import fit_estimator
+from geneb.probe.solvers.sklearn_backend import fit_estimator, solve_one_by_one
 
 #: Fixed hyperparameters (scikit-learn ``MLPClassifier``); never tuned per task or model.
 MLP_PARAMS: dict[str, Any] = {
@@ -59,13 +57,8 @@ class MLPProbe:
         self.blas_threads = blas_threads
 
     def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
-        out: list[CellFit] = []
-        with threadpool_limits(limits=self.blas_threads):
-            for cell in cells:
-                X = problem.X_train[cell.train_idx]
-                X_test = problem.X_test
-                if problem.standardize:
-                    X, X_test = standardize_pair(X, X_test, dtype=np.float32)
-                out.append(fit_mlp(X, problem.y_train[cell.train_idx], X_test, seed=cell.seed,
-                                   n_classes=problem.n_classes))
-        return out
+        def fit(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, cell: ProbeCell) -> CellFit:
+            return fit_mlp(X, y, X_test, seed=cell.seed, n_classes=problem.n_classes)
+
+        return solve_one_by_one(problem, cells, fit, dtype=np.float32,
+                                blas_threads=self.blas_threads)

@@ -329,20 +329,7 @@ class FeatureStore:
         attrs = self._entry_attrs(key, allow_incomplete)
         complete = bool(attrs.get("complete", False))
         n = int(attrs.get("n_rows", 0)) if complete else int(attrs.get("rows_written", 0))
-        arrays: dict[str, np.ndarray] = {}
-        for name in ARRAYS:
-            lay = self._layout(key, name) if complete else None
-            if lay is not None:
-                arrays[name] = _direct.read_all(lay)
-            else:
-                g = self._require_group(key)
-                if name not in g:
-                    raise CorruptEntryError(f"store entry {key} in {self.path} has no {name!r}")
-                arrays[name] = _zarr_read(g[name], f"{name} of {key}", slice(0, n))
-            if arrays[name].shape[0] != n:
-                raise CorruptEntryError(
-                    f"store entry {key}: {name} has {arrays[name].shape[0]} rows, expected {n}"
-                )
+        arrays = {name: self._read_array(key, name, n, direct=complete) for name in ARRAYS}
         return StoreEntry(
             key=key,
             embeddings=arrays["embeddings"],
@@ -351,6 +338,22 @@ class FeatureStore:
             provenance=Provenance.from_dict(dict(attrs["provenance"])),
             attrs=attrs,
         )
+
+    def _read_array(self, key: StoreKey, name: str, n: int, *, direct: bool) -> np.ndarray:
+        """First ``n`` rows of one array (direct shard reads when possible), checked for size."""
+        lay = self._layout(key, name) if direct else None
+        if lay is not None:
+            arr = _direct.read_all(lay)
+        else:
+            g = self._require_group(key)
+            if name not in g:
+                raise CorruptEntryError(f"store entry {key} in {self.path} has no {name!r}")
+            arr = _zarr_read(g[name], f"{name} of {key}", slice(0, n))
+        if arr.shape[0] != n:
+            raise CorruptEntryError(
+                f"store entry {key}: {name} has {arr.shape[0]} rows, expected {n}"
+            )
+        return arr
 
     def entry_attrs(self, key: StoreKey) -> dict[str, Any] | None:
         """Attributes of an entry (None when there is none); local stores read the JSON."""
@@ -362,20 +365,7 @@ class FeatureStore:
         key = StoreKey(model, task, split)
         attrs = self._entry_attrs(key, allow_incomplete=False)
         n = int(attrs.get("n_rows", 0))
-        out: dict[str, np.ndarray] = {}
-        for name in ("labels", "row"):
-            lay = self._layout(key, name)
-            if lay is not None:
-                out[name] = _direct.read_all(lay)
-            else:
-                g = self._require_group(key)
-                if name not in g:
-                    raise CorruptEntryError(f"store entry {key} in {self.path} has no {name!r}")
-                out[name] = _zarr_read(g[name], f"{name} of {key}", slice(0, n))
-            if out[name].shape[0] != n:
-                raise CorruptEntryError(
-                    f"store entry {key}: {name} has {out[name].shape[0]} rows, expected {n}"
-                )
+        out = {name: self._read_array(key, name, n, direct=True) for name in ("labels", "row")}
         lay = self._layout(key, "embeddings")
         if lay is not None:
             dim = int(lay.shape[1])

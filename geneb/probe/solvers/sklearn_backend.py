@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,14 +87,29 @@ class SklearnBackend:
         self.blas_threads = blas_threads
 
     def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
-        out: list[CellFit] = []
-        with threadpool_limits(limits=self.blas_threads):
-            for cell in cells:
-                X = problem.X_train[cell.train_idx]
-                y = problem.y_train[cell.train_idx]
-                X_test = problem.X_test
-                if problem.standardize:
-                    X, X_test = standardize_pair(X, X_test, dtype=np.float64)
-                out.append(fit_logreg(X, y, X_test, C=cell.C, n_classes=problem.n_classes,
-                                      max_iter=problem.max_iter, tol=problem.tol))
-        return out
+        def fit(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, cell: ProbeCell) -> CellFit:
+            return fit_logreg(X, y, X_test, C=cell.C, n_classes=problem.n_classes,
+                              max_iter=problem.max_iter, tol=problem.tol)
+
+        return solve_one_by_one(problem, cells, fit, dtype=np.float64,
+                                blas_threads=self.blas_threads)
+
+
+def solve_one_by_one(
+    problem: ProbeProblem,
+    cells: Sequence[ProbeCell],
+    fit: Callable[[np.ndarray, np.ndarray, np.ndarray, ProbeCell], CellFit],
+    *,
+    dtype: type,
+    blas_threads: int | None,
+) -> list[CellFit]:
+    """Fit cells one at a time: each on its own rows, standardised on them when asked."""
+    out: list[CellFit] = []
+    with threadpool_limits(limits=blas_threads):
+        for cell in cells:
+            X = problem.X_train[cell.train_idx]
+            X_test = problem.X_test
+            if problem.standardize:
+                X, X_test = standardize_pair(X, X_test, dtype=dtype)
+            out.append(fit(X, problem.y_train[cell.train_idx], X_test, cell))
+    return out
