@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from geneb.commands._common import cli_errors, console, show_progress
 
@@ -93,6 +92,8 @@ def extract(
     ] = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
+    from rich.table import Table
+
     from geneb.extract.runner import extract as run_extract
 
     results = run_extract(

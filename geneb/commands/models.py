@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from geneb.commands._common import cli_errors, console
 
@@ -14,6 +13,8 @@ app = typer.Typer(no_args_is_help=True, help="List model adapters.")
 @cli_errors
 def list_() -> None:
     """List built-in adapters, installed controls and `geneb.embedders` plugins."""
+    from rich.table import Table
+
     from geneb.extract.registry import describe_embedders
 
     table = Table(title="geneb models")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from geneb.commands._common import cli_errors, console, show_progress
+from geneb.commands._common import cli_errors, show_progress
 
 
 @cli_errors
@@ -74,9 +74,8 @@ def probe(
         probe=probe_kind, backend=backend, workers=workers, scheduler=scheduler,
         standardize=standardize, take_all=take_all, progress=show_progress(),
     )
-    console.print(
+    typer.echo(  # a plain line: no rich import on the probe path
         f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
         f"model x task jobs, backend {s.backend}), {s.n_reused} reused, "
-        f"{s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}",
-        highlight=False,
+        f"{s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
     )

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from geneb.commands._common import cli_errors, console, err_console
 from geneb.errors import unknown_name
@@ -38,6 +36,9 @@ def _key(store, model: str, task: str, split: str):
 @cli_errors
 def ls(path: StorePath) -> None:
     """List the entries: key, shape, dtype and status (complete / incomplete)."""
+    from rich.console import Console
+    from rich.table import Table
+
     store = _open(path)
     table = Table(title=f"feature store {path}")
     for col in ("model", "task", "split"):

@@ -245,7 +245,7 @@ def solve_group(
     backend: str,
     standardize: bool,
     blas_threads: int | None = 1,
-    gram_threads: int | None = None,
+    fit_threads: int | None = None,
     entries: tuple[StoreEntry, StoreEntry] | None = None,
 ) -> list[dict[str, Any]]:
     """Solve every fit of one (model, task); runs in a Dask worker or in-process.
@@ -253,9 +253,9 @@ def solve_group(
     Reads the pair's embeddings from the store here (never shipped through the scheduler; a
     fresh, aligned array) and returns only small per-fit dicts: metrics, n_iter, converged.
     In-process runs pass the (train, test) ``entries`` the finite check already read instead
-    of reading them twice, and may give the ``fast`` backend's full-data Gram products
-    ``gram_threads`` BLAS threads (the cores the run was given; everything else keeps
-    ``blas_threads``).
+    of reading them twice, and may give the ``fast`` backend's full-data fits ``fit_threads``
+    cores (the cores the run was given) for their bit-reproducible parallel steps; everything
+    else keeps ``blas_threads``.
     """
     from threadpoolctl import threadpool_limits
 
@@ -285,8 +285,8 @@ def solve_group(
             from geneb.probe.mlp import MLPProbe
 
             solver: Any = MLPProbe(blas_threads=blas_threads)
-        elif backend == "fast" and gram_threads is not None:
-            solver = get_backend(backend, gram_threads=gram_threads)
+        elif backend == "fast" and fit_threads is not None:
+            solver = get_backend(backend, fit_threads=fit_threads)
         else:
             solver = get_backend(backend)
         cells = [
@@ -539,9 +539,9 @@ def _run(
             pass
         elif in_process:
             for p in todo:
-                # this process is the whole run: the Gram (BLAS-3) may use every core given
+                # this process is the whole run: full-data fits may use every core given
                 res = solve_group(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
-                                  **args, gram_threads=min(n_procs, _default_workers()),
+                                  **args, fit_threads=min(n_procs, _default_workers()),
                                   entries=read.pop((p.model, p.task), None))
                 finish(p, res)
                 bar.update(len(p.fits))

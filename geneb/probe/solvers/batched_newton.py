@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
+
+from geneb.probe.solvers import numeric
 
 Array = Any  # numpy.ndarray or torch.Tensor
 
@@ -53,13 +54,13 @@ class NumpyOps:
         return np.logaddexp(0.0, x)
 
     def sigmoid(self, x: np.ndarray) -> np.ndarray:
-        return special.expit(x)
+        return numeric.expit(x)
 
     def logsumexp(self, x: np.ndarray) -> np.ndarray:
-        return special.logsumexp(x, axis=-1)
+        return numeric.logsumexp(x, axis=-1)
 
     def softmax(self, x: np.ndarray) -> np.ndarray:
-        return special.softmax(x, axis=-1)
+        return numeric.softmax(x, axis=-1)
 
     def solve(self, H: np.ndarray, g: np.ndarray) -> np.ndarray:
         return np.linalg.solve(H, g[..., None])[..., 0]

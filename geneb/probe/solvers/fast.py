@@ -9,13 +9,13 @@
   each distinct row set is solved along its ascending C path with warm starts by a
   preconditioned inexact Newton method whose only O(n d^2) step runs in float32
   (``fast_full``); gradients and the stopping test are float64.
-- BLAS threads are pinned with threadpoolctl: one thread for the batched few-shot solve (its
-  matrices are tiny); full-data fits use ``blas_threads`` / ``$GENEB_BLAS_THREADS`` when given
-  (e.g. all cores for one large fit running alone), else the caller's setting (the engine pins
-  one thread per worker process, so workers never oversubscribe the cores). ``gram_threads``
-  lets only the binary Gram product (the one BLAS-3 step, ``ssyrk``: same bits with any thread
-  count) use more: the engine gives it the run's cores when it solves in-process, never in a
-  Dask worker.
+- Threads: BLAS is pinned to one thread (threadpoolctl) for everything here. A full-data fit
+  spreads its own fixed row blocks and Gram panels over ``fit_threads`` Python threads (or
+  ``blas_threads`` / ``$GENEB_BLAS_THREADS`` when larger) and adds the partial sums in block
+  order, so the answer has the same bits for any thread count (OpenBLAS's threads change the
+  last bits, and their busy-waiting made a full fit 3.5x slower on two shared cores). The
+  engine gives ``fit_threads`` the run's cores when it solves in-process, and one in a Dask
+  worker (parallelism across (model, task) jobs instead), so workers never oversubscribe.
 
 Every cell reports Newton iterations and whether max |grad| of sklearn's scaled objective
 reached ``problem.tol``; a cell that did not is returned with ``converged=False``.
@@ -30,14 +30,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import special
 from threadpoolctl import threadpool_limits
 
 from geneb.errors import ProbeError
 from geneb.probe.preprocess import Standardizer
 from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
-from geneb.probe.solvers.fast_full import solve_path
+from geneb.probe.solvers.fast_full import RowBlocks, solve_path
+from geneb.probe.solvers.numeric import expit, softmax
 
 #: A cell is solved in the reduced (row-space) form when it has at most this many train rows
 #: and fewer rows than features; larger cells go through the full-data path.
@@ -52,9 +52,8 @@ def _rows_key(idx: np.ndarray) -> bytes:
 
 
 def full_fit_blas_threads(explicit: int | None = None) -> int | None:
-    """BLAS threads for full-data fits: ``explicit``, else ``$GENEB_BLAS_THREADS``, else None
-    (keep the caller's setting: the engine pins one thread per worker process; measured here,
-    two busy-waiting OpenBLAS threads on two shared cores made a full fit 3.5x slower)."""
+    """Threads asked for full-data fits: ``explicit``, else ``$GENEB_BLAS_THREADS``, else None
+    (the fit's own blocked threads are used; BLAS stays single-threaded)."""
     if explicit is not None:
         if explicit < 1:
             raise ProbeError(f"blas_threads must be >= 1, got {explicit}")
@@ -115,8 +114,8 @@ def proba_from_logits(logits: np.ndarray, multi: bool,
     if magnitude is not None:
         logits = snap_ties(logits, magnitude)
     if multi:
-        return special.softmax(logits, axis=-1)
-    p1 = special.expit(logits[..., 0])
+        return softmax(logits, axis=-1)
+    p1 = expit(logits[..., 0])
     return np.stack([1.0 - p1, p1], axis=-1)
 
 
@@ -126,12 +125,13 @@ class FastBackend:
     name = "fast"
 
     def __init__(self, blas_threads: int | None = None, few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
-                 gram_threads: int | None = None, **_: Any) -> None:
+                 fit_threads: int | None = None, **_: Any) -> None:
         self.blas_threads = blas_threads
-        #: BLAS threads for the full-data Gram products only (the one large BLAS-3 step;
-        #: None: the same as the rest of the full-data fit). The engine sets it to the cores a
-        #: run was given when it solves in-process, never in a one-thread Dask worker.
-        self.gram_threads = gram_threads
+        #: Cores for the full-data fit's bit-reproducible parallel steps (see fast_full; None:
+        #: one thread for the blocked passes, the full fit's BLAS setting for the Gram). The
+        #: engine sets it to the cores a run was given when it solves in-process, never in a
+        #: one-thread Dask worker.
+        self.fit_threads = fit_threads
         self.few_shot_max_rows = few_shot_max_rows
         self.ops: Any = NumpyOps()
 
@@ -157,10 +157,10 @@ class FastBackend:
         groups: dict[bytes, list[float]] = {}
         for rk, C in full:
             groups.setdefault(rk, []).append(C)
-        threads = full_fit_blas_threads(self.blas_threads)
         for rk, Cs in groups.items():
             idx = next(uniq[(rk, C)].train_idx for C in Cs)
-            with threadpool_limits(limits=threads):
+            # BLAS single-threaded; the fit spreads its own fixed blocks over _fit_threads()
+            with threadpool_limits(limits=1):
                 path_fits = self._solve_full(problem, idx, sorted(Cs))
                 for C, fit in zip(sorted(Cs), path_fits, strict=True):
                     fits[(rk, C)] = fit
@@ -258,42 +258,63 @@ class FastBackend:
                 for b, k in enumerate(keys)}
 
     # --- full data: warm-started C path -------------------------------------------------
-    def _gram_threads(self) -> int | None:
-        """Threads for the Gram: ``gram_threads``, never fewer than an explicit full-fit
-        setting; None (keep the full fit's own setting) when not given."""
-        if self.gram_threads is None:
-            return None
-        threads = full_fit_blas_threads(self.blas_threads)
-        return self.gram_threads if threads is None else max(self.gram_threads, threads)
+    def _fit_threads(self) -> int:
+        """Cores for a full-data fit: the larger of ``fit_threads`` and an explicit
+        ``blas_threads`` / ``$GENEB_BLAS_THREADS``; one when neither is given."""
+        return max(self.fit_threads or 1, full_fit_blas_threads(self.blas_threads) or 1)
 
-    def _design(self, problem: ProbeProblem, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Float64 design (features, then ones) of the rows and the float64 test features.
+    def _design(self, problem: ProbeProblem, idx: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Float64 and float32 designs (features, then ones) of the rows, and the float64
+        test features.
 
-        Written in place (no hstack copy of a large matrix); bitwise equal to
-        ``Standardizer.transform`` followed by appending the intercept column.
+        Written in place (no hstack copy of a large matrix), in column slabs spread over the
+        fit's threads: every column is standardised on its own (numpy reduces a C-ordered
+        matrix over axis 0 row after row, for a column slab as for the whole), so the values
+        are bitwise those of ``Standardizer.transform`` for any number of slabs.
         """
         n_all = problem.X_train.shape[0]
         every_row = len(idx) == n_all and bool((idx == np.arange(n_all)).all())
         X = problem.X_train if every_row else problem.X_train[idx]
-        Xa = np.empty((X.shape[0], X.shape[1] + 1))
-        body = Xa[:, :-1]
+        n, d = X.shape
+        Xa = np.empty((n, d + 1))
+        Xa32 = np.empty((n, d + 1), dtype=np.float32)
+        threads = self._fit_threads()
+        edges = [d * i // threads for i in range(threads + 1)]
+        slabs = [(c0, c1) for c0, c1 in zip(edges[:-1], edges[1:], strict=True) if c1 > c0]
+
+        def slab(c0: int, c1: int) -> Standardizer | None:
+            st = None
+            if problem.standardize:
+                st = Standardizer.fit_transform_into(X[:, c0:c1], Xa[:, c0:c1])
+            else:
+                Xa[:, c0:c1] = X[:, c0:c1]
+            Xa32[:, c0:c1] = Xa[:, c0:c1]
+            return st
+
+        runner = RowBlocks(0, threads)
+        try:
+            parts = runner.run(slab, slabs)
+        finally:
+            runner.close()
+        Xa[:, -1] = 1.0
+        Xa32[:, -1] = 1.0
         if problem.standardize:
-            st = Standardizer.fit_transform_into(X, body)
+            st = Standardizer(mean=np.concatenate([s.mean for s in parts]),
+                              scale=np.concatenate([s.scale for s in parts]))
             Xt = st.transform(problem.X_test, np.float64)
         else:
-            body[...] = X
             Xt = problem.X_test.astype(np.float64)
-        Xa[:, -1] = 1.0
-        return Xa, Xt
+        return Xa, Xa32, Xt
 
     def _solve_full(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
                     ) -> list[CellFit]:
         t0 = time.perf_counter()
-        Xa, Xt = self._design(problem, idx)
+        Xa, Xa32, Xt = self._design(problem, idx)
         prep = time.perf_counter() - t0
-        path = solve_path(Xa, Xa.astype(np.float32), problem.y_train[idx], problem.n_classes,
+        path = solve_path(Xa, Xa32, problem.y_train[idx], problem.n_classes,
                           Cs, tol=problem.tol, max_iter=problem.max_iter,
-                          gram_threads=self._gram_threads())
+                          threads=self._fit_threads())
         multi = problem.n_classes > 2
         out = []
         for pf in path:

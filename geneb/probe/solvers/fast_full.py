@@ -7,23 +7,76 @@ O(n d^2) step) at some earlier iterate. ``G`` is reused across Newton steps and 
 (re-factoring for a new C costs one O(d^3 / 3) Cholesky) and recomputed only when CG stops
 converging quickly. Gradient, objective and line search run in float64, so the float32 Gram
 only affects speed, never the answer. Warm starts: each C starts from the previous solution.
+
+Parallel without changing a bit: the matrix-vector passes (linear predictor, gradient,
+Hessian-vector products) run over fixed row blocks, one single-threaded BLAS call per block,
+spread over ``threads`` Python threads (BLAS releases the GIL), with the per-block partial
+sums added in block order. The blocks do not depend on the thread count, so one thread and
+two give the same bits (OpenBLAS's own threading splits the sums differently for each thread
+count). The Gram is computed in fixed column panels the same way. BLAS itself stays
+single-threaded throughout.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg, special
-from scipy.linalg import blas
+
+from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, upper_panels
 
 #: CG steps after which the lagged Gram is considered stale and recomputed.
 STALE_CG = 5
 MAX_CG = 200
+#: Rows per block of the blocked matrix-vector passes: fixed (never derived from the thread
+#: count, so results do not depend on it). 1,024 rows of 1,025 float32 features are 4 MiB:
+#: large enough that per-block Python overhead is small, small enough to split 6,478 rows
+#: over two threads evenly (measured: 256-row blocks were slower with two threads).
+BLOCK_ROWS = 1024
+#: Column panels of the multi-class Gram blocks (GEMMs), fixed: one per thread on two cores.
+GRAM_PANELS = 2
+
+
+class RowBlocks:
+    """Fixed row blocks ``[a, b)`` of an n-row matrix, mapped over a small thread pool.
+
+    ``map(fn)`` calls ``fn(a, b)`` for every block and returns the results in block order;
+    thread t handles the t-th contiguous run of blocks. Callers reduce the results in that
+    order, so the sums are the same for any ``threads``. BLAS must be single-threaded inside
+    ``fn`` (the caller's threadpool limit; the solver runs under one thread).
+    """
+
+    def __init__(self, n: int, threads: int = 1, block_rows: int = BLOCK_ROWS) -> None:
+        edges = list(range(0, n, block_rows)) + [n]
+        self.blocks = list(zip(edges[:-1], edges[1:], strict=True))
+        self.threads = max(1, int(threads))
+        self._pool: ThreadPoolExecutor | None = None
+
+    def map(self, fn: Callable[[int, int], Any]) -> list[Any]:
+        """``fn(a, b)`` for every row block, results in block order."""
+        return self.run(fn, self.blocks)
+
+    def run(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """``fn(*task)`` for every task of a fixed list, results in task order; thread t
+        takes the t-th contiguous run of tasks."""
+        t = min(self.threads, len(tasks))
+        if t <= 1:
+            return [fn(*task) for task in tasks]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="geneb-rows")
+        nb = len(tasks)
+        runs = [tasks[i * nb // t:(i + 1) * nb // t] for i in range(t)]
+        parts = self._pool.map(lambda run: [fn(*task) for task in run], runs)
+        return [r for part in parts for r in part]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,12 +104,14 @@ class _Problem:
     """
 
     def __init__(self, Xa64: np.ndarray, Xa32: np.ndarray, y: np.ndarray, n_classes: int,
-                 gram_threads: int | None = None) -> None:
+                 threads: int | None = None) -> None:
         self.X = Xa64
         self.X32 = Xa32
-        self.gram_threads = gram_threads
-        self._controller: Any = None
+        self.threads = threads
         self.n, self.p = Xa64.shape
+        self.rows = RowBlocks(self.n, threads or 1)
+        self._w_for: np.ndarray | None = None
+        self._w = np.empty(0)
         self.multi = n_classes > 2
         if self.multi:
             centred = np.eye(n_classes) - 1.0 / n_classes
@@ -74,20 +129,37 @@ class _Problem:
         return self.Q @ theta
 
     def eta(self, theta: np.ndarray) -> np.ndarray:
-        return self.X @ self.full(theta).T
+        Wt = np.ascontiguousarray(self.full(theta).T)
+        out = np.empty((self.n, Wt.shape[1]))
+
+        def block(a: int, b: int) -> None:
+            np.matmul(self.X[a:b], Wt, out=out[a:b])
+
+        self.rows.map(block)
+        return out
+
+    def _xt_sum(self, fn: Callable[[int, int], np.ndarray]) -> np.ndarray:
+        """Sum of per-block ``X_blk^T r_blk`` partials, added in block order."""
+        parts = self.rows.map(fn)
+        total = parts[0].astype(np.float64)
+        for part in parts[1:]:
+            total += part
+        return total
 
     def loss_terms(self, eta: np.ndarray) -> tuple[float, np.ndarray]:
         if self.multi:
-            lse = special.logsumexp(eta, axis=1)
+            lse = logsumexp(eta, axis=1)
             return float((lse - (eta * self.Y).sum(1)).sum()), np.exp(eta - lse[:, None])
         e = eta[:, 0]
-        return float((np.logaddexp(0.0, e) - self.Y[:, 0] * e).sum()), special.expit(eta)
+        return float((np.logaddexp(0.0, e) - self.Y[:, 0] * e).sum()), expit(eta)
 
     def penalty(self, theta: np.ndarray) -> float:
         return 0.5 * float((self.pen * theta * theta).sum())
 
     def grad(self, C: float, theta: np.ndarray, P: np.ndarray) -> np.ndarray:
-        return C * (self.Q.T @ (self.X.T @ (P - self.Y)).T) + self.pen * theta
+        R = P - self.Y
+        XtR = self._xt_sum(lambda a, b: self.X[a:b].T @ R[a:b])  # (p, K')
+        return C * (self.Q.T @ XtR.T) + self.pen * theta
 
     def grad_norm(self, C: float, g: np.ndarray) -> float:
         """sklearn's stopping measure: max |gradient| in its own coefficients, over C * n
@@ -100,60 +172,82 @@ class _Problem:
         X = self.X32
         w32 = self.full(v).astype(np.float32)
         if self.multi:
-            u = (X @ w32.T).astype(np.float64)  # (n, K)
-            pu = P * u
-            s = pu - P * pu.sum(1, keepdims=True)
-            hv = self.Q.T @ (X.T @ s.astype(np.float32)).T.astype(np.float64)
+            Wt = np.ascontiguousarray(w32.T)
+
+            def block(a: int, b: int) -> np.ndarray:
+                Xb, Pb = X[a:b], P[a:b]
+                pu = Pb * (Xb @ Wt)  # float64 (n_b, K)
+                s = pu - Pb * pu.sum(1, keepdims=True)
+                return Xb.T @ s.astype(np.float32)  # (p, K), the block still in cache
+
+            hv = self.Q.T @ self._xt_sum(block).T
         else:
-            u = (X @ w32[0]).astype(np.float64)
-            s = (P[:, 0] * (1.0 - P[:, 0])) * u
-            hv = (X.T @ s.astype(np.float32)).astype(np.float64)[None, :]
+            w = w32[0]
+            D = self._weights(P)
+
+            def block(a: int, b: int) -> np.ndarray:
+                Xb = X[a:b]
+                return (D[a:b] * (Xb @ w)).astype(np.float32) @ Xb
+
+            hv = self._xt_sum(block)[None, :]
         return C * hv + self.pen * v
+
+    def _weights(self, P: np.ndarray) -> np.ndarray:
+        """Binary Hessian weights p (1 - p), cached for the current P (one per Newton step,
+        reused by every CG step)."""
+        if self._w_for is not P:
+            self._w_for, self._w = P, P[:, 0] * (1.0 - P[:, 0])
+        return self._w
 
     def gram(self, P: np.ndarray) -> np.ndarray:
         """Data Hessian ``X^T D X`` in float32 arithmetic, returned as float64 (K'p, K'p).
 
-        Only the upper triangle is guaranteed (binary: ``ssyrk`` fills only that one): the
-        only consumer is the upper Cholesky factorisation in ``precond``, which reads no other
-        entry (mirroring the lower half cost ~8 ms a call for nothing).
+        Only the upper triangle is guaranteed (binary: two fixed column panels, a SYRK and a
+        GEMM over all rows, see ``upper_panels``, one per thread: the same bits for any thread
+        count, and as fast as OpenBLAS's own two-thread ``ssyrk``, whose spinning helper
+        threads then slowed the next blocked passes 1.7x): the only consumer is the upper
+        Cholesky factorisation in ``precond``, which reads no other entry.
         All rows: a Gram estimated from a row subset (tried: 2,048-8,192 of 20,000 rows) made
         CG need 2-8x more steps and the path 1.6-2.9x slower.
         """
-        with self._gram_blas():
-            return self._gram(P)
-
-    def _gram_blas(self) -> Any:
-        """BLAS thread limit for the binary Gram, the one large BLAS-3 step (``gram_threads``;
-        None: the caller's setting). ``ssyrk`` gives the same bits with any thread count
-        (OpenBLAS splits the output blocks, each summed in one thread; checked on these
-        shapes), so threads change only the time. Not for K > 2: there the ``sgemm`` blocks
-        did change in the last bits with two threads. The memory-bound matrix-vector products
-        stay on the caller's setting (threads change their bits too)."""
-        if self.gram_threads is None or self.multi:
-            return contextlib.nullcontext()
-        from threadpoolctl import ThreadpoolController
-
-        if self._controller is None:
-            self._controller = ThreadpoolController()
-        return self._controller.limit(limits=self.gram_threads, user_api="blas")
-
-    def _gram(self, P: np.ndarray) -> np.ndarray:
         X = self.X32
+        p = self.p
         if not self.multi:
-            Xs = X * np.sqrt(P[:, 0] * (1.0 - P[:, 0])).astype(np.float32)[:, None]
-            return blas.ssyrk(1.0, Xs.T).astype(np.float64)  # upper triangle; ~20% under GEMM
+            sq = np.sqrt(self._weights(P)).astype(np.float32)
+            Xs = np.empty_like(X)
+
+            def scale(a: int, b: int) -> None:
+                np.multiply(X[a:b], sq[a:b, None], out=Xs[a:b])
+
+            self.rows.map(scale)
+            G32 = np.zeros((p, p), dtype=np.float32)  # the lower triangle stays 0
+
+            def panel(c0: int, c1: int) -> None:  # the upper triangle's columns c0..c1
+                G32[:c1, c0:c1] = Xs[:, :c1].T @ Xs[:, c0:c1]
+
+            self.rows.run(panel, upper_panels(0, p))
+            return G32.astype(np.float64)
         # all coupled blocks: a block-diagonal preconditioner (one Cholesky per class) was
         # tried and needed 30x more CG steps on gue_splice_reconstructed (3 classes)
-        K, p = self.Kp, self.p
+        K = self.Kp
         PQ = P @ self.Q  # (n, K-1)
         G = np.empty((K * p, K * p))
+        weights = {}
         for a in range(K):
             for b in range(a, K):
                 w = (P * (self.Q[:, a] * self.Q[:, b])).sum(1) - PQ[:, a] * PQ[:, b]
-                blk = (X.T @ (X * w.astype(np.float32)[:, None])).astype(np.float64)
-                G[a * p:(a + 1) * p, b * p:(b + 1) * p] = blk
-                if b != a:
-                    G[b * p:(b + 1) * p, a * p:(a + 1) * p] = blk.T
+                weights[a, b] = w.astype(np.float32)[:, None]
+        edges = np.linspace(0, p, GRAM_PANELS + 1).astype(int)
+        tasks = [(a, b, int(c0), int(c1)) for (a, b) in weights
+                 for c0, c1 in zip(edges[:-1], edges[1:], strict=True)]
+
+        def block(a: int, b: int, c0: int, c1: int) -> None:
+            blk = X.T @ (X[:, c0:c1] * weights[a, b])
+            G[a * p:(a + 1) * p, b * p + c0:b * p + c1] = blk
+            if b != a:
+                G[b * p + c0:b * p + c1, a * p:(a + 1) * p] = blk.T
+
+        self.rows.run(block, tasks)
         return G
 
     def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
@@ -161,8 +255,7 @@ class _Problem:
         M = C * G
         M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp)
         M[np.diag_indices_from(M)] += 1e-10 * np.abs(np.diag(M)).max()
-        fac = linalg.cho_factor(M, lower=False, check_finite=False)
-        return lambda r: linalg.cho_solve(fac, r, check_finite=False)
+        return cholesky_solver(M, self.rows.run)
 
 
 def _pcg(prob: _Problem, C: float, P: np.ndarray, g: np.ndarray,
@@ -214,15 +307,25 @@ def solve_path(
     *,
     tol: float,
     max_iter: int,
-    gram_threads: int | None = None,
+    threads: int | None = None,
 ) -> list[PathFit]:
     """Fit every C in ascending order, warm-starting each from the previous solution.
 
     ``Xa64``/``Xa32``: (n, p) design (features then a column of ones) in both precisions.
     Convergence: max |gradient| of sklearn's scaled objective (divided by C * n) <= ``tol``.
-    ``gram_threads``: BLAS threads for the Gram products only (None: the caller's setting).
+    ``threads``: cores for the deterministic parallel steps (row-blocked matrix-vector passes,
+    binary Gram); results are bit-identical for any value. None: one thread for the blocked
+    passes and the caller's BLAS setting for the Gram.
     """
-    prob = _Problem(Xa64, Xa32, y, n_classes, gram_threads)
+    prob = _Problem(Xa64, Xa32, y, n_classes, threads)
+    try:
+        return _solve_path(prob, y, n_classes, Cs, tol=tol, max_iter=max_iter)
+    finally:
+        prob.rows.close()
+
+
+def _solve_path(prob: _Problem, y: np.ndarray, n_classes: int, Cs: Sequence[float], *,
+                tol: float, max_iter: int) -> list[PathFit]:
     theta = np.zeros((prob.Kp, prob.p))
     theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)
     G: np.ndarray | None = None

@@ -48,7 +48,7 @@ class TorchBatchedBackend(FastBackend):
                     ) -> list[CellFit]:
         ops = self.ops
         t0 = time.perf_counter()
-        Xa_np, Xt = self._design(problem, idx)
+        Xa_np, _, Xt = self._design(problem, idx)
         n, p = Xa_np.shape
         K = problem.n_classes
         multi = K > 2

@@ -1,0 +1,148 @@
+"""The numpy kernels behind the fast backend, against scipy/numpy references, and the
+full-data solver's promise that its thread count never changes a bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+from sklearn.preprocessing import StandardScaler
+from test_fast_solvers import load_kmer
+from threadpoolctl import threadpool_limits
+
+from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.solvers.fast import FastBackend
+from geneb.probe.solvers.fast_full import RowBlocks, solve_path
+from geneb.probe.solvers.numeric import (
+    cholesky_solver,
+    expit,
+    logsumexp,
+    softmax,
+    upper_panels,
+)
+
+
+def test_expit_logsumexp_softmax_match_scipy_including_extremes():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(scale=30, size=2000), [0.0, -0.0, 800.0, -800.0, 1e-300]])
+    np.testing.assert_allclose(expit(x), special.expit(x), rtol=1e-15, atol=1e-300)
+    assert np.isfinite(expit(x)).all() and expit(800.0) == 1.0 and expit(-800.0) == 0.0
+    Z = rng.normal(scale=200, size=(300, 4))
+    Z[0] = [1000.0, 1000.0, -1000.0, 0.0]  # would overflow without the shift
+    Z[1] = -np.inf
+    Z[1, 2] = 3.0
+    np.testing.assert_allclose(logsumexp(Z, axis=1), special.logsumexp(Z, axis=1), rtol=1e-14)
+    np.testing.assert_allclose(softmax(Z, axis=1), special.softmax(Z, axis=1), rtol=1e-12,
+                               atol=1e-300)
+    np.testing.assert_allclose(softmax(Z, axis=0), special.softmax(Z, axis=0), rtol=1e-12,
+                               atol=1e-300)
+
+
+def _spd(p: int, seed: int, cond_scale: float = 1.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(p + 5, p))
+    return cond_scale * (A.T @ A) + np.eye(p)
+
+
+@pytest.mark.parametrize("p,block", [(1, 128), (7, 3), (128, 128), (300, 128), (1025, 128)])
+def test_cholesky_solver_matches_numpy_solve_and_reads_only_the_upper_triangle(p, block):
+    M = _spd(p, p, cond_scale=100.0)
+    r = np.random.default_rng(1).normal(size=p)
+    upper = np.triu(M)
+    upper[np.tril_indices(p, -1)] = np.nan  # the lower triangle must never be read
+    solve = cholesky_solver(upper, block=block)
+    want = np.linalg.solve(M, r)
+    np.testing.assert_allclose(solve(r), want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+
+
+def test_cholesky_solver_threads_give_identical_bits():
+    M = _spd(700, 3)
+    r = np.random.default_rng(4).normal(size=700)
+    one = RowBlocks(10, threads=1)
+    two = RowBlocks(10, threads=2)
+    three = RowBlocks(10, threads=3)
+    try:
+        with threadpool_limits(1):
+            xs = [cholesky_solver(M.copy(), rb.run, block=64)(r) for rb in (one, two, three)]
+    finally:
+        for rb in (one, two, three):
+            rb.close()
+    np.testing.assert_array_equal(xs[0], xs[1])
+    np.testing.assert_array_equal(xs[0], xs[2])
+
+
+def test_cholesky_solver_refuses_an_indefinite_matrix():
+    M = np.diag([1.0, -1.0, 2.0])
+    with pytest.raises(np.linalg.LinAlgError):
+        cholesky_solver(M)
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 1025), (0, 10), (128, 1025), (5, 6), (0, 2050)])
+def test_upper_panels_split_syrk_and_gemm_work_evenly(lo, hi):
+    panels = upper_panels(lo, hi)
+    assert panels[0][0] == lo and panels[-1][1] == hi
+    assert all(a < b for a, b in panels)
+    assert all(panels[i][1] == panels[i + 1][0] for i in range(len(panels) - 1))
+    if hi - lo >= 100:  # SYRK of the first panel (half its square) vs the second's GEMM
+        (_, s), (_, e) = panels
+        n = hi - lo
+        assert abs((s - lo) ** 2 / 2 - n * (e - s)) / (n * (e - s)) < 0.01
+    assert upper_panels(3, 3) == []
+
+
+def test_row_blocks_keep_task_order_for_any_thread_count():
+    for threads in (1, 2, 3, 8):
+        rb = RowBlocks(5000, threads=threads, block_rows=700)
+        try:
+            assert rb.map(lambda a, b: (a, b)) == rb.blocks
+            assert rb.blocks[0] == (0, 700) and rb.blocks[-1] == (4900, 5000)
+            assert rb.run(lambda i: i * i, [(i,) for i in range(11)]) == [i * i for i in
+                                                                          range(11)]
+        finally:
+            rb.close()
+
+
+@pytest.mark.parametrize("task,K", [("gue_emp_h3k4me3", 2), ("gue_splice_reconstructed", 3)])
+def test_full_data_path_has_the_same_bits_for_any_thread_count(data_dir, task, K):
+    """Fixed row blocks and Gram panels with an ordered reduction: one, two and three threads
+    must give identical coefficients, iteration counts and probabilities."""
+    Xtr, ytr, Xte, _ = load_kmer(data_dir, task, k=3, n_train=2400)
+    X = StandardScaler().fit_transform(Xtr.astype(np.float64))
+    Xa = np.hstack([X, np.ones((len(X), 1))])
+    Cs = [0.01, 1.0, 100.0]
+    with threadpool_limits(1):
+        paths = [solve_path(Xa, Xa.astype(np.float32), ytr, K, Cs, tol=1e-8, max_iter=1000,
+                            threads=t) for t in (1, 2, 3)]
+    assert len(RowBlocks(len(Xa)).blocks) >= 3  # the split and the ordered sum are exercised
+    for other in paths[1:]:
+        for a, b in zip(paths[0], other, strict=True):
+            assert a.converged and b.converged
+            assert a.n_iter == b.n_iter
+            np.testing.assert_array_equal(a.theta, b.theta)
+    cells = [ProbeCell("full", None, 13, C, np.arange(len(ytr))) for C in Cs]
+    problem = ProbeProblem(Xtr, ytr, Xte, K, standardize=True)
+    fits = [FastBackend(fit_threads=t).solve(problem, cells) for t in (1, 2)]
+    for a, b in zip(*fits, strict=True):
+        np.testing.assert_array_equal(a.proba, b.proba)
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_design_in_column_slabs_is_bitwise_the_whole_matrix_transform(standardize):
+    """The full-data design is built in per-thread column slabs; it must equal the one-piece
+    ``Standardizer`` transform bit for bit, whatever the slab count."""
+    from geneb.probe.preprocess import Standardizer
+
+    rng = np.random.default_rng(5)
+    X = (rng.gamma(0.3, size=(3000, 301)) * rng.random(301)).astype(np.float32)
+    X[:, 7] = 0.25  # a constant feature stays unscaled
+    problem = ProbeProblem(X, (X[:, 0] > X[:, 0].mean()).astype(np.int64), X[:40], 2,
+                           standardize=standardize)
+    idx = np.arange(0, 3000, 2)
+    want = Standardizer.fit(X[idx]).transform(X[idx], np.float64) if standardize else \
+        X[idx].astype(np.float64)
+    for threads in (1, 2, 3):
+        Xa, Xa32, Xt = FastBackend(fit_threads=threads)._design(problem, idx)
+        np.testing.assert_array_equal(Xa[:, :-1], want)
+        np.testing.assert_array_equal(Xa[:, -1], 1.0)
+        np.testing.assert_array_equal(Xa32, Xa.astype(np.float32))
+        assert Xt.shape == (40, 301) and Xt.dtype == np.float64
