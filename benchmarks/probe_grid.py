@@ -4,7 +4,9 @@ For each task (default gue_mouse_0 and gue_tf_0, kmer-5 spectra, standardised on
 
 1. extract kmer-5 into a temporary store with geneb's extractor (not timed);
 2. geneb through the public API: ``run_probes(..., Cs=0.01..100, standardize=True)``;
-3. geneb through the CLI: ``geneb probe ... --standardize`` in a subprocess (start-up included);
+3. geneb through the CLI: ``geneb probe ... --standardize`` in a subprocess (start-up included;
+   geneb's bytecode compiled first, as a regular install has it); 2 and 3 run --repeats times
+   (3), interleaved, each on a fresh results file, and the medians are reported;
 4. the naive loop a researcher writes: per cell (3 regimes x seeds x C), ``StandardScaler``
    on the cell's train rows and ``LogisticRegression(C=C, max_iter=1000).fit`` (default tol),
    on the very same rows geneb used (read back from the results table);
@@ -118,20 +120,31 @@ def bench_task(task: str, args: argparse.Namespace, work: Path) -> dict:
     extract_s = time.perf_counter() - t0
     grid = dict(shots="1,10,full", seeds=args.seeds, Cs=args.Cs, standardize=True)
 
-    out_api = work / f"{task}_api.parquet"
-    t0 = time.perf_counter()
-    summary = run_probes(store_path, out_api, models=[args.model], tasks=[task],
-                         backend=args.backend, **grid)
-    api_s = time.perf_counter() - t0
-
-    out_cli = work / f"{task}_cli.parquet"
-    cmd = [str(Path(sys.executable).parent / "geneb"), "probe", "--store", str(store_path),
-           "--out", str(out_cli), "--model", args.model, "--task", task, "--shots", "1,10,full",
-           "--seeds", args.seeds, "--C", args.Cs, "--standardize", "--backend", args.backend]
+    # geneb runs, each on a fresh results file (an existing one would make a rerun a no-op),
+    # API and CLI interleaved; the median of --repeats runs is reported, every run is kept
     env = {**os.environ, "GENEB_NO_PROGRESS": "1"}
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-    cli_s = time.perf_counter() - t0
+    api_runs, cli_runs = [], []
+    for rep in range(args.repeats):
+        out_api = work / f"{task}_api_{rep}.parquet"
+        t0 = time.perf_counter()
+        summary = run_probes(store_path, out_api, models=[args.model], tasks=[task],
+                             backend=args.backend, **grid)
+        api_runs.append(time.perf_counter() - t0)
+        out_cli = work / f"{task}_cli_{rep}.parquet"
+        cmd = [str(Path(sys.executable).parent / "geneb"), "probe", "--store", str(store_path),
+               "--out", str(out_cli), "--model", args.model, "--task", task,
+               "--shots", "1,10,full", "--seeds", args.seeds, "--C", args.Cs, "--standardize",
+               "--backend", args.backend]
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        cli_runs.append(time.perf_counter() - t0)
+    api_s, cli_s = float(np.median(api_runs)), float(np.median(cli_runs))
+    # every run must report the very same numbers (reproducibility, not just closeness)
+    runs = [read_results(work / f"{task}_{kind}_{r}.parquet")
+            .sort_values(["regime", "seed", "C"]).reset_index(drop=True)
+            for kind in ("api", "cli") for r in range(args.repeats)]
+    runs_identical = all(np.array_equal(x[["mcc", "n_iter"]].to_numpy(),
+                                        runs[0][["mcc", "n_iter"]].to_numpy()) for x in runs)
 
     res = read_results(out_api)
     res = res[(res.task == task) & (res.model == args.model)].reset_index(drop=True)
@@ -152,7 +165,8 @@ def bench_task(task: str, args: argparse.Namespace, work: Path) -> dict:
     api_sorted = res.sort_values(["regime", "seed", "C"]).reset_index(drop=True)
     out = {
         "task": task, "shape": list(X.shape), "cells": len(res), "extract_s": extract_s,
-        "naive_s": naive_s, "api_s": api_s, "cli_s": cli_s,
+        "naive_s": naive_s, "api_s": api_s, "cli_s": cli_s, "api_runs_s": api_runs,
+        "cli_runs_s": cli_runs, "runs_identical": runs_identical,
         "ratio_api": {k: v / api_s for k, v in naive_s.items()},
         "ratio_cli": {k: v / cli_s for k, v in naive_s.items()},
         "summary_s": getattr(summary, "seconds", None),
@@ -190,11 +204,20 @@ def main() -> None:
                     help="comma list of BLAS thread settings to time the naive loop under "
                          "('default' = the libraries' own)")
     ap.add_argument("--no-reference", action="store_true", help="skip the tol 1e-10 reference")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="geneb runs (API and CLI each) per task; the median is reported")
     ap.add_argument("--json", help="also write the results to this JSON file")
     args = ap.parse_args()
     os.environ.setdefault("GENEB_NO_PROGRESS", "1")
     args.naive_threads = [None if t.strip() == "default" else int(t)
                           for t in args.naive_threads.split(",")]
+    # geneb's bytecode, as a regular pip install leaves it: where PYTHONDONTWRITEBYTECODE is
+    # set (this sandbox), every CLI start would otherwise recompile geneb's modules (~40 ms)
+    import compileall
+
+    import geneb
+
+    compileall.compile_dir(str(Path(geneb.__file__).parent), quiet=1)
     results = []
     for task in args.tasks.split(","):
         with tempfile.TemporaryDirectory(prefix="geneb-bench-") as tmp:

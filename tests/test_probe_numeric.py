@@ -146,3 +146,36 @@ def test_design_in_column_slabs_is_bitwise_the_whole_matrix_transform(standardiz
         np.testing.assert_array_equal(Xa[:, -1], 1.0)
         np.testing.assert_array_equal(Xa32, Xa.astype(np.float32))
         assert Xt.shape == (40, 301) and Xt.dtype == np.float64
+
+
+def test_cholesky_solver_in_float32_is_a_close_preconditioner():
+    M = _spd(300, 9, cond_scale=10.0)
+    r = np.random.default_rng(2).normal(size=300)
+    x32 = cholesky_solver(M.astype(np.float32))(r.astype(np.float32))
+    assert x32.dtype == np.float32
+    want = np.linalg.solve(M, r)
+    assert np.abs(x32 - want).max() <= 1e-3 * np.abs(want).max()
+
+
+def test_preconditioner_falls_back_to_float64_when_float32_breaks_down(monkeypatch):
+    """A Gram too ill-conditioned for a float32 Cholesky still gets a preconditioner."""
+    import geneb.probe.solvers.fast_full as ff
+
+    dtypes = []
+    real = ff.cholesky_solver
+
+    def spy(M, *a, **kw):
+        dtypes.append(M.dtype)
+        if M.dtype == np.float32:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        return real(M, *a, **kw)
+
+    monkeypatch.setattr(ff, "cholesky_solver", spy)
+    monkeypatch.setattr(ff, "FLOAT32_FACTOR_MIN", 1)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 6))
+    Xa = np.hstack([X, np.ones((400, 1))])
+    y = (X[:, 0] + rng.normal(size=400) > 0).astype(np.int64)
+    path = solve_path(Xa, Xa.astype(np.float32), y, 2, [1.0], tol=1e-10, max_iter=100)
+    assert path[0].converged
+    assert dtypes[:2] == [np.float32, np.float64]

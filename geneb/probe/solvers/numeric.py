@@ -77,7 +77,7 @@ def cholesky_solver(M: np.ndarray, run: Runner = _serial,
     LAPACK's ``potrs`` reads, 2.5x faster here. Raises ``np.linalg.LinAlgError`` when M is not
     positive definite.
     """
-    p = M.shape[0]
+    p = M.shape[0]  # float32 or float64: the factor and the solves keep M's dtype
     edges = list(range(0, p, block)) + [p]
     blocks = list(zip(edges[:-1], edges[1:], strict=True))
     inv: list[np.ndarray] = []
@@ -102,10 +102,10 @@ def cholesky_solver(M: np.ndarray, run: Runner = _serial,
     right = [U[a:b, b:] for a, b in blocks]  # right of each diagonal block
 
     def solve(r: np.ndarray) -> np.ndarray:
-        y = np.empty(p)  # U^T y = r
+        y = np.empty(p, dtype=U.dtype)  # U^T y = r
         for (a, b), Uit, Ct in zip(blocks, inv_t, cols, strict=True):
             y[a:b] = Uit @ (r[a:b] - Ct @ y[:a]) if a else Uit @ r[a:b]
-        x = np.empty(p)  # U x = y
+        x = np.empty(p, dtype=U.dtype)  # U x = y
         for (a, b), Ui, R in zip(reversed(blocks), reversed(inv), reversed(right),
                                  strict=True):
             x[a:b] = Ui @ (y[a:b] - R @ x[b:]) if b < p else Ui @ y[a:b]
