@@ -1,5 +1,5 @@
 """``python -m geneb`` runs the CLI."""
 
-from geneb.cli import app
+from geneb.cli import main
 
-app()
+main()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import typer
 
 from geneb.commands import demo as _demo
@@ -39,5 +41,18 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def main() -> None:
+    """The console entry point: the typer app, then a cheap interpreter exit.
+
+    ``gc.freeze()`` once the command is done: the shutdown collection then skips the objects
+    of every loaded module, which took ~50 ms after pyarrow had been used (a fifth of a
+    whole ``geneb probe`` on a small task). Everything the command wrote is closed by then.
+    """
+    try:
+        app()
+    finally:
+        gc.freeze()
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

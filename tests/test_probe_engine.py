@@ -276,6 +276,30 @@ def test_local_cluster_matches_in_process(synth, tmp_path):
     _same_cells(read_results(out), read_results(ref))
 
 
+@pytest.mark.slow
+def test_fast_backend_same_numbers_in_dask_workers_and_in_process(tmp_path):
+    """A one-pair run solves in-process with every core (fixed row blocks, ordered sums); a
+    several-pair run solves each pair in a one-thread Dask worker. Full-data fits on 2,600
+    rows (three row blocks) must give identical cells both ways, with every C of the path."""
+    fs = FeatureStore(tmp_path / "store", "a")
+    gaussian_task(fs, "m1", "t_big", n_train=2600, n_test=300, dim=48, sep=0.6)
+    gaussian_task(fs, "m1", "t_big3", n_train=2600, n_test=300, n_classes=3, dim=48, sep=0.6,
+                  seed=4)
+    opts = dict(shots="1,10,full", seeds=(13, 17), Cs=(0.01, 1.0, 100.0), backend="fast",
+                standardize=True)
+    dask_out = tmp_path / "dask.parquet"
+    s = run_probes(fs.path, dask_out, workers=2, **opts)
+    assert s.n_groups == 2
+    solo = []
+    for task in ("t_big", "t_big3"):
+        out = tmp_path / f"{task}.parquet"
+        run_probes(fs.path, out, tasks=[task], workers=2, **opts)  # one pair: in-process
+        solo.append(read_results(out))
+    a = read_results(dask_out)
+    assert a.converged.all() and len(a) == 2 * 3 * 2 * 3
+    _same_cells(a, pd.concat(solo, ignore_index=True))
+
+
 def test_backend_gets_one_batch_per_pair_with_distinct_fits(synth, monkeypatch):
     import geneb.probe.solvers as solvers
     from geneb.probe.solvers.sklearn_backend import SklearnBackend
