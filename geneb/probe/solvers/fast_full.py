@@ -39,8 +39,6 @@ MAX_CG = 200
 BLOCK_ROWS = 1024
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
-#: Column panels of the multi-class Gram blocks (GEMMs), fixed: one per thread on two cores.
-GRAM_PANELS = 2
 
 
 class RowBlocks:
@@ -204,53 +202,58 @@ class _Problem:
     def gram(self, P: np.ndarray) -> np.ndarray:
         """Data Hessian ``X^T D X`` in float32 arithmetic, returned as float64 (K'p, K'p).
 
-        Only the upper triangle is guaranteed (binary: two fixed column panels, a SYRK and a
-        GEMM over all rows, see ``upper_panels``, one per thread: the same bits for any thread
-        count, and as fast as OpenBLAS's own two-thread ``ssyrk``, whose spinning helper
-        threads then slowed the next blocked passes 1.7x): the only consumer is the upper
-        Cholesky factorisation in ``precond``, which reads no other entry.
+        Only the upper triangle is filled: the only consumer is the upper Cholesky
+        factorisation in ``precond``, which reads no other entry. Fixed tasks (two per block,
+        see below) spread over the threads: the same bits for any thread count, and as fast
+        as OpenBLAS's own two-thread ``ssyrk`` (whose spinning helper threads then slowed the
+        next blocked passes 1.7x).
         All rows: a Gram estimated from a row subset (tried: 2,048-8,192 of 20,000 rows) made
         CG need 2-8x more steps and the path 1.6-2.9x slower.
         """
         X = self.X32
-        p = self.p
-        if not self.multi:
-            sq = np.sqrt(self._weights(P)).astype(np.float32)
-            Xs = np.empty_like(X)
+        p, K = self.p, self.Kp
+        if self.multi:
+            PQ = P @ self.Q  # (n, K-1)
+            pairs = {(a, b): (P * (self.Q[:, a] * self.Q[:, b])).sum(1) - PQ[:, a] * PQ[:, b]
+                     for a in range(K) for b in range(a, K)}
+        else:
+            pairs = {(0, 0): self._weights(P)}
+        # diagonal blocks: D_aa is a variance under P (>= 0), so X^T D X = Xs^T Xs with
+        # Xs = sqrt(D) X, a SYRK in two upper_panels; off-diagonal blocks: a GEMM in column
+        # halves. Only the upper triangle is filled (and read by ``precond``).
+        G32 = np.zeros((K * p, K * p), dtype=np.float32)
+        scaled = {a: self._scaled_rows(np.sqrt(np.maximum(pairs[a, a], 0.0))) for a in range(K)}
+        first, second = [], []
+        for (a, b), w in pairs.items():
+            if a == b:
+                Xs = scaled[a]
+                (c0, s), (_, c1) = upper_panels(0, p)
+                first.append((a, a, Xs, Xs, c0, s, True))
+                second.append((a, a, Xs, Xs, s, c1, True))
+            else:
+                Xw = self._scaled_rows(w)
+                first.append((a, b, X, Xw, 0, p // 2, False))
+                second.append((a, b, X, Xw, p // 2, p, False))
 
-            def scale(a: int, b: int) -> None:
-                np.multiply(X[a:b], sq[a:b, None], out=Xs[a:b])
+        def block(a: int, b: int, L: np.ndarray, R: np.ndarray, c0: int, c1: int,
+                  diag: bool) -> None:
+            rows = c1 if diag else p  # a diagonal panel needs only the rows above its end
+            G32[a * p:a * p + rows, b * p + c0:b * p + c1] = L[:, :rows].T @ R[:, c0:c1]
 
-            self.rows.map(scale)
-            G32 = np.zeros((p, p), dtype=np.float32)  # the lower triangle stays 0
+        # the first task of every block, then the second: each thread gets half of each
+        self.rows.run(block, first + second)
+        return G32.astype(np.float64)
 
-            def panel(c0: int, c1: int) -> None:  # the upper triangle's columns c0..c1
-                G32[:c1, c0:c1] = Xs[:, :c1].T @ Xs[:, c0:c1]
+    def _scaled_rows(self, w: np.ndarray) -> np.ndarray:
+        """``w[:, None] * X32`` in float32, computed over the row blocks."""
+        X, w32 = self.X32, w.astype(np.float32)
+        out = np.empty_like(X)
 
-            self.rows.run(panel, upper_panels(0, p))
-            return G32.astype(np.float64)
-        # all coupled blocks: a block-diagonal preconditioner (one Cholesky per class) was
-        # tried and needed 30x more CG steps on gue_splice_reconstructed (3 classes)
-        K = self.Kp
-        PQ = P @ self.Q  # (n, K-1)
-        G = np.empty((K * p, K * p))
-        weights = {}
-        for a in range(K):
-            for b in range(a, K):
-                w = (P * (self.Q[:, a] * self.Q[:, b])).sum(1) - PQ[:, a] * PQ[:, b]
-                weights[a, b] = w.astype(np.float32)[:, None]
-        edges = np.linspace(0, p, GRAM_PANELS + 1).astype(int)
-        tasks = [(a, b, int(c0), int(c1)) for (a, b) in weights
-                 for c0, c1 in zip(edges[:-1], edges[1:], strict=True)]
+        def scale(a: int, b: int) -> None:
+            np.multiply(X[a:b], w32[a:b, None], out=out[a:b])
 
-        def block(a: int, b: int, c0: int, c1: int) -> None:
-            blk = X.T @ (X[:, c0:c1] * weights[a, b])
-            G[a * p:(a + 1) * p, b * p + c0:b * p + c1] = blk
-            if b != a:
-                G[b * p + c0:b * p + c1, a * p:(a + 1) * p] = blk.T
-
-        self.rows.run(block, tasks)
-        return G
+        self.rows.map(scale)
+        return out
 
     def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation).
