@@ -1,20 +1,21 @@
 """Full-data logistic regression along an ascending C path (numpy, CPU).
 
-Inexact Newton: each Newton system ``H delta = -g`` is solved by conjugate gradients with exact
-float64 Hessian-vector products, preconditioned by a Cholesky factor of ``C * G + I`` where
-``G = X^T D X`` is the data part of the Hessian computed in float32 (one GEMM, the only
-O(n d^2) step) at some earlier iterate. ``G`` is reused across Newton steps and across C
-(re-factoring for a new C costs one O(d^3 / 3) Cholesky) and recomputed only when CG stops
-converging quickly. Gradient, objective and line search run in float64, so the float32 Gram
-only affects speed, never the answer. Warm starts: each C starts from the previous solution.
+Inexact Newton: each Newton system ``H delta = -g`` is solved by conjugate gradients
+(Hessian-vector products with float32 data passes), preconditioned by a Cholesky factor of
+``C * G + I`` where ``G = X^T D X`` is the data part of the Hessian computed in float32 (the
+only O(n d^2) step) at some earlier iterate. ``G`` is reused across Newton steps and across C
+(re-factoring for a new C costs one O(d^3 / 3) Cholesky, in float32 for large d) and
+recomputed only when CG stops converging quickly. Gradient, objective, line search and the
+stopping test run in float64, so the float32 parts only steer the steps: they affect speed,
+never what counts as converged. Warm starts: each C starts from the previous solution.
 
 Parallel without changing a bit: the matrix-vector passes (linear predictor, gradient,
 Hessian-vector products) run over fixed row blocks, one single-threaded BLAS call per block,
 spread over ``threads`` Python threads (BLAS releases the GIL), with the per-block partial
 sums added in block order. The blocks do not depend on the thread count, so one thread and
 two give the same bits (OpenBLAS's own threading splits the sums differently for each thread
-count). The Gram is computed in fixed column panels the same way. BLAS itself stays
-single-threaded throughout.
+count). The Gram and the Cholesky updates are fixed lists of panel products handed to the
+same threads. BLAS itself stays single-threaded throughout.
 """
 
 from __future__ import annotations
