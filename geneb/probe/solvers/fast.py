@@ -127,10 +127,9 @@ class FastBackend:
     def __init__(self, blas_threads: int | None = None, few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
                  fit_threads: int | None = None, **_: Any) -> None:
         self.blas_threads = blas_threads
-        #: Cores for the full-data fit's bit-reproducible parallel steps (see fast_full; None:
-        #: one thread for the blocked passes, the full fit's BLAS setting for the Gram). The
-        #: engine sets it to the cores a run was given when it solves in-process, never in a
-        #: one-thread Dask worker.
+        #: Cores for a full-data fit's bit-reproducible parallel steps (see ``_fit_threads``;
+        #: None: one). The engine sets it to the cores a run was given when it solves
+        #: in-process, never in a one-thread Dask worker.
         self.fit_threads = fit_threads
         self.few_shot_max_rows = few_shot_max_rows
         self.ops: Any = NumpyOps()
@@ -292,7 +291,7 @@ class FastBackend:
             Xa32[:, c0:c1] = Xa[:, c0:c1]
             return st
 
-        runner = RowBlocks(0, threads)
+        runner = RowBlocks(0, threads)  # only its thread pool: the tasks are column slabs
         try:
             parts = runner.run(slab, slabs)
         finally:

@@ -108,7 +108,6 @@ class _Problem:
                  threads: int | None = None) -> None:
         self.X = Xa64
         self.X32 = Xa32
-        self.threads = threads
         self.n, self.p = Xa64.shape
         self.rows = RowBlocks(self.n, threads or 1)
         self._w_for: np.ndarray | None = None
@@ -201,7 +200,8 @@ class _Problem:
         return self._w
 
     def gram(self, P: np.ndarray) -> np.ndarray:
-        """Data Hessian ``X^T D X`` in float32 arithmetic, returned as float64 (K'p, K'p).
+        """Data Hessian ``X^T D X`` in float32, (K'p, K'p) (``precond`` makes its own copy at
+        the precision it factors in).
 
         Only the upper triangle is filled: the only consumer is the upper Cholesky
         factorisation in ``precond``, which reads no other entry. Fixed tasks (two per block,
@@ -243,7 +243,7 @@ class _Problem:
 
         # the first task of every block, then the second: each thread gets half of each
         self.rows.run(block, first + second)
-        return G32.astype(np.float64)
+        return G32
 
     def _scaled_rows(self, w: np.ndarray) -> np.ndarray:
         """``w[:, None] * X32`` in float32, computed over the row blocks."""
@@ -265,16 +265,20 @@ class _Problem:
         float64 one keeps mirror-symmetric problems exactly symmetric, so their exact ties
         stay exact). Only CG's speed depends on it: the stopping test is on the float64
         gradient."""
-        M = C * G
-        M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp)
-        M[np.diag_indices_from(M)] += 1e-10 * np.abs(np.diag(M)).max()
-        if len(M) < FLOAT32_FACTOR_MIN:
-            return cholesky_solver(M, self.rows.run)
-        try:
-            solve32 = cholesky_solver(M.astype(np.float32), self.rows.run)
-        except np.linalg.LinAlgError:
-            return cholesky_solver(M, self.rows.run)
-        return lambda r: solve32(r.astype(np.float32)).astype(np.float64)
+        def matrix(dtype: type) -> np.ndarray:
+            M = G.astype(dtype) * dtype(C)
+            M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp).astype(dtype)
+            M[np.diag_indices_from(M)] += dtype(1e-10) * np.abs(np.diag(M)).max()
+            return M
+
+        if len(G) >= FLOAT32_FACTOR_MIN:
+            try:
+                solve32 = cholesky_solver(matrix(np.float32), self.rows.run)
+            except np.linalg.LinAlgError:
+                pass
+            else:
+                return lambda r: solve32(r.astype(np.float32)).astype(np.float64)
+        return cholesky_solver(matrix(np.float64), self.rows.run)
 
 
 def _pcg(prob: _Problem, C: float, P: np.ndarray, g: np.ndarray,
