@@ -31,6 +31,17 @@ def _ci(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def _interval_rows(key: tuple, models: list[str], counts: tuple[int, ...], obs: np.ndarray,
+                   boot: np.ndarray, level: float) -> list[tuple]:
+    """One row per model: context key, model, counts, observed macro-MCC with its percentile
+    CI, rank with its percentile CI (from the ranks within each bootstrap sample)."""
+    lo, hi = _ci(boot, level)
+    rlo, rhi = _ci(_ranks(boot).astype(float), level)
+    rank = _ranks(obs)
+    return [(*key, model, *counts, float(obs[i]), float(lo[i]), float(hi[i]), int(rank[i]),
+             float(rlo[i]), float(rhi[i])) for i, model in enumerate(models)]
+
+
 def _model_task_matrix(g: pd.DataFrame) -> tuple[list[str], list[str], np.ndarray]:
     wide = g.pivot(index="model", columns="task", values="mcc_mean").dropna(axis=1)
     return list(wide.index), list(wide.columns), wide.to_numpy(dtype=float)
@@ -53,24 +64,7 @@ def bootstrap_over_tasks(
         rng = np.random.default_rng(seed)
         idx = rng.integers(0, len(tasks), (n_boot, len(tasks)))
         boot = m[:, idx].mean(axis=2)  # (models, n_boot)
-        lo, hi = _ci(boot, level)
-        rlo, rhi = _ci(_ranks(boot).astype(float), level)
-        obs = m.mean(axis=1)
-        rank = _ranks(obs)
-        for i, model in enumerate(models):
-            rows.append(
-                (
-                    *key,
-                    model,
-                    len(tasks),
-                    float(obs[i]),
-                    float(lo[i]),
-                    float(hi[i]),
-                    int(rank[i]),
-                    float(rlo[i]),
-                    float(rhi[i]),
-                )
-            )
+        rows += _interval_rows(key, models, (len(tasks),), m.mean(axis=1), boot, level)
     return pd.DataFrame(
         rows,
         columns=[
@@ -112,25 +106,8 @@ def bootstrap_over_seeds(
         rng = np.random.default_rng(seed)
         idx = rng.integers(0, n_seeds, (n_boot, n_seeds))
         boot = x[:, :, idx].mean(axis=3).mean(axis=1)  # (models, n_boot)
-        lo, hi = _ci(boot, level)
-        rlo, rhi = _ci(_ranks(boot).astype(float), level)
-        obs = x.mean(axis=2).mean(axis=1)
-        rank = _ranks(obs)
-        for i, model in enumerate(models):
-            rows.append(
-                (
-                    *key,
-                    model,
-                    len(tasks),
-                    n_seeds,
-                    float(obs[i]),
-                    float(lo[i]),
-                    float(hi[i]),
-                    int(rank[i]),
-                    float(rlo[i]),
-                    float(rhi[i]),
-                )
-            )
+        rows += _interval_rows(key, models, (len(tasks), n_seeds), x.mean(axis=2).mean(axis=1),
+                               boot, level)
     return pd.DataFrame(
         rows,
         columns=[
