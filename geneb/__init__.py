@@ -1,10 +1,83 @@
 """geneb: one protocol to compare genomic (DNA) foundation models.
 
 Extract once into a Zarr feature store, probe many times, analyse with uncertainty.
+
+The public API is exported lazily (PEP 562): ``import geneb`` stays cheap (no torch, zarr or
+pandas) and each name imports its module on first use::
+
+    import geneb
+    store = geneb.open_store("work/store.zarr")              # read-only FeatureStore
+    entry = store.get("kmer-5", "gue_mouse_0", "train")      # numpy arrays + provenance
+    ds = entry.to_xarray()                                   # the same as an xarray Dataset
+    task = geneb.load_task("../shared/data/gue_mouse_0")     # a task folder, name or syn_*
+    geneb.extract("S.zarr", ["kmer-5"], [task])              # embed into a store
+    geneb.run_probes("S.zarr", "results.parquet", Cs=[0.1, 1, 10])
+    df = geneb.read_results("results.parquet")
+    geneb.build_report(df, "report/")
+
+Errors raised to Python callers are ``geneb.GenebError`` subclasses (a ``ValueError``) whose
+messages name the function's parameters; the ``geneb`` command translates them to options.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from geneb.errors import GenebError  # noqa: E402
+# public name -> (module, attribute): the single list of what ``geneb`` exports
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "GenebError": ("geneb.errors", "GenebError"),
+    "FeatureStore": ("geneb.store", "FeatureStore"),
+    "StoreEntry": ("geneb.store", "StoreEntry"),
+    "open_store": ("geneb.api", "open_store"),
+    "read_entry": ("geneb.api", "read_entry"),
+    "load_task": ("geneb.api", "load_task"),
+    "extract": ("geneb.extract.runner", "extract"),
+    "get_embedder": ("geneb.extract.registry", "get_embedder"),
+    "run_probes": ("geneb.probe.engine", "run_probes"),
+    "read_results": ("geneb.probe.results", "read_results"),
+    "build_report": ("geneb.analysis.report", "build_report"),
+}
 
-__all__ = ["GenebError", "__version__"]
+# a literal list (linters read it); a test checks it equals the keys of _EXPORTS
+__all__ = [
+    "FeatureStore",
+    "GenebError",
+    "StoreEntry",
+    "__version__",
+    "build_report",
+    "extract",
+    "get_embedder",
+    "load_task",
+    "open_store",
+    "read_entry",
+    "read_results",
+    "run_probes",
+]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from geneb.analysis.report import build_report
+    from geneb.api import load_task, open_store, read_entry
+    from geneb.errors import GenebError
+    from geneb.extract.registry import get_embedder
+    from geneb.extract.runner import extract
+    from geneb.probe.engine import run_probes
+    from geneb.probe.results import read_results
+    from geneb.store import FeatureStore, StoreEntry
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'geneb' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

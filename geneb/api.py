@@ -1,0 +1,46 @@
+"""Small conveniences of the public API (``geneb.open_store`` and friends).
+
+They exist so that a downstream user needs one import and no knowledge of the package layout;
+each is a thin, validated call into the module that owns the concept.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Literal
+
+from geneb.errors import GenebError
+
+if TYPE_CHECKING:
+    from geneb.store import FeatureStore, StoreEntry
+    from geneb.tasks import Task
+
+
+def open_store(path: str | os.PathLike[str], mode: Literal["r", "a"] = "r") -> FeatureStore:
+    """Open a feature store: ``mode="r"`` (default) reads, ``"a"`` may create and write."""
+    if mode not in ("r", "a"):
+        raise GenebError(f"open_store: mode must be 'r' or 'a', got {mode!r}")
+    from geneb.store import FeatureStore
+
+    return FeatureStore(path, mode)
+
+
+def read_entry(
+    store: str | os.PathLike[str] | FeatureStore, model: str, task: str, split: str
+) -> StoreEntry:
+    """One complete entry (embeddings, labels, rows, provenance); ``.to_xarray()`` for xarray."""
+    from geneb.store import FeatureStore
+
+    fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
+    return fs.get(model, task, split)
+
+
+def load_task(name_or_path: str | os.PathLike[str], data_dir: str | None = None) -> Task:
+    """A task by folder path, built-in synthetic name (``syn_*``) or name under ``data_dir``."""
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise GenebError(
+            f"load_task: name_or_path must be a str or path, got {type(name_or_path).__name__}"
+        )
+    from geneb.tasks import resolve_task
+
+    return resolve_task(os.fspath(name_or_path), data_dir)
