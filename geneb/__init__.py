@@ -33,7 +33,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "open_store": ("geneb.api", "open_store"),
     "read_entry": ("geneb.api", "read_entry"),
     "load_task": ("geneb.api", "load_task"),
-    "extract": ("geneb.extract.runner", "extract"),
+    "extract": ("geneb", "extract"),  # the callable package: see geneb/extract/__init__.py
     "get_embedder": ("geneb.extract.registry", "get_embedder"),
     "run_probes": ("geneb.probe.engine", "run_probes"),
     "read_results": ("geneb.probe.results", "read_results"),
@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from geneb.api import load_task, open_store, read_entry
     from geneb.errors import GenebError
     from geneb.extract.registry import get_embedder
-    from geneb.extract.runner import extract
+    from geneb.extract.runner import extract  # noqa: F401 (really the callable package)
     from geneb.probe.engine import run_probes
     from geneb.probe.results import read_results
     from geneb.store import FeatureStore, StoreEntry
@@ -74,6 +74,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'geneb' has no attribute {name!r}") from None
     import importlib
 
+    if name == "extract":  # importing the package binds it as geneb.extract
+        return importlib.import_module("geneb.extract")
     value = getattr(importlib.import_module(module), attr)
     globals()[name] = value  # later lookups skip __getattr__
     return value

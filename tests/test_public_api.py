@@ -59,6 +59,14 @@ def test_end_to_end_on_a_synthetic_task(tmp_path: Path) -> None:
     assert (Path(report) / "index.html").is_file() or Path(report).is_file()
 
 
+def test_extract_export_survives_submodule_imports() -> None:
+    # importing a submodule rebinds geneb.extract to the package; it must stay callable
+    import geneb.extract.kmer  # noqa: F401
+    from geneb import extract
+
+    assert callable(geneb.extract) and callable(extract)
+
+
 def test_errors_speak_to_python_callers() -> None:
     with pytest.raises(geneb.GenebError, match="mode must be 'r' or 'a'"):
         geneb.open_store("x.zarr", mode="w")  # type: ignore[arg-type]
