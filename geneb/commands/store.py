@@ -109,9 +109,15 @@ def verify(path: StorePath) -> None:
     """Check every chunk's checksum; exit 1 if an entry is incomplete or corrupt."""
     store = _open(path)
     keys = store.keys()
-    problems = store.verify(keys)
-    for key, what in problems:
-        err_console.print(f"[red]{key}[/]: {what}", highlight=False, soft_wrap=True)
-    console.print(f"{len(keys) - len(problems)} of {len(keys)} entries OK in {path}")
+    problems = store.verify()  # every entry, plus folders with broken metadata and symlinks
+    bad_keys = {where for where, _ in problems if not isinstance(where, str)}
+    for where, what in problems:
+        err_console.print(f"{where}: {what}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"{len(keys) - len(bad_keys)} of {len(keys)} entries OK in {path}",
+                  markup=False, highlight=False, soft_wrap=True)
+    others = len(problems) - sum(1 for where, _ in problems if not isinstance(where, str))
+    if others:
+        console.print(f"{others} problem(s) outside the listed entries (see above)",
+                      markup=False, highlight=False)
     if problems:
         raise typer.Exit(1)
