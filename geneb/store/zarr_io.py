@@ -43,16 +43,20 @@ class ZarrIO:
         self.location = url
         self.mode = mode
         last: Exception | None = None
+        # local:// (fsspec's local file system) runs the zarr path on a folder: folders are
+        # created as needed, as zarr's own LocalStore does
+        opts = {"auto_mkdir": True} if url.startswith("local://") else None
         for _ in range(3 if mode == "a" else 1):  # processes racing to create the root
             try:
                 self.root = zarr.open_group(url, mode="r" if mode == "r" else "a",
-                                            zarr_format=3)
+                                            zarr_format=3, storage_options=opts)
                 break
             except Exception as e:  # zarr raises several types here
                 last = e
                 time.sleep(0.05)
         else:
-            raise StoreError(f"not a geneb store: {url!r} cannot be opened as a Zarr v3 group "
+            what = "not a geneb store" if mode == "r" else "cannot open or create a store at"
+            raise StoreError(f"{what}: {url!r} cannot be opened as a Zarr v3 group "
                              f"({type(last).__name__}: {last})") from last
         if not check_root:
             return
