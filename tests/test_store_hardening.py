@@ -145,6 +145,14 @@ def test_entry_with_missing_or_broken_metadata_is_reported(tmp_path, how):
     r = cli("store", "verify", path)
     assert r.exit_code == 1, r.output
     assert KEY.path in r.output and "metadata" in r.output
+    r = cli("store", "ls", path)
+    assert r.exit_code == 0 and "store verify" in r.output  # ls points at the problem
+    if how != "delete":  # a rerun refuses the broken entry unless told to replace it
+        with pytest.raises(StaleEntryError, match="broken"):
+            write(path, matrix())
+    st = write(path, matrix(), overwrite=True)
+    np.testing.assert_array_equal(st.get(*KEY.__dict__.values()).embeddings, matrix())
+    assert st.verify() == []
 
 
 def test_model_level_metadata_deleted_is_reported(tmp_path):
@@ -178,6 +186,8 @@ def test_edited_data_type_is_refused(tmp_path, array, new):
             "-o", tmp_path / "x.npz")
     assert r.exit_code == 2 and "error:" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "x.npz").exists()
+    r = cli("store", "ls", path)
+    assert r.exit_code == 0 and "corrupt" in r.output
 
 
 def test_edited_shape_is_refused(tmp_path):

@@ -156,12 +156,20 @@ class FeatureStore:
         return Provenance.from_dict(dict(a["provenance"]))
 
     def info(self, key: StoreKey) -> dict[str, Any]:
-        """Status, shape, dtype, chunking and every attribute (provenance included)."""
+        """Status, shape, dtype, chunking and every attribute (provenance included). Array
+        metadata that is unreadable or disagrees with the attributes gives status
+        ``"corrupt"`` and a ``problem`` (no chunk is read: ``verify`` checks the data)."""
         attrs = self._io.attrs(key)
         if attrs is None:
             raise unknown_name("store key", str(key), [str(k) for k in self.keys()])
         out: dict[str, Any] = {"key": str(key), "path": key.path, "status": self.status(key)}
-        spec = self._io.spec(key, "embeddings")
+        spec = None
+        try:
+            spec = self._io.spec(key, "embeddings")
+            for name in ARRAYS:
+                self._spec(key, name, attrs)
+        except CorruptEntryError as e:
+            out |= {"status": "corrupt", "problem": str(e)}
         if spec is not None:
             out |= {
                 "shape": list(spec.shape),
@@ -169,7 +177,7 @@ class FeatureStore:
                 "shards": [spec.chunk_rows, *spec.shape[1:]] if spec.inner_rows else None,
                 "chunks": [spec.inner_rows or spec.chunk_rows, *spec.shape[1:]],
             }
-        return out | attrs
+        return attrs | out
 
     # ---------------------------------------------------------------- reading
     def _entry_attrs(self, key: StoreKey, allow_incomplete: bool) -> dict[str, Any]:
@@ -329,6 +337,12 @@ class FeatureStore:
             yield
 
     # ---------------------------------------------------------------- verification
+    def scan(self) -> list[tuple[str, str]]:
+        """Cheap store-level check (no chunk is read): folders whose metadata is missing or
+        broken (their entries are not listed) and symlinks, as (path in the store, what).
+        Empty for fsspec stores."""
+        return self._io.scan()
+
     def verify(self, keys: Sequence[StoreKey] | None = None) -> list[tuple[StoreKey | str, str]]:
         """Problems found (empty list = all good): missing or incomplete entries, metadata
         that disagrees with an entry's attributes, checksum failures, files not at their
