@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -73,13 +74,24 @@ class DirectIO:
 
     # -------------------------------------------------------------- paths and metadata
     def _array_dir(self, key: StoreKey, name: str) -> Path:
-        d = self.root / key.path / name
-        want = os.path.join(self.real, key.path, name)
-        if os.path.realpath(d) != want and os.path.lexists(d):
-            raise CorruptEntryError(
-                f"{d} is (or is inside) a symlink; the store never follows links out of itself"
-            )
-        return d
+        """The array's folder; refused when it or a folder above it (inside the store) is a
+        symlink (4 ``lstat`` calls: cheaper than ``realpath`` on a random-row read)."""
+        rel = f"{key.path}/{name}"
+        p = str(self.root)
+        for part in rel.split("/"):
+            p = f"{p}/{part}"
+            try:
+                mode = os.lstat(p).st_mode
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                raise CorruptEntryError(f"cannot read {p}: {e.strerror or e}") from e
+            if stat.S_ISLNK(mode):
+                raise CorruptEntryError(
+                    f"{p} is a symlink; the store never follows links (replace it with the "
+                    "real folder, or remove it and rerun the extraction)"
+                )
+        return self.root / rel
 
     def keys(self, complete_only: bool) -> list[StoreKey]:
         """Walk the folders (no zarr member listing: ~100x faster on big stores)."""
