@@ -120,6 +120,12 @@ def test_symlinked_embeddings_folder_refused(tmp_path):
     assert any("symlink" in what for _, what in st.verify())
     with pytest.raises(StoreError, match="symlink"):
         write(path, matrix(1), overwrite=True)
+    meta_path = path / KEY.path / "zarr.json"  # the entry marked incomplete, extract rerun
+    meta = json.loads(meta_path.read_text())
+    meta["attributes"]["complete"] = False
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(StoreError, match="symlink"):
+        write(path, matrix(1))
     assert snapshot(outside) == before  # nothing written or deleted out there
     # the link itself is still there: the user decides what to do with it
     assert edir(path).is_symlink()
