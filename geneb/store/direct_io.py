@@ -20,7 +20,7 @@ import numpy as np
 
 from geneb.errors import CorruptEntryError, StoreError
 from geneb.store import _direct, _files
-from geneb.store._direct import Digest
+from geneb.store._layout import Digest
 from geneb.store.entry_io import ARRAYS, STORE_FORMAT_VERSION, ArraySpec
 from geneb.store.keys import StoreKey
 from geneb.store.locking import entry_lock

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from geneb.errors import CorruptEntryError
-from geneb.store._direct import Digest, crc32c, digest_of
+from geneb.store._layout import Digest, crc32c, digest_of
 from geneb.store.keys import StoreKey
 
 STORE_FORMAT_VERSION = 1

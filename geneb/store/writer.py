@@ -20,7 +20,7 @@ import numpy as np
 
 from geneb.errors import CorruptEntryError, StaleEntryError, StoreError
 from geneb.store import entry_io
-from geneb.store._direct import Digest
+from geneb.store._layout import Digest
 from geneb.store._pool import parallel
 from geneb.store.entry_io import DIGESTS_ATTR, STORE_FORMAT_VERSION, ArraySpec
 from geneb.store.keys import StoreKey

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geneb.errors import CorruptEntryError, StoreError
-from geneb.store._direct import Digest
+from geneb.store._layout import Digest
 from geneb.store.entry_io import STORE_FORMAT_VERSION, ArraySpec, digest_of_rows
 from geneb.store.keys import StoreKey
 from geneb.store.locking import entry_lock
