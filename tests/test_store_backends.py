@@ -241,3 +241,17 @@ def test_the_implementations_write_the_same_bytes(tmp_path, monkeypatch):
             == FeatureStore(b).entry_attrs(KEY)["shard_digests"])
     np.testing.assert_array_equal(FeatureStore(b).get(*args()).embeddings, X)
     np.testing.assert_array_equal(FeatureStore(f"local://{a}").get(*args()).embeddings, X)
+
+
+def test_broken_entry_metadata_is_a_store_error(backend):
+    """An entry's group metadata that is not JSON: a one-line error and a verify problem
+    (local stores: the folder; zarr stores: why the entries cannot be listed)."""
+    st = FeatureStore(backend.url, mode="a")
+    write(st)
+    backend.write(f"{KEY.path}/zarr.json", b"{not json")
+    with pytest.raises(StoreError):
+        st.get(*args())
+    problems = st.verify()
+    assert problems and any("json" in what.lower() for _, what in problems)
+    if backend.kind == "direct":
+        assert any(KEY.path in str(where) for where, _ in problems)

@@ -48,7 +48,10 @@ def verify_store(io: EntryIO, keys: Sequence[StoreKey] | None) -> list[Problem]:
     problems: list[Problem] = []
     if keys is None:
         problems.extend(io.scan())
-        keys = io.keys(complete_only=False)
+        try:
+            keys = io.keys(complete_only=False)
+        except CorruptEntryError as e:  # zarr stores: a member's metadata is unreadable
+            return [*problems, (io.location, str(e))]
     for key in keys:
         try:
             attrs = io.attrs(key)

@@ -86,19 +86,25 @@ class ZarrIO:
 
     def keys(self, complete_only: bool) -> list[StoreKey]:
         out: list[StoreKey] = []
-        with warnings.catch_warnings():  # half-created folders of killed writers
-            warnings.simplefilter("ignore")
-            for mname, mg in sorted(self.root.groups()):
-                for tname, tg in sorted(mg.groups()):
-                    for split, sg in sorted(tg.groups()):
-                        a = sg.attrs
-                        if "n_rows" not in a:
-                            continue
-                        if complete_only and a.get("complete") is not True:
-                            continue
-                        with contextlib.suppress(StoreError):
-                            out.append(StoreKey(a.get("model_id", mname),
-                                                a.get("task_id", tname), split))
+        try:
+            with warnings.catch_warnings():  # half-created folders of killed writers
+                warnings.simplefilter("ignore")
+                for mname, mg in sorted(self.root.groups()):
+                    for tname, tg in sorted(mg.groups()):
+                        for split, sg in sorted(tg.groups()):
+                            a = sg.attrs
+                            if "n_rows" not in a:
+                                continue
+                            if complete_only and a.get("complete") is not True:
+                                continue
+                            with contextlib.suppress(StoreError):
+                                out.append(StoreKey(a.get("model_id", mname),
+                                                    a.get("task_id", tname), split))
+        except StoreError:
+            raise
+        except Exception as e:  # zarr: a member's metadata is not JSON, or unreadable
+            raise CorruptEntryError(f"cannot list the entries of {self.location}: "
+                                    f"{type(e).__name__}: {e}") from e
         return sorted(out)
 
     def attrs(self, key: StoreKey) -> dict[str, Any] | None:
