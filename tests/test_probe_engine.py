@@ -230,6 +230,11 @@ def test_nan_embedding_named_and_nothing_written(synth):
     fs, out = synth
     key = StoreKey("m2", "t_bin", "test")
     fs.root[key.path]["embeddings"][7, 3] = np.nan
+    # a chunk rewritten outside geneb no longer matches the digests recorded at completion
+    # (the store refuses it as replaced); drop them to reach the probe's own NaN check
+    attrs = fs.root[key.path].attrs.asdict()
+    attrs.pop("shard_digests")
+    fs.root[key.path].attrs.put(attrs)
     with pytest.raises(ProbeError, match=r"m2/t_bin/test .*non-finite embedding \(nan\) at "
                        r"entry row 7 \(task file row 7\), feature 3"):
         _run(fs, out)

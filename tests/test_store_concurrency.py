@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import zarr
 
-import geneb.store.feature_store as fsmod
+import geneb.store.entry_io as fsmod
 from geneb.errors import EntryIncompleteError
 from geneb.store import FeatureStore, Provenance, StoreKey
 
@@ -27,7 +27,7 @@ INNER, SHARD = 16 * D * 4, 128 * D * 4  # 16-row inner chunks, 128-row shards
 CHILD = rf'''
 import os, sys, time
 import numpy as np
-import geneb.store.feature_store as fsmod
+import geneb.store.entry_io as fsmod
 from geneb.errors import EntryLockedError
 from geneb.store import FeatureStore, Provenance, StoreKey
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import zarr
 
-import geneb.store.feature_store as fsmod
+import geneb.store.entry_io as fsmod
 from geneb.errors import CorruptEntryError
 from geneb.store import FeatureStore, Provenance, StoreKey, _direct
 
@@ -43,7 +43,7 @@ def flip(path: Path, offset: int) -> None:
 def test_layout_is_what_the_docs_say(store):
     arr = zarr.open_group(str(store._dir), mode="r")[KEY.path]["embeddings"]
     assert (arr.shards, arr.chunks) == ((32, D), (4, D))  # zarr's own reading of the metadata
-    lay = store._layout(KEY, "embeddings")
+    lay = store._io.spec(KEY, "embeddings").impl
     assert (lay.chunk_rows, lay.inner_rows, lay.sep, lay.dtype) == (32, 4, ".", np.float32)
     meta = json.loads((store._dir / KEY.path / "embeddings" / "zarr.json").read_text())
     shard = meta["codecs"][0]

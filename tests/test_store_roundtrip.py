@@ -17,7 +17,7 @@ import zarr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
-import geneb.store.feature_store as fsmod
+import geneb.store.entry_io as fsmod
 from geneb.errors import (
     EntryIncompleteError,
     EntryLockedError,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from geneb.commands._common import cli_errors, console, err_console
-from geneb.errors import unknown_name
+from geneb.errors import CorruptEntryError, unknown_name
 
 app = typer.Typer(no_args_is_help=True, help="Inspect, verify and export a feature store.")
 
@@ -38,6 +38,7 @@ def ls(path: StorePath) -> None:
     """List the entries: key, shape, dtype and status (complete / incomplete)."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     store = _open(path)
     table = Table(title=f"feature store {path}")
@@ -50,7 +51,9 @@ def ls(path: StorePath) -> None:
     for key in keys:
         info = store.info(key)
         status = info["status"]
-        if status != "complete":
+        if status == "corrupt":
+            status = Text(f"corrupt: {info['problem']}")
+        elif status != "complete":
             status = f"incomplete ({info.get('rows_written', 0)}/{info.get('n_rows', '?')} rows)"
         shape = " x ".join(f"{s:,}" for s in info.get("shape", []))
         table.add_row(key.model, key.task, key.split, shape, info.get("dtype", "?"), status)
@@ -58,6 +61,11 @@ def ls(path: StorePath) -> None:
     out.print(table)
     if not keys:
         console.print("(no entries yet: run `geneb extract` to fill the store)")
+    hidden = store.scan()
+    if hidden:
+        err_console.print(f"{len(hidden)} problem(s) outside the listed entries (e.g. "
+                          f"{hidden[0][0]}: {hidden[0][1]}); run `geneb store verify {path}`",
+                          markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("info")
@@ -68,10 +76,13 @@ def info(
     task: Annotated[str, typer.Argument(help="Task name.")],
     split: Annotated[str, typer.Argument(help="Split name, e.g. train or test.")],
 ) -> None:
-    """Print one entry's status, shape, chunking and provenance as JSON."""
+    """Print one entry's status, shape, chunking and provenance as JSON (exit 1: corrupt)."""
     store = _open(path)
     key = _key(store, model, task, split)
-    typer.echo(json.dumps(store.info(key), indent=2, sort_keys=True, default=str))
+    info = store.info(key)
+    typer.echo(json.dumps(info, indent=2, sort_keys=True, default=str))
+    if info["status"] == "corrupt":
+        raise typer.Exit(1)
 
 
 @app.command("export")
@@ -108,10 +119,19 @@ def export(
 def verify(path: StorePath) -> None:
     """Check every chunk's checksum; exit 1 if an entry is incomplete or corrupt."""
     store = _open(path)
-    keys = store.keys()
-    problems = store.verify(keys)
-    for key, what in problems:
-        err_console.print(f"[red]{key}[/]: {what}", highlight=False, soft_wrap=True)
-    console.print(f"{len(keys) - len(problems)} of {len(keys)} entries OK in {path}")
+    try:
+        keys = store.keys()
+    except CorruptEntryError:
+        keys = []  # verify reports why the entries cannot be listed
+    problems = store.verify()  # every entry, plus folders with broken metadata and symlinks
+    bad_keys = {where for where, _ in problems if not isinstance(where, str)}
+    for where, what in problems:
+        err_console.print(f"{where}: {what}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"{len(keys) - len(bad_keys)} of {len(keys)} entries OK in {path}",
+                  markup=False, highlight=False, soft_wrap=True)
+    others = len(problems) - sum(1 for where, _ in problems if not isinstance(where, str))
+    if others:
+        console.print(f"{others} problem(s) outside the listed entries (see above)",
+                      markup=False, highlight=False)
     if problems:
         raise typer.Exit(1)

@@ -19,235 +19,27 @@ Chunks are split along rows only (chunk shape covers all trailing dimensions).
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
 
-import crc32c as _crc
 import numpy as np
 
-from geneb.errors import CorruptEntryError, StoreError
-
-EMPTY = np.uint64(2**64 - 1)
-IOV_MAX = 1024
-_LITTLE = sys.byteorder == "little"
-
-
-#: crc32c(data, value=0) -> int: the checksum Zarr's crc32c codec stores (hardware-accelerated,
-#: releases the GIL on large buffers so shard threads run in parallel)
-crc32c = _crc.crc32c
-
-
-def _bytes_codec_ok(c: dict) -> bool:
-    if c.get("name") != "bytes":
-        return False
-    return (c.get("configuration") or {}).get("endian", "little") == "little"
+from geneb.errors import CorruptEntryError
+from geneb.store._direct_write import write_file  # noqa: F401 - part of this module's API
+from geneb.store._files import IOV_MAX, open_read
+from geneb.store._layout import (  # noqa: F401 - part of this module's API
+    EMPTY,
+    Digest,
+    Layout,
+    as_bytes,
+    crc32c,
+    digest_of,
+    layout_from_meta,
+    read_layout,
+)
+from geneb.store._pool import parallel
 
 
-def _plain_codecs_ok(codecs: Sequence[dict]) -> bool:
-    return (
-        len(codecs) == 2 and _bytes_codec_ok(codecs[0]) and codecs[1].get("name") == "crc32c"
-    )
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What the direct path needs to know about one row-chunked array on local disk."""
-
-    dir: Path
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    chunk_rows: int  # rows per file (the shard when sharded)
-    inner_rows: int | None  # rows per inner chunk; None when unsharded
-    sep: str = "."  # chunk key separator: c.<i>.0 (one folder for all files) or c/<i>/0
-
-    @property
-    def row_bytes(self) -> int:
-        return int(np.prod(self.shape[1:], dtype=np.int64)) * self.dtype.itemsize
-
-    @property
-    def n_rows(self) -> int:
-        return self.shape[0]
-
-    @property
-    def n_files(self) -> int:
-        return -(-self.n_rows // self.chunk_rows)
-
-    @property
-    def inner(self) -> int:
-        """Rows per checksummed unit."""
-        return self.inner_rows or self.chunk_rows
-
-    @property
-    def n_inner(self) -> int:
-        return self.chunk_rows // self.inner
-
-    def file(self, i: int) -> Path:
-        return self.dir / self.sep.join(["c", str(i), *(["0"] * (len(self.shape) - 1))])
-
-    def rows_of(self, i: int) -> tuple[int, int]:
-        a = i * self.chunk_rows
-        return a, min(a + self.chunk_rows, self.n_rows)
-
-
-def read_layout(array_dir: Path) -> Layout | None:
-    """Parse ``zarr.json`` of an array; None when the direct path does not apply."""
-    if not _LITTLE:
-        return None
-    try:
-        meta = json.loads((array_dir / "zarr.json").read_text())
-    except (OSError, ValueError):
-        return None
-    try:
-        if meta.get("node_type") != "array" or meta.get("zarr_format") != 3:
-            return None
-        if meta.get("storage_transformers"):
-            return None
-        shape = tuple(int(s) for s in meta["shape"])
-        grid = meta["chunk_grid"]
-        cke = meta["chunk_key_encoding"]
-        if grid["name"] != "regular" or cke["name"] != "default":
-            return None
-        sep = (cke.get("configuration") or {}).get("separator", "/")
-        if sep not in ("/", "."):
-            return None
-        chunk = tuple(int(s) for s in grid["configuration"]["chunk_shape"])
-        if not shape or chunk[1:] != shape[1:] or meta["fill_value"] not in (0, 0.0):
-            return None
-        dtype = np.dtype(meta["data_type"])
-        codecs = meta["codecs"]
-        if _plain_codecs_ok(codecs):
-            return Layout(array_dir, shape, dtype, chunk[0], None, sep)
-        if len(codecs) != 1 or codecs[0].get("name") != "sharding_indexed":
-            return None
-        cfg = codecs[0]["configuration"]
-        inner = tuple(int(s) for s in cfg["chunk_shape"])
-        if (
-            inner[1:] != shape[1:]
-            or chunk[0] % inner[0]
-            or not _plain_codecs_ok(cfg["codecs"])
-            or not _plain_codecs_ok(cfg.get("index_codecs", []))
-            or cfg.get("index_location", "end") != "end"
-        ):
-            return None
-        return Layout(array_dir, shape, dtype, chunk[0], inner[0], sep)
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-# ------------------------------------------------------------------------------------ writing
-def _fallocate_fn():
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.fallocate
-        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-        fn.restype = ctypes.c_int
-        return fn
-    except (OSError, AttributeError):
-        return None
-
-
-_FALLOCATE = _fallocate_fn() if sys.platform.startswith("linux") else None
-_FALLOC_FL_KEEP_SIZE = 1
-
-
-def _preallocate(fd: int, size: int) -> None:
-    """Reserve the file's blocks before writing, as ``np.save`` does: the write then costs
-    ~30% less kernel time (measured on ext4: 55 vs 77 ms CPU for 400 MB). Best effort."""
-    if _FALLOCATE is not None and size > (1 << 20):
-        _FALLOCATE(fd, _FALLOC_FL_KEEP_SIZE, 0, size)
-
-
-def _write_all(fd: int, bufs: list, total: int) -> None:
-    """``writev`` everything (IOV_MAX buffers per call; a short write, rare on regular files,
-    is finished with plain writes)."""
-    done = 0
-    for k in range(0, len(bufs), IOV_MAX):
-        done += os.writev(fd, bufs[k : k + IOV_MAX])
-        if done == total:
-            return
-        if done != sum(len(b) for b in bufs[: k + IOV_MAX]):  # short write
-            break
-    rest = b"".join(bytes(b) for b in bufs)[done:]
-    while rest:
-        rest = rest[os.write(fd, rest) :]
-
-
-def _as_bytes(a: np.ndarray) -> memoryview:
-    return memoryview(a).cast("B")
-
-
-def write_file(layout: Layout, i: int, pieces: Sequence[np.ndarray]) -> None:
-    """Encode and write file ``i`` from C-contiguous ``pieces`` holding exactly its rows.
-
-    No copy of the data is made: the crc is computed incrementally over the pieces and the file
-    is written with ``writev`` of views. The last (partial) inner chunk is zero-padded as zarr
-    does; inner chunks entirely past the end of the array are marked empty in the index.
-    """
-    a, b = layout.rows_of(i)
-    rb = layout.row_bytes
-    if sum(len(p) for p in pieces) != b - a:
-        raise ValueError(f"file {i} needs rows {a}..{b}, got {sum(len(p) for p in pieces)}")
-    unit = layout.inner * rb
-    present = -(-(b - a) // layout.inner)  # inner chunks holding at least one row
-    views = [_as_bytes(p) for p in pieces if len(p)]
-    bufs: list = []
-    _crc = crc32c
-    vi, off = 0, 0  # position in views
-    for _ in range(present):
-        v = views[vi] if vi < len(views) else None
-        if v is not None and off + unit <= len(v):  # common case: inside one piece
-            part = v[off : off + unit]
-            bufs.append(part)
-            bufs.append(_crc(part).to_bytes(4, "little"))
-            off += unit
-            if off == len(v):
-                vi, off = vi + 1, 0
-            continue
-        need, crc = unit, 0
-        while need and vi < len(views):
-            v = views[vi]
-            take = min(need, len(v) - off)
-            part = v[off : off + take]
-            crc = _crc(part, crc)
-            bufs.append(part)
-            need -= take
-            off += take
-            if off == len(v):
-                vi, off = vi + 1, 0
-        if need:  # the array ends inside this inner chunk: pad with the fill value (0)
-            pad = bytes(need)
-            crc = _crc(pad, crc)
-            bufs.append(pad)
-        bufs.append(crc.to_bytes(4, "little"))
-    if layout.inner_rows is not None:
-        idx = np.full((layout.n_inner, 2), EMPTY, dtype="<u8")
-        idx[:present, 0] = np.arange(present, dtype=np.uint64) * np.uint64(unit + 4)
-        idx[:present, 1] = unit + 4
-        ib = idx.tobytes()
-        bufs.append(ib)
-        bufs.append(crc32c(ib).to_bytes(4, "little"))
-    path = layout.file(i)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    total = present * (unit + 4) + (layout.n_inner * 16 + 4 if layout.inner_rows else 0)
-    try:
-        _preallocate(fd, total)
-        _write_all(fd, bufs, total)
-    finally:
-        os.close(fd)
-
-
-# ------------------------------------------------------------------------------------ reading
 def _corrupt(layout: Layout, i: int, what: str) -> CorruptEntryError:
     return CorruptEntryError(f"{what} in {layout.file(i)}")
 
@@ -282,14 +74,27 @@ def _read_index(layout: Layout, i: int, fd: int, strict: bool = False) -> np.nda
 
 def _open(layout: Layout, i: int) -> int:
     try:
-        return os.open(layout.file(i), os.O_RDONLY)
+        return open_read(layout.file(i))
     except FileNotFoundError:
         a, b = layout.rows_of(i)
         raise _corrupt(layout, i, f"chunk file for rows {a}..{b} missing") from None
+    except CorruptEntryError:
+        raise
+    except OSError as e:
+        raise _corrupt(layout, i, f"unreadable chunk file ({e.strerror or e})") from e
 
 
-def read_file_into(layout: Layout, i: int, out: np.ndarray) -> None:
-    """Read file ``i`` into ``out`` (its rows, C-contiguous), checking every crc32c.
+def _position_error(layout: Layout, i: int) -> CorruptEntryError:
+    a, b = layout.rows_of(i)
+    return _corrupt(layout, i, f"chunk file does not belong at this position (rows {a}..{b}): "
+                               "its digest differs from the one recorded when the entry was "
+                               "completed (files swapped or replaced)")
+
+
+def read_file_into(layout: Layout, i: int, out: np.ndarray, expect: Digest | None = None
+                   ) -> Digest:
+    """Read file ``i`` into ``out`` (its rows, C-contiguous), checking every crc32c, and
+    ``expect`` (the digest recorded for position ``i``) when given; returns the digest.
 
     The data lands directly in ``out`` (``preadv`` scatters each inner chunk there and its
     checksum into a side buffer); then every chunk's crc32c is recomputed and compared."""
@@ -297,7 +102,7 @@ def read_file_into(layout: Layout, i: int, out: np.ndarray) -> None:
     rb, r = layout.row_bytes, layout.inner
     unit = r * rb
     present = -(-(b - a) // r)
-    dst = _as_bytes(out)
+    dst = as_bytes(out)
     if len(dst) != (b - a) * rb:
         raise ValueError("output does not match the file's rows")
     tail = (b - a) - (present - 1) * r  # valid rows in the last unit
@@ -349,58 +154,10 @@ def read_file_into(layout: Layout, i: int, out: np.ndarray) -> None:
         j = int(np.argmax(bad))
         row = a + j * r
         raise _corrupt(layout, i, f"checksum mismatch for rows {row}..{min(row + r, b)}")
-
-
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def pool() -> ThreadPoolExecutor:
-    """A process-wide I/O thread pool (recreated after fork; starting threads per call costs
-    milliseconds on a loaded machine)."""
-    global _pool
-    if _pool is None or _pool[0] != os.getpid():
-        _pool = (os.getpid(), ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), "geneb-io"))
-    return _pool[1]
-
-
-def parallel(fn, items: Sequence) -> None:
-    """Run ``fn`` over ``items`` with the calling thread plus idle pool threads pulling from
-    one queue (no hand-off wait for the first item; uneven items balance themselves). The
-    first exception is re-raised after every started call has returned."""
-    import threading
-
-    items = list(items)
-    nested = threading.current_thread().name.startswith("geneb-io")  # never wait on own pool
-    helpers = min(len(items), os.cpu_count() or 1, 4) - 1
-    if helpers < 1 or nested:
-        for it in items:
-            fn(it)
-        return
-    queue = iter(items)
-    lock = threading.Lock()
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        while True:
-            with lock:
-                if errors:
-                    return
-                item = next(queue, queue)  # the iterator itself marks the end
-            if item is queue:
-                return
-            try:
-                fn(item)
-            except BaseException as e:  # noqa: BLE001 - re-raised in the caller
-                with lock:
-                    errors.append(e)
-                return
-
-    futures = [pool().submit(work) for _ in range(helpers)]
-    work()
-    for f in futures:
-        f.result()
-    if errors:
-        raise errors[0]
+    got = digest_of(computed)
+    if expect is not None and tuple(expect) != got:
+        raise _position_error(layout, i)
+    return got
 
 
 def _pool_size(nbytes: int, n_files: int) -> int:
@@ -409,8 +166,10 @@ def _pool_size(nbytes: int, n_files: int) -> int:
     return max(1, min(4, os.cpu_count() or 1, n_files))
 
 
-def read_all(layout: Layout, out: np.ndarray | None = None) -> np.ndarray:
-    """The whole array, every checksum verified (files read in parallel threads)."""
+def read_all(layout: Layout, out: np.ndarray | None = None,
+             expect: Sequence[Digest] | None = None) -> np.ndarray:
+    """The whole array, every checksum (and each file's recorded digest, when given)
+    verified; files are read in parallel threads."""
     if out is None:
         out = np.empty(layout.shape, dtype=layout.dtype)
     if not layout.n_rows:
@@ -418,7 +177,7 @@ def read_all(layout: Layout, out: np.ndarray | None = None) -> np.ndarray:
 
     def one(i: int) -> None:
         a, b = layout.rows_of(i)
-        read_file_into(layout, i, out[a:b])
+        read_file_into(layout, i, out[a:b], None if expect is None else expect[i])
 
     if _pool_size(out.nbytes, layout.n_files) == 1:
         for i in range(layout.n_files):
@@ -428,14 +187,16 @@ def read_all(layout: Layout, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def verify_file(layout: Layout, i: int, scratch: np.ndarray | None = None) -> None:
-    """Read file ``i`` into scratch memory and check it; raises CorruptEntryError."""
+def verify_file(layout: Layout, i: int, scratch: np.ndarray | None = None,
+                expect: Digest | None = None) -> Digest:
+    """Read file ``i`` into scratch memory and check it; returns its digest (raises
+    CorruptEntryError)."""
     a, b = layout.rows_of(i)
     shape = (b - a, *layout.shape[1:])
     if scratch is None or scratch.nbytes < (b - a) * layout.row_bytes:
         scratch = np.empty(shape, dtype=layout.dtype)
     buf = scratch.reshape(-1)[: int(np.prod(shape))].reshape(shape)
-    read_file_into(layout, i, buf)
+    return read_file_into(layout, i, buf, expect)
 
 
 def check_index(layout: Layout, i: int) -> None:
@@ -455,8 +216,12 @@ def check_index(layout: Layout, i: int) -> None:
         os.close(fd)
 
 
-def read_rows(layout: Layout, rows: np.ndarray) -> np.ndarray:
-    """Rows ``rows`` (any order, repeats allowed), reading only the inner chunks that hold them."""
+def read_rows(layout: Layout, rows: np.ndarray, expect: Sequence[Digest] | None = None
+              ) -> np.ndarray:
+    """Rows ``rows`` (any order, repeats allowed), reading only the inner chunks that hold them.
+
+    With ``expect`` (recorded digests), each file touched is tied to its position by the
+    crc32c of its first inner chunk (4 more bytes read per file)."""
     rows = np.asarray(rows, dtype=np.int64)
     out = np.empty((len(rows), *layout.shape[1:]), dtype=layout.dtype)
     if not len(rows):
@@ -475,6 +240,8 @@ def read_rows(layout: Layout, rows: np.ndarray) -> np.ndarray:
         fd = _open(layout, i)
         try:
             idx = _read_index(layout, i, fd) if layout.inner_rows is not None else None
+            if expect is not None:
+                _check_first(layout, i, fd, idx, int(expect[i][1]))
             for u in us:
                 j = u - i * layout.n_inner
                 off = int(idx[j, 0]) if idx is not None else 0
@@ -495,90 +262,16 @@ def read_rows(layout: Layout, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-# ------------------------------------------------------------------------------- metadata
-# Zarr v3 metadata documents, written directly for local stores (each zarr API call costs
-# ~2 ms of event-loop round trips; creating an entry took ~30 ms that way). The documents are
-# exactly what zarr-python writes for the same arrays; the tests read them back with zarr.
-_CRC_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
-
-
-def group_meta(attrs: dict) -> dict:
-    return {"attributes": attrs, "zarr_format": 3, "consolidated_metadata": None,
-            "node_type": "group"}
-
-
-def array_meta(shape: tuple[int, ...], dtype: str, chunk_rows: int, inner_rows: int | None) -> dict:
-    rest = list(shape[1:])
-    if inner_rows is None:
-        codecs: list = _CRC_CODECS
+def _check_first(layout: Layout, i: int, fd: int, idx: np.ndarray | None, want: int) -> None:
+    """Compare the stored crc32c of file ``i``'s first inner chunk with the recorded one."""
+    unit = layout.inner * layout.row_bytes
+    if idx is not None and idx[0, 0] == EMPTY:
+        got = crc32c(bytes(unit))
     else:
-        codecs = [{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": [inner_rows, *rest], "codecs": _CRC_CODECS,
-            "index_codecs": _CRC_CODECS, "index_location": "end"}}]
-    return {
-        "shape": list(shape),
-        "data_type": dtype,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [chunk_rows, *rest]}},
-        # "." keeps all chunk files of an array in one folder (no folder per shard)
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
-        "fill_value": 0.0 if np.dtype(dtype).kind == "f" else 0,
-        "codecs": codecs,
-        "attributes": {},
-        "zarr_format": 3,
-        "node_type": "array",
-        "storage_transformers": [],
-    }
-
-
-def _tmp_for(path: Path) -> Path:
-    import threading
-
-    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.partial")
-
-
-def write_json(path: Path, obj: dict, *, exclusive: bool = False) -> bool:
-    """Atomically write a JSON document (temp file + rename). ``exclusive``: only if ``path``
-    does not exist yet (hard link, so racing creators never clobber each other); returns
-    whether this call created it."""
-    if exclusive and path.exists():
-        return False
-    text = json.dumps(obj, indent=2, allow_nan=False, default=_json_default)
-    tmp = _tmp_for(path)
-    try:
-        tmp.write_text(text)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text)
-    if not exclusive:
-        os.replace(tmp, path)
-        return True
-    try:
-        os.link(tmp, path)
-        return True
-    except FileExistsError:
-        return False
-    except OSError:  # no hard links on this file system: racy but still atomic per write
-        if path.exists():
-            return False
-        os.replace(tmp, path)
-        return True
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _json_default(o: object) -> object:
-    if isinstance(o, np.generic):  # numpy scalars in provenance: plain numbers
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise StoreError(f"cannot store {type(o).__name__} {o!r} in zarr metadata (JSON)")
-
-
-def read_json(path: Path) -> dict | None:
-    """A metadata document, None when absent; CorruptEntryError when unreadable."""
-    try:
-        return json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise CorruptEntryError(f"unreadable metadata {path}: {e}") from e
+        off = (int(idx[0, 0]) if idx is not None else 0) + unit
+        raw = os.pread(fd, 4, off)
+        if len(raw) != 4:
+            raise _corrupt(layout, i, "truncated first inner chunk")
+        got = int.from_bytes(raw, "little")
+    if got != want:
+        raise _position_error(layout, i)

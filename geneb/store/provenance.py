@@ -8,8 +8,10 @@ import socket
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-#: Fields that define *what* was computed. Two entries with equal identity are interchangeable;
-#: a difference in any of these makes a stored entry stale for a new request.
+#: Fields that define *what* was computed: everything the stored numbers depend on. Two
+#: entries with equal identity are interchangeable; a difference in any of these makes a
+#: stored entry stale for a new request (and gives it another ``entry_fingerprint``). The
+#: storage dtype is one of them: float16 rounding changes every number downstream.
 IDENTITY_FIELDS: tuple[str, ...] = (
     "model_id",
     "revision",
@@ -18,6 +20,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "max_length",
     "truncation",
     "dtype",
+    "storage_dtype",
     "task_fingerprint",
 )
 
