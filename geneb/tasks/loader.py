@@ -55,10 +55,12 @@ from geneb.tasks.validate import (
     Locator,
     RawLabels,
     check_label_kinds,
+    check_eval_classes,
     check_sequences,
     check_two_classes,
     classify_labels,
     csv_locator,
+    near_duplicate_pairs,
     table_locator,
 )
 
@@ -79,6 +81,8 @@ class RawSplit:
     labels: Any
     where: Locator
     ignored_columns: tuple[str, ...] = ()
+    #: fasta-per-class only: the class files, in the order their records were read
+    class_files: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -230,7 +234,13 @@ def _read_fasta_dir(path: Path, split: str) -> RawSplit:
         rec_line.extend(lines_at)
     where: Locator = lambda i: f"{rec_file[i]} line {rec_line[i]}"  # noqa: E731
     return RawSplit(
-        split, str(path), "fasta-per-class", seqs, np.array(labels, dtype=object), where
+        split,
+        str(path),
+        "fasta-per-class",
+        seqs,
+        np.array(labels, dtype=object),
+        where,
+        class_files=tuple(str(f) for f in files),
     )
 
 
@@ -252,6 +262,54 @@ def read_raw_split(folder: Path, split: str) -> RawSplit | None:
     if len(raw.sequences) == 0:
         raise TaskError(f"{raw.file}: split {split!r} has no data rows")
     return raw
+
+
+def check_class_files(raws: list[RawSplit]) -> None:
+    """Per-class FASTA splits: no near-duplicate class names, the same classes in every split.
+
+    Why: with one file per class, the class set *is* the set of file names, so a misspelt or
+    missing file silently changes the task (an extra class, a class never evaluated).
+    """
+    stems: dict[str, dict[str, str]] = {}
+    for r in raws:
+        if r.fmt != "fasta-per-class":
+            continue
+        by_stem = {Path(f).stem: f for f in r.class_files}
+        for a, b in near_duplicate_pairs(list(by_stem)):
+            raise TaskError(
+                f"{by_stem[a]} and {by_stem[b]}: class names {a!r} and {b!r} of split {r.name!r} "
+                f"look like one class spelled two ways; rename one file (each file is a class)"
+            )
+        stems[r.name] = by_stem
+    if "train" not in stems:
+        return
+    train = stems["train"]
+    for split, by_stem in stems.items():
+        if split == "train" or set(by_stem) == set(train):
+            continue
+        extra = sorted(set(by_stem) - set(train))
+        lacking = sorted(set(train) - set(by_stem))
+        pairs = [(a, b) for a in extra for b in lacking if near_duplicate_pairs([a, b])]
+        if pairs:
+            a, b = pairs[0]
+            raise TaskError(
+                f"{by_stem[a]}: class {a!r} of split {split!r} looks like a misspelling of "
+                f"{train[b]} (class {b!r} of split 'train'); every split needs the same class files"
+            )
+        what = "; ".join(
+            part
+            for part in (
+                f"only in {split!r}: " + ", ".join(by_stem[c] for c in extra) if extra else "",
+                f"missing from {split!r}: " + ", ".join(train[c] for c in lacking)
+                if lacking
+                else "",
+            )
+            if part
+        )
+        raise TaskError(
+            f"per-class FASTA splits 'train' and {split!r} hold different classes ({what}); "
+            f"every split needs the same class files"
+        )
 
 
 # --------------------------------------------------------------------------- metadata
@@ -436,6 +494,7 @@ def load_task_folder(
                 )
             continue
         raws.append(raw)
+    check_class_files(raws)
 
     checked = [check_sequences(r.sequences, r.where) for r in raws]
     classified = [classify_labels(r.labels, r.where) for r in raws]
@@ -446,6 +505,8 @@ def load_task_folder(
         inferred.append("label_names")
     for r, lab in zip(raws, ids, strict=True):
         check_two_classes(r.name, lab, r.file, label_names)
+        if r.name != "train":
+            check_eval_classes(raws[0].file, ids[0], r.name, lab, r.where, label_names)
         expected = meta.get(f"n_{r.name}")
         if expected is not None and expected != len(r.sequences):
             raise TaskError(
