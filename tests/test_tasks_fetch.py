@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from geneb.cli import app
-from geneb.errors import TaskError
+from geneb.errors import UnknownNameError
 from geneb.tasks.catalog import resolve_task
 from geneb.tasks.fetch import FetchError, plan_fetch, run_fetch
 from geneb.tasks.suites import load_catalogue, select
@@ -120,8 +120,10 @@ def world(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> It
     fna = {}
     for split in ("train", "test"):
         df = pd.read_csv(data_dir / METHYL / f"{split}.csv")
-        text = "".join(f">{split}{i}|{lab}\n{seq}\n" for i, (seq, lab) in enumerate(
-            zip(df["sequence"], df["label"], strict=True)))
+        text = "".join(
+            f">{split}{i}|{lab}\n{seq}\n"
+            for i, (seq, lab) in enumerate(zip(df["sequence"], df["label"], strict=True))
+        )
         fna[split] = srv.add(f"/nt/{split}.fna", text.encode())
 
     # variants: the BRCA1 table and reference as served files
@@ -138,18 +140,46 @@ def world(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> It
         return {"url": zurl, "sha256": zsha, "member": m}
 
     tasks = [
-        _entry("loc_prom", "loc", {"train": member(f"GUE/{PROM}/train.csv"),
-                                   "test": member(f"GUE/{PROM}/test.csv")}, "csv", n_classes=2),
-        _entry("loc_methyl", "loc", {s: {"url": u, "sha256": h} for s, (u, h) in fna.items()},
-               "fasta_label_in_id", category="dna_methylation"),
-        _entry("loc_brca1", "locvar", {"variants": {"url": vurl, "sha256": vsha}}, "variants_table",
-               kind="variants", category=None),
-        _entry("loc_corrupt", "broken", {"train": {"url": bad_url, "sha256": "0" * 64},
-                                         "test": {"url": turl, "sha256": tsha}}, "csv"),
-        _entry("loc_cut", "broken", {"train": {"url": cut_url, "sha256": cut_sha},
-                                     "test": {"url": turl, "sha256": tsha}}, "csv"),
-        _entry("loc_unpinned", "loc", {"train": {"url": turl, "sha256": None},
-                                       "test": {"url": turl, "sha256": tsha}}, "csv"),
+        _entry(
+            "loc_prom",
+            "loc",
+            {"train": member(f"GUE/{PROM}/train.csv"), "test": member(f"GUE/{PROM}/test.csv")},
+            "csv",
+            n_classes=2,
+        ),
+        _entry(
+            "loc_methyl",
+            "loc",
+            {s: {"url": u, "sha256": h} for s, (u, h) in fna.items()},
+            "fasta_label_in_id",
+            category="dna_methylation",
+        ),
+        _entry(
+            "loc_brca1",
+            "locvar",
+            {"variants": {"url": vurl, "sha256": vsha}},
+            "variants_table",
+            kind="variants",
+            category=None,
+        ),
+        _entry(
+            "loc_corrupt",
+            "broken",
+            {"train": {"url": bad_url, "sha256": "0" * 64}, "test": {"url": turl, "sha256": tsha}},
+            "csv",
+        ),
+        _entry(
+            "loc_cut",
+            "broken",
+            {"train": {"url": cut_url, "sha256": cut_sha}, "test": {"url": turl, "sha256": tsha}},
+            "csv",
+        ),
+        _entry(
+            "loc_unpinned",
+            "loc",
+            {"train": {"url": turl, "sha256": None}, "test": {"url": turl, "sha256": tsha}},
+            "csv",
+        ),
     ]
     tasks[2]["source"]["reference"] = {"url": rurl, "sha256": rsha}
     catalogue = tmp_path / "catalogue.json"
@@ -176,7 +206,12 @@ def test_fetch_converts_verifies_and_resolves(world: dict, data_dir: Path) -> No
     result = fetch_cli(world, "loc_prom")
     assert result.exit_code == 0, result.output
     folder = world["cache"] / "tasks" / "loc_prom"
-    assert sorted(p.name for p in folder.iterdir()) == ["fetch.json", "task.json", "test.csv", "train.csv"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "fetch.json",
+        "task.json",
+        "test.csv",
+        "train.csv",
+    ]
     record = json.loads((folder / "fetch.json").read_text())
     assert record["rows"] == {"train": 4904, "test": 613}
     task = resolve_task("loc_prom")  # by name, from $GENEB_CACHE
@@ -212,7 +247,9 @@ def test_corrupt_download_is_refused_and_nothing_is_left(world: dict) -> None:
     assert not (world["cache"] / "tasks" / "loc_corrupt").exists()
     assert leftovers(world["cache"]) == []
     downloads = world["cache"] / "downloads"
-    assert not downloads.exists() or not any(p.name.endswith("train.csv") for p in downloads.iterdir())
+    assert not downloads.exists() or not any(
+        p.name.endswith("train.csv") for p in downloads.iterdir()
+    )
 
 
 def test_interrupted_download_leaves_nothing_and_says_what_failed(world: dict) -> None:
@@ -257,7 +294,9 @@ def test_variant_set_gets_the_variant_folder_layout(world: dict) -> None:
     ref = pd.read_csv(world["var_dir"] / "variants.csv")
     assert list(got.columns[:6]) == ["chrom", "pos", "ref", "alt", "label", "score"]
     pd.testing.assert_frame_equal(got[ref.columns], ref)
-    assert (folder / "reference.fa").read_bytes() == (world["var_dir"] / "reference.fa").read_bytes()
+    assert (folder / "reference.fa").read_bytes() == (
+        world["var_dir"] / "reference.fa"
+    ).read_bytes()
 
 
 def test_dry_run_downloads_nothing(world: dict) -> None:
@@ -267,17 +306,23 @@ def test_dry_run_downloads_nothing(world: dict) -> None:
     assert world["srv"].hits == [] and not world["cache"].exists()
 
 
-def test_train_over_the_cap_is_subsampled_at_load_and_recorded(
-    world: dict, data_dir: Path
-) -> None:
+def test_train_over_the_cap_is_subsampled_at_load_and_recorded(world: dict, data_dir: Path) -> None:
     """The fetched folder keeps every row; loading applies GENEB's 100,000-row cap as today."""
     base = pd.read_csv(data_dir / "methyl_4mc_f_vesca" / "train.csv")
     big = pd.concat([base] * 7, ignore_index=True).iloc[:100_050]
     url, sha = world["srv"].add("/big/train.csv", big.to_csv(index=False).encode())
-    turl, tsha = world["srv"].add("/big/test.csv", (data_dir / "methyl_4mc_f_vesca" / "test.csv").read_bytes())
+    turl, tsha = world["srv"].add(
+        "/big/test.csv", (data_dir / "methyl_4mc_f_vesca" / "test.csv").read_bytes()
+    )
     cat = json.loads(Path(world["catalogue"]).read_text())
-    cat["tasks"].append(_entry("loc_big", "big", {"train": {"url": url, "sha256": sha},
-                                                  "test": {"url": turl, "sha256": tsha}}, "csv"))
+    cat["tasks"].append(
+        _entry(
+            "loc_big",
+            "big",
+            {"train": {"url": url, "sha256": sha}, "test": {"url": turl, "sha256": tsha}},
+            "csv",
+        )
+    )
     Path(world["catalogue"]).write_text(json.dumps(cat))
     assert fetch_cli(world, "loc_big").exit_code == 0
     record = json.loads((world["cache"] / "tasks" / "loc_big" / "fetch.json").read_text())
@@ -312,15 +357,22 @@ def test_hub_dataset_resolves_from_a_hub_layout_cache_offline(
         "kind": "classification",
         "category": "promoters",
         "category_reason": "test",
-        "source": {"hub": "someorg/gue", "revision": REV,
-                   "files": {"train": "GUE/prom/train.csv", "test": "GUE/prom/test.csv"}},
+        "source": {
+            "hub": "someorg/gue",
+            "revision": REV,
+            "files": {"train": "GUE/prom/train.csv", "test": "GUE/prom/test.csv"},
+        },
         "format": "csv",
         "license": None,
         "checked": [],
     }
-    missing = dict(hub_entry, name="hub_missing",
-                   source=dict(hub_entry["source"], files={"train": "GUE/nope/train.csv",
-                                                           "test": "GUE/prom/test.csv"}))
+    missing = dict(
+        hub_entry,
+        name="hub_missing",
+        source=dict(
+            hub_entry["source"], files={"train": "GUE/nope/train.csv", "test": "GUE/prom/test.csv"}
+        ),
+    )
     catalogue = tmp_path / "c.json"
     catalogue.write_text(json.dumps({"tasks": [hub_entry, missing]}))
     entries = load_catalogue(catalogue)
@@ -342,7 +394,7 @@ def test_not_fetched_catalogue_task_names_the_fetch_command(
 ) -> None:
     monkeypatch.setenv("GENEB_CACHE", str(tmp_path / "empty"))
     monkeypatch.delenv("GENEB_DATA_DIR", raising=False)
-    with pytest.raises(TaskError, match="run: geneb tasks fetch nt_h3k4me3"):
+    with pytest.raises(UnknownNameError, match="run: geneb tasks fetch nt_h3k4me3"):
         resolve_task("nt_h3k4me3")
-    with pytest.raises(TaskError, match="cannot be fetched"):
+    with pytest.raises(UnknownNameError, match="cannot be fetched"):
         resolve_task("gb_human_ocr_ensembl")  # no pinned revision in the catalogue

@@ -245,9 +245,7 @@ def catalogue_(
 @app.command("fetch")
 @cli_errors
 def fetch(
-    names: Annotated[
-        list[str], typer.Argument(help="Catalogue task names and/or suite names.")
-    ],
+    names: Annotated[list[str], typer.Argument(help="Catalogue task names and/or suite names.")],
     cache: Annotated[
         str | None,
         typer.Option(

@@ -93,7 +93,6 @@ def resolve_task(
     fetched = fetched_folders()
     if name_or_path in fetched:
         return load_task_folder(fetched[name_or_path], train_row_cap=train_row_cap)
-    _raise_if_catalogued(name_or_path)
     root = default_data_dir(data_dir)
     err = unknown_name("task", name_or_path, [*SYNTHETIC_TASK_NAMES, *folders, *fetched])
     where = (
@@ -101,25 +100,22 @@ def resolve_task(
         if root
         else f"no data dir given (--data-dir or ${DATA_DIR_ENV})"
     )
-    raise type(err)(f"{err} ({where})")
+    raise type(err)(f"{err} ({where}){_catalogue_hint(name_or_path)}")
 
 
-def _raise_if_catalogued(name: str) -> None:
-    """A known catalogue task that is not fetched gets the command that fetches it."""
+def _catalogue_hint(name: str) -> str:
+    """For a catalogue task that is not fetched: the command that fetches it, or why not."""
     from geneb.tasks.suites import load_catalogue
 
     entry = next((e for e in load_catalogue() if e.name == name), None)
     if entry is None:
-        return
+        return ""
     if entry.kind != "classification":
-        raise TaskError(f"{name!r} is a variant set of the catalogue, not a classification task")
+        return f". {name!r} is a variant set of the task catalogue, not a classification task"
     why = entry.fetchable()
-    hint = (
-        f"run: geneb tasks fetch {name}"
-        if why is None
-        else f"it cannot be fetched ({why}); give its folder instead"
-    )
-    raise TaskError(f"task {name!r} is in the catalogue but not in the cache; {hint}")
+    if why is None:
+        return f". {name!r} is in the task catalogue but not fetched; run: geneb tasks fetch {name}"
+    return f". {name!r} is in the task catalogue but cannot be fetched ({why})"
 
 
 @dataclass(frozen=True)

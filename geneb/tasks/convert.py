@@ -95,13 +95,19 @@ def convert_classification(
 ) -> dict[str, int]:
     """Write ``<split>.csv`` for each split file; return the row count per split."""
     if "train" not in files or "test" not in files:
-        raise TaskError(f"a task needs 'train' and 'test' files, the catalogue gives {sorted(files)}")
+        raise TaskError(
+            f"a task needs 'train' and 'test' files, the catalogue gives {sorted(files)}"
+        )
     counts: dict[str, int] = {}
     for role in SPLIT_ROLES:
         if role not in files:
             continue
         path = files[role]
-        df = _fasta_table(path, out) if fmt == "fasta_label_in_id" else _read_table(path, fmt, columns)
+        df = (
+            _fasta_table(path, out)
+            if fmt == "fasta_label_in_id"
+            else _read_table(path, fmt, columns)
+        )
         missing = [c for c in ("sequence", "label") if c not in df.columns]
         if missing:
             raise TaskError(
@@ -147,8 +153,12 @@ def convert_variants(
     bad = pos.isna() | (pos < 1)
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])
-        raise TaskError(f"{path} row {i + 1}: 'pos' must be a 1-based position, got {df['pos'].iloc[i]!r}")
-    labels = pd.to_numeric(df["label"].astype(str).replace({"True": "1", "False": "0"}), errors="coerce")
+        raise TaskError(
+            f"{path} row {i + 1}: 'pos' must be a 1-based position, got {df['pos'].iloc[i]!r}"
+        )
+    labels = pd.to_numeric(
+        df["label"].astype(str).replace({"True": "1", "False": "0"}), errors="coerce"
+    )
     bad = ~labels.isin([0, 1])
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])

@@ -80,7 +80,9 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) else None
 
 
-def plan_fetch(entries: Iterable[CatalogueEntry], cache: str | os.PathLike[str] | None = None) -> FetchPlan:
+def plan_fetch(
+    entries: Iterable[CatalogueEntry], cache: str | os.PathLike[str] | None = None
+) -> FetchPlan:
     """Decide, without touching anything, what fetching ``entries`` into the cache means."""
     root = cache_root(cache)
     steps = []
@@ -125,7 +127,9 @@ def _download_url(f: FileSource, root: Path) -> Path:
     import pooch
 
     assert f.url is not None and f.sha256 is not None  # plan_fetch refused otherwise
-    logging.getLogger("pooch").setLevel(logging.WARNING)
+    # pooch's logger is not registered with logging; its INFO lines ("Downloading data
+    # from ...") would go to whatever stderr existed at import
+    pooch.get_logger().setLevel(logging.WARNING)
     name = f"{f.sha256[:16]}-{Path(f.url.split('?')[0]).name or 'download'}"
     try:
         return Path(
@@ -185,7 +189,9 @@ def _fetch_one(step: FetchStep, root: Path) -> dict[str, Any]:
     step.target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{e.name}.partial-", dir=step.target.parent))
     try:
-        files = {f.role: _get_file(e, f, root, tmp) for f in e.source.files}
+        scratch = tmp / ".scratch"  # archive members; removed before the folder is published
+        scratch.mkdir()
+        files = {f.role: _get_file(e, f, root, scratch) for f in e.source.files}
         digests = {role: _sha256(p) for role, p in files.items()}
         assert e.format is not None
         if e.kind == "variants":
@@ -208,6 +214,7 @@ def _fetch_one(step: FetchStep, root: Path) -> dict[str, Any]:
                     f"says n_classes={e.n_classes}; not cached"
                 )
             subsampled = dict(task.metadata.get("subsampled", {}))
+        shutil.rmtree(scratch)
         record = {
             "name": e.name,
             "suite": e.suite,

@@ -54,8 +54,8 @@ from geneb.tasks.spec import (
 from geneb.tasks.validate import (
     Locator,
     RawLabels,
-    check_label_kinds,
     check_eval_classes,
+    check_label_kinds,
     check_sequences,
     check_two_classes,
     classify_labels,

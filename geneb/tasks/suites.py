@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from geneb.errors import TaskError, unknown_name
+from geneb.errors import TaskError, did_you_mean, unknown_name
 from geneb.tasks.loader import check_task_name
 from geneb.tasks.spec import CATEGORIES
 
@@ -208,14 +208,26 @@ def _parse_source(raw: Any, where: str) -> Source:
                 member=_opt_str(ref, "member", where),
             )
         )
-    if revision is not None and (len(revision) != 40 or not all(c in "0123456789abcdef" for c in revision)):
-        raise TaskError(f"{where}: 'source.revision' must be a full 40-hex commit, got {revision!r}")
+    if revision is not None and (
+        len(revision) != 40 or not all(c in "0123456789abcdef" for c in revision)
+    ):
+        raise TaskError(
+            f"{where}: 'source.revision' must be a full 40-hex commit, got {revision!r}"
+        )
     for f in files:
         if f.sha256 is not None and (
             len(f.sha256) != 64 or not all(c in "0123456789abcdef" for c in f.sha256)
         ):
-            raise TaskError(f"{where}: sha256 of {f.role!r} must be 64 hex digits, got {f.sha256!r}")
+            raise TaskError(
+                f"{where}: sha256 of {f.role!r} must be 64 hex digits, got {f.sha256!r}"
+            )
     return Source(hub=hub, revision=revision, files=tuple(files), raw=raw)
+
+
+def _bad_choice(where: str, key: str, value: object, valid: Iterable[str]) -> TaskError:
+    close = did_you_mean(str(value), valid)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return TaskError(f"{where}: {key!r} is {value!r}{hint}; expected one of {', '.join(valid)}")
 
 
 def parse_entry(obj: Any, where: str) -> CatalogueEntry:
@@ -231,15 +243,15 @@ def parse_entry(obj: Any, where: str) -> CatalogueEntry:
         if not isinstance(obj.get(key), str) or not obj[key]:
             raise TaskError(f"{where}: {key!r} must be a non-empty string, got {obj.get(key)!r}")
     if obj["kind"] not in KINDS:
-        raise unknown_name(f"kind in {where}", obj["kind"], KINDS)
+        raise _bad_choice(where, "kind", obj["kind"], KINDS)
     category = obj.get("category")
     if category is not None and category not in CATEGORIES:
-        raise unknown_name(f"category in {where}", str(category), CATEGORIES)
+        raise _bad_choice(where, "category", category, CATEGORIES)
     if category is None and obj["kind"] == "classification":
         raise TaskError(f"{where}: a classification task needs a 'category' (one of the 13)")
     fmt = obj.get("format")
     if fmt is not None and fmt not in FORMATS:
-        raise unknown_name(f"format in {where}", str(fmt), FORMATS)
+        raise _bad_choice(where, "format", fmt, FORMATS)
     columns = obj.get("columns")
     if columns is not None and not (
         isinstance(columns, dict) and all(isinstance(v, str) for v in columns.values())
@@ -307,9 +319,7 @@ def suites(entries: Iterable[CatalogueEntry]) -> dict[str, list[CatalogueEntry]]
     return out
 
 
-def select(
-    names: Iterable[str], entries: tuple[CatalogueEntry, ...]
-) -> list[CatalogueEntry]:
+def select(names: Iterable[str], entries: tuple[CatalogueEntry, ...]) -> list[CatalogueEntry]:
     """Entries named by task or suite name, in the order asked, each once."""
     by_name = {e.name: e for e in entries}
     by_suite = suites(entries)

@@ -231,7 +231,7 @@ def near_duplicate(a: str, b: str) -> bool:
     if min(len(a), len(b)) < 5:
         return False
     i = _one_edit_apart(a, b)
-    if i is None or i >= min(len(a), len(b)) - 1:
+    if i is None or i >= max(len(a), len(b)) - 1:
         return False
     changed = {c for c in (a[i : i + 1], b[i : i + 1]) if c}
     return all(c.isalpha() for c in changed)
@@ -240,12 +240,7 @@ def near_duplicate(a: str, b: str) -> bool:
 def near_duplicate_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
     """Every pair of ``names`` that ``near_duplicate`` flags, in input order."""
     names = list(names)
-    return [
-        (a, b)
-        for i, a in enumerate(names)
-        for b in names[i + 1 :]
-        if near_duplicate(a, b)
-    ]
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :] if near_duplicate(a, b)]
 
 
 def check_eval_classes(
