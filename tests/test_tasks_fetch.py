@@ -397,4 +397,4 @@ def test_not_fetched_catalogue_task_names_the_fetch_command(
     with pytest.raises(UnknownNameError, match="run: geneb tasks fetch nt_h3k4me3"):
         resolve_task("nt_h3k4me3")
     with pytest.raises(UnknownNameError, match="cannot be fetched"):
-        resolve_task("gb_human_ocr_ensembl")  # no pinned revision in the catalogue
+        resolve_task("gb_human_enhancers_ensembl")  # no pinned revision in the catalogue

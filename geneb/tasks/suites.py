@@ -122,6 +122,8 @@ class CatalogueEntry:
         if self.source.hub:
             facts["source.revision"] = self.source.revision
             facts["source.files"] = self.source.files or None
+            if any(f.url and not f.sha256 for f in self.source.files):  # e.g. a reference genome
+                facts["source.sha256"] = None
         else:
             pinned = bool(self.source.files) and all(f.sha256 for f in self.source.files)
             facts["source.sha256"] = True if pinned else None
