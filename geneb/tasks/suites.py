@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from geneb.errors import TaskError, did_you_mean, unknown_name
+from geneb.errors import TaskError, UnknownNameError, did_you_mean
 from geneb.tasks.loader import check_task_name
 from geneb.tasks.spec import CATEGORIES
 
@@ -332,6 +332,11 @@ def select(names: Iterable[str], entries: tuple[CatalogueEntry, ...]) -> list[Ca
         elif n in by_suite:
             picked = by_suite[n]
         else:
-            raise unknown_name("catalogue task or suite", n, [*by_name, *by_suite])
+            close = did_you_mean(n, [*by_suite, *by_name])
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise UnknownNameError(
+                f"unknown catalogue task or suite {n!r}.{hint} Suites: {', '.join(by_suite)}; "
+                f"task names: geneb tasks catalogue"
+            )
         out.extend(e for e in picked if e not in out)
     return out
