@@ -220,6 +220,8 @@ def test_fetch_converts_verifies_and_resolves(world: dict, data_dir: Path) -> No
         assert task.split(split).sequences == tuple(ref["sequence"])
         np.testing.assert_array_equal(task.split(split).labels, ref["label"].to_numpy())
     assert task.spec.category == "promoters"
+    meta = json.loads((folder / "task.json").read_text())
+    assert (meta["n_classes"], meta["n_train"], meta["n_test"]) == (2, 4904, 613)
     assert world["srv"].hits == ["/GUE.zip"]  # one archive, downloaded once for both splits
 
 

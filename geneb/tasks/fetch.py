@@ -214,6 +214,9 @@ def _fetch_one(step: FetchStep, root: Path) -> dict[str, Any]:
                     f"says n_classes={e.n_classes}; not cached"
                 )
             subsampled = dict(task.metadata.get("subsampled", {}))
+            # the class facts the load found, so `geneb tasks list` need not load the folder
+            meta.update(n_classes=task.spec.n_classes, label_names=list(task.spec.label_names))
+            (tmp / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         shutil.rmtree(scratch)
         record = {
             "name": e.name,
