@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import socket
+import stat
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -206,6 +208,11 @@ def test_fetch_converts_verifies_and_resolves(world: dict, data_dir: Path) -> No
     result = fetch_cli(world, "loc_prom")
     assert result.exit_code == 0, result.output
     folder = world["cache"] / "tasks" / "loc_prom"
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in [folder, *folder.iterdir()]:  # a shared cache stays readable by the team
+        expected = (0o777 if p.is_dir() else 0o666) & ~umask
+        assert stat.S_IMODE(p.stat().st_mode) == expected, p
     assert sorted(p.name for p in folder.iterdir()) == [
         "fetch.json",
         "task.json",
@@ -400,3 +407,23 @@ def test_not_fetched_catalogue_task_names_the_fetch_command(
         resolve_task("nt_h3k4me3")
     with pytest.raises(UnknownNameError, match="cannot be fetched"):
         resolve_task("gb_human_enhancers_ensembl")  # no pinned revision in the catalogue
+
+
+def test_ctrl_c_during_conversion_leaves_nothing(
+    world: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import geneb.tasks.fetch as fetch_mod
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    original = fetch_mod.convert_classification
+    monkeypatch.setattr(fetch_mod, "convert_classification", interrupted)
+    plan = plan_fetch(select(["loc_prom"], load_catalogue(world["catalogue"])))
+    with pytest.raises(KeyboardInterrupt):
+        run_fetch(plan)
+    assert not (world["cache"] / "tasks" / "loc_prom").exists()
+    assert leftovers(world["cache"]) == []
+    monkeypatch.setattr(fetch_mod, "convert_classification", original)
+    assert fetch_cli(world, "loc_prom").exit_code == 0  # a later fetch completes normally
+    assert (world["cache"] / "tasks" / "loc_prom" / "fetch.json").is_file()

@@ -123,6 +123,12 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _honour_umask(path: Path) -> None:
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
+
+
 def _download_url(f: FileSource, root: Path) -> Path:
     import pooch
 
@@ -132,7 +138,7 @@ def _download_url(f: FileSource, root: Path) -> Path:
     pooch.get_logger().setLevel(logging.WARNING)
     name = f"{f.sha256[:16]}-{Path(f.url.split('?')[0]).name or 'download'}"
     try:
-        return Path(
+        path = Path(
             pooch.retrieve(
                 f.url,
                 known_hash=f"sha256:{f.sha256}",
@@ -141,6 +147,8 @@ def _download_url(f: FileSource, root: Path) -> Path:
                 progressbar=False,
             )
         )
+        _honour_umask(path)  # pooch's temporary file is 0600
+        return path
     except ValueError as e:
         if "hash" in str(e).lower():
             raise FetchError(
@@ -188,6 +196,7 @@ def _fetch_one(step: FetchStep, root: Path) -> dict[str, Any]:
     e = step.entry
     step.target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{e.name}.partial-", dir=step.target.parent))
+    _honour_umask(tmp)  # mkdtemp makes 0700; a shared cache must be readable as the umask says
     try:
         scratch = tmp / ".scratch"  # archive members; removed before the folder is published
         scratch.mkdir()

@@ -54,13 +54,13 @@ from geneb.tasks.spec import (
 from geneb.tasks.validate import (
     Locator,
     RawLabels,
+    check_class_files,
     check_eval_classes,
     check_label_kinds,
     check_sequences,
     check_two_classes,
     classify_labels,
     csv_locator,
-    near_duplicate_pairs,
     table_locator,
 )
 
@@ -264,54 +264,6 @@ def read_raw_split(folder: Path, split: str) -> RawSplit | None:
     return raw
 
 
-def check_class_files(raws: list[RawSplit]) -> None:
-    """Per-class FASTA splits: no near-duplicate class names, the same classes in every split.
-
-    Why: with one file per class, the class set *is* the set of file names, so a misspelt or
-    missing file silently changes the task (an extra class, a class never evaluated).
-    """
-    stems: dict[str, dict[str, str]] = {}
-    for r in raws:
-        if r.fmt != "fasta-per-class":
-            continue
-        by_stem = {Path(f).stem: f for f in r.class_files}
-        for a, b in near_duplicate_pairs(list(by_stem)):
-            raise TaskError(
-                f"{by_stem[a]} and {by_stem[b]}: class names {a!r} and {b!r} of split {r.name!r} "
-                f"look like one class spelled two ways; rename one file (each file is a class)"
-            )
-        stems[r.name] = by_stem
-    if "train" not in stems:
-        return
-    train = stems["train"]
-    for split, by_stem in stems.items():
-        if split == "train" or set(by_stem) == set(train):
-            continue
-        extra = sorted(set(by_stem) - set(train))
-        lacking = sorted(set(train) - set(by_stem))
-        pairs = [(a, b) for a in extra for b in lacking if near_duplicate_pairs([a, b])]
-        if pairs:
-            a, b = pairs[0]
-            raise TaskError(
-                f"{by_stem[a]}: class {a!r} of split {split!r} looks like a misspelling of "
-                f"{train[b]} (class {b!r} of split 'train'); every split needs the same class files"
-            )
-        what = "; ".join(
-            part
-            for part in (
-                f"only in {split!r}: " + ", ".join(by_stem[c] for c in extra) if extra else "",
-                f"missing from {split!r}: " + ", ".join(train[c] for c in lacking)
-                if lacking
-                else "",
-            )
-            if part
-        )
-        raise TaskError(
-            f"per-class FASTA splits 'train' and {split!r} hold different classes ({what}); "
-            f"every split needs the same class files"
-        )
-
-
 # --------------------------------------------------------------------------- metadata
 
 
@@ -494,7 +446,7 @@ def load_task_folder(
                 )
             continue
         raws.append(raw)
-    check_class_files(raws)
+    check_class_files([(r.name, r.class_files) for r in raws if r.fmt == "fasta-per-class"])
 
     checked = [check_sequences(r.sequences, r.where) for r in raws]
     classified = [classify_labels(r.labels, r.where) for r in raws]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -279,3 +280,50 @@ def did_you_mean_labels(name: str, known: Sequence[str]) -> list[str]:
     import difflib
 
     return difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
+
+
+def check_class_files(splits: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Per-class FASTA splits, as (split, class files): no near-duplicate class names, and the
+    same classes in every split.
+
+    Why: with one file per class, the class set *is* the set of file names, so a misspelt or
+    missing file silently changes the task (an extra class, a class never evaluated).
+    """
+    stems: dict[str, dict[str, str]] = {}
+    for split, class_files in splits:
+        by_stem = {Path(f).stem: f for f in class_files}
+        for a, b in near_duplicate_pairs(list(by_stem)):
+            raise TaskError(
+                f"{by_stem[a]} and {by_stem[b]}: class names {a!r} and {b!r} of split {split!r} "
+                f"look like one class spelled two ways; rename one file (each file is a class)"
+            )
+        stems[split] = by_stem
+    if "train" not in stems:
+        return
+    train = stems["train"]
+    for split, by_stem in stems.items():
+        if split == "train" or set(by_stem) == set(train):
+            continue
+        extra = sorted(set(by_stem) - set(train))
+        lacking = sorted(set(train) - set(by_stem))
+        pairs = [(a, b) for a in extra for b in lacking if near_duplicate_pairs([a, b])]
+        if pairs:
+            a, b = pairs[0]
+            raise TaskError(
+                f"{by_stem[a]}: class {a!r} of split {split!r} looks like a misspelling of "
+                f"{train[b]} (class {b!r} of split 'train'); every split needs the same class files"
+            )
+        what = "; ".join(
+            part
+            for part in (
+                f"only in {split!r}: " + ", ".join(by_stem[c] for c in extra) if extra else "",
+                f"missing from {split!r}: " + ", ".join(train[c] for c in lacking)
+                if lacking
+                else "",
+            )
+            if part
+        )
+        raise TaskError(
+            f"per-class FASTA splits 'train' and {split!r} hold different classes ({what}); "
+            f"every split needs the same class files"
+        )
