@@ -152,3 +152,152 @@ def show(
             continue
         meta.add_row(key, json.dumps(value, default=str) if not isinstance(value, str) else value)
     console.print(meta)
+
+
+CatalogueOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--catalogue",
+        help="Catalogue JSON file to use instead of geneb's built-in one.",
+        show_default=False,
+    ),
+]
+
+
+def _cell(value: object) -> Any:
+    """A table cell shown literally (never parsed as Rich markup)."""
+    from rich.text import Text
+
+    return Text("" if value is None else str(value))
+
+
+@app.command("catalogue")
+@cli_errors
+def catalogue_(
+    suite: Annotated[
+        list[str] | None,
+        typer.Option("--suite", help="Show only this suite (repeatable).", show_default=False),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list of task objects.")
+    ] = False,
+    catalogue: CatalogueOpt = None,
+) -> None:
+    """Published benchmark tasks geneb knows: source, category and why, licence, what was checked.
+
+    Unchecked facts are shown empty (null in --json); a task without a pinned source
+    (revision or sha256) is listed but `geneb tasks fetch` refuses it.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from geneb.tasks.suites import load_catalogue, select, suites
+
+    entries = list(load_catalogue(catalogue))
+    if suite:
+        known = suites(entries)
+        for s in suite:
+            if s not in known:
+                from geneb.errors import unknown_name
+
+                raise unknown_name("suite (--suite)", s, known)
+        entries = select(suite, tuple(entries))
+    if as_json:
+        typer.echo(json.dumps([e.as_json() for e in entries], indent=1))
+        return
+    table = Table(title="geneb task catalogue")
+    for col in ("name", "suite", "kind", "category", "classes", "train", "test"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("source", overflow="fold", max_width=60)
+    table.add_column("license", overflow="fold", max_width=28)
+    table.add_column("fetch", no_wrap=True)
+    table.add_column("all checked", no_wrap=True)
+    for e in entries:
+        table.add_row(
+            *map(
+                _cell,
+                (
+                    e.name,
+                    e.suite,
+                    e.kind,
+                    e.category or "-",
+                    e.n_classes,
+                    e.sizes.get("train"),
+                    e.sizes.get("test"),
+                    e.source.describe(),
+                    e.license,
+                    "yes" if e.fetchable() is None else "no",
+                    "yes" if e.all_checked() else "no",
+                ),
+            )
+        )
+    out = console if console.is_terminal else Console(width=max(console.width, 200))
+    out.print(table)
+    n_checked = sum(e.all_checked() for e in entries)
+    n_fetch = sum(e.fetchable() is None for e in entries)
+    typer.echo(
+        f"{len(entries)} tasks in {len(suites(entries))} suites; {n_fetch} fetchable; "
+        f"{n_checked} with every fact checked. Details (category reasons, evidence, why not "
+        f"fetchable): geneb tasks catalogue --json"
+    )
+
+
+@app.command("fetch")
+@cli_errors
+def fetch(
+    names: Annotated[list[str], typer.Argument(help="Catalogue task names and/or suite names.")],
+    cache: Annotated[
+        str | None,
+        typer.Option(
+            "--cache",
+            help="Cache folder (default: $GENEB_CACHE, else ~/.cache/geneb).",
+            show_default=False,
+        ),
+    ] = None,
+    skip_refused: Annotated[
+        bool,
+        typer.Option(
+            "--skip-refused",
+            help="Fetch what can be fetched and list the refused tasks, instead of stopping.",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan; download nothing.")
+    ] = False,
+    catalogue: CatalogueOpt = None,
+) -> None:
+    """Download, verify (pinned revision or sha256), convert and cache catalogue tasks.
+
+    Fetched tasks resolve by name everywhere a task name is accepted (tasks show, extract,
+    run plans), offline. A second fetch of the same task is a no-op.
+    """
+    from geneb.errors import TaskError
+    from geneb.tasks.cache import cache_root
+    from geneb.tasks.fetch import plan_fetch, run_fetch
+    from geneb.tasks.suites import load_catalogue, select
+
+    entries = select(names, load_catalogue(catalogue))
+    plan = plan_fetch(entries, cache)
+    refused = plan.refused()
+    if refused and not skip_refused and not dry_run:
+        lines = "; ".join(f"{s.entry.name}: {s.reason}" for s in refused)
+        raise TaskError(
+            f"{len(refused)} of {len(plan.steps)} task(s) cannot be fetched ({lines}); nothing "
+            f"was downloaded (use --skip-refused to fetch the others)"
+        )
+    for s in plan.steps:
+        if dry_run or s.action != "fetch":
+            typer.echo(f"{s.action:7} {s.entry.name}: {s.reason}")
+    if dry_run:
+        return
+
+    def report(step: Any, record: dict[str, Any]) -> None:
+        rows = ", ".join(f"{k} {v:,}" for k, v in record["rows"].items())
+        typer.echo(f"fetched {step.entry.name} ({rows}) -> {step.target}")
+
+    run_fetch(plan, on_done=report)
+    if cache is not None and cache_root(cache).resolve() != cache_root().resolve():
+        typer.echo(
+            f"note: tasks resolve by name from $GENEB_CACHE (now {cache_root()}); set "
+            f"GENEB_CACHE={cache_root(cache)} to use these"
+        )

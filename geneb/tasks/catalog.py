@@ -2,7 +2,9 @@
 
 Resolution order of ``resolve_task(name_or_path)``: an existing folder path, else a built-in
 synthetic name (``syn_*``), else a folder of that name under ``data_dir`` (default: the
-``GENEB_DATA_DIR`` environment variable), else an error listing what exists.
+``GENEB_DATA_DIR`` environment variable), else a task fetched into the cache
+(``geneb tasks fetch``; ``$GENEB_CACHE``, default ``~/.cache/geneb``), else an error listing
+what exists (and, for a catalogue task not fetched yet, the command that fetches it).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from geneb.errors import GenebError, TaskError, unknown_name
+from geneb.tasks.cache import fetched_folders
 from geneb.tasks.loader import (
     FASTA_EXTENSIONS,
     SPLIT_ORDER,
@@ -87,14 +90,32 @@ def resolve_task(
     for folder in folders.values():  # a task.json may name the task unlike its folder
         if (folder / TASK_JSON).is_file() and read_task_json(folder).get("name") == name_or_path:
             return load_task_folder(folder, train_row_cap=train_row_cap)
+    fetched = fetched_folders()
+    if name_or_path in fetched:
+        return load_task_folder(fetched[name_or_path], train_row_cap=train_row_cap)
     root = default_data_dir(data_dir)
-    err = unknown_name("task", name_or_path, [*SYNTHETIC_TASK_NAMES, *folders])
+    err = unknown_name("task", name_or_path, [*SYNTHETIC_TASK_NAMES, *folders, *fetched])
     where = (
         f"task folders under {root}"
         if root
         else f"no data dir given (--data-dir or ${DATA_DIR_ENV})"
     )
-    raise type(err)(f"{err} ({where})")
+    raise type(err)(f"{err} ({where}){_catalogue_hint(name_or_path)}")
+
+
+def _catalogue_hint(name: str) -> str:
+    """For a catalogue task that is not fetched: the command that fetches it, or why not."""
+    from geneb.tasks.suites import load_catalogue
+
+    entry = next((e for e in load_catalogue() if e.name == name), None)
+    if entry is None:
+        return ""
+    if entry.kind != "classification":
+        return f". {name!r} is a variant set of the task catalogue, not a classification task"
+    why = entry.fetchable()
+    if why is None:
+        return f". {name!r} is in the task catalogue but not fetched; run: geneb tasks fetch {name}"
+    return f". {name!r} is in the task catalogue but cannot be fetched ({why})"
 
 
 @dataclass(frozen=True)
@@ -136,7 +157,7 @@ def _folder_summary(name: str, folder: Path) -> TaskSummary:
 def task_summaries(
     data_dir: str | os.PathLike[str] | None = None, *, strict: bool = False
 ) -> list[TaskSummary]:
-    """Built-in tasks, then every task folder under the data dir.
+    """Built-in tasks, then every task folder under the data dir, then fetched tasks.
 
     A folder's summary comes from its task.json when that gives n_classes, n_train and n_test
     (cheap; the data are validated when the task is loaded), else from loading it. A broken
@@ -146,7 +167,9 @@ def task_summaries(
         TaskSummary(synthetic_spec(n), n, {"train": DEFAULT_N_TRAIN, "test": DEFAULT_N_TEST})
         for n in SYNTHETIC_TASK_NAMES
     ]
-    for name, folder in task_folders(data_dir).items():
+    folders = task_folders(data_dir)
+    fetched = {n: p for n, p in fetched_folders().items() if n not in folders}
+    for name, folder in [*folders.items(), *fetched.items()]:
         try:
             out.append(_folder_summary(name, folder))
         except GenebError as e:

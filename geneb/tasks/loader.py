@@ -54,6 +54,8 @@ from geneb.tasks.spec import (
 from geneb.tasks.validate import (
     Locator,
     RawLabels,
+    check_class_files,
+    check_eval_classes,
     check_label_kinds,
     check_sequences,
     check_two_classes,
@@ -79,6 +81,8 @@ class RawSplit:
     labels: Any
     where: Locator
     ignored_columns: tuple[str, ...] = ()
+    #: fasta-per-class only: the class files, in the order their records were read
+    class_files: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -230,7 +234,13 @@ def _read_fasta_dir(path: Path, split: str) -> RawSplit:
         rec_line.extend(lines_at)
     where: Locator = lambda i: f"{rec_file[i]} line {rec_line[i]}"  # noqa: E731
     return RawSplit(
-        split, str(path), "fasta-per-class", seqs, np.array(labels, dtype=object), where
+        split,
+        str(path),
+        "fasta-per-class",
+        seqs,
+        np.array(labels, dtype=object),
+        where,
+        class_files=tuple(str(f) for f in files),
     )
 
 
@@ -436,6 +446,7 @@ def load_task_folder(
                 )
             continue
         raws.append(raw)
+    check_class_files([(r.name, r.class_files) for r in raws if r.fmt == "fasta-per-class"])
 
     checked = [check_sequences(r.sequences, r.where) for r in raws]
     classified = [classify_labels(r.labels, r.where) for r in raws]
@@ -446,6 +457,8 @@ def load_task_folder(
         inferred.append("label_names")
     for r, lab in zip(raws, ids, strict=True):
         check_two_classes(r.name, lab, r.file, label_names)
+        if r.name != "train":
+            check_eval_classes(raws[0].file, ids[0], r.name, lab, r.where, label_names)
         expected = meta.get(f"n_{r.name}")
         if expected is not None and expected != len(r.sequences):
             raise TaskError(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -195,4 +196,134 @@ def check_two_classes(
         raise TaskError(
             f"{file}: split {split!r} has only one class (label {lab!r} in all {labels.size} "
             f"rows); every split needs at least two classes"
+        )
+
+
+def _one_edit_apart(a: str, b: str) -> int | None:
+    """Index of the single substituted/inserted/deleted character between a and b, else None."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return None
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return i if a[i + 1 :] == b[i + 1 :] else None
+    return i if a[i:] == b[i + 1 :] else None
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """Two class names that are most likely one class spelled two ways.
+
+    Why these rules: a misspelt per-class FASTA file name (``backgroud.fa``) silently adds a
+    class. Names that differ only in case, separators or a plural ``s`` are near-duplicates; so
+    are names of 5+ characters one letter apart *inside* the word (``promoter``/``promotor``).
+    A difference in the last character (``class_a``/``class_b``, ``H3K4me1``/``H3K4me2``) or in a
+    digit is how real class sets are enumerated, so it is allowed.
+    """
+
+    def norm(s: str) -> str:
+        s = "".join(ch for ch in s.casefold() if ch.isalnum())
+        return s[:-1] if s.endswith("s") and len(s) > 3 else s
+
+    if a != b and norm(a) == norm(b):
+        return True
+    if min(len(a), len(b)) < 5:
+        return False
+    i = _one_edit_apart(a, b)
+    if i is None or i >= max(len(a), len(b)) - 1:
+        return False
+    changed = {c for c in (a[i : i + 1], b[i : i + 1]) if c}
+    return all(c.isalpha() for c in changed)
+
+
+def near_duplicate_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair of ``names`` that ``near_duplicate`` flags, in input order."""
+    names = list(names)
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :] if near_duplicate(a, b)]
+
+
+def check_eval_classes(
+    train_file: str,
+    train_labels: np.ndarray,
+    split: str,
+    labels: np.ndarray,
+    where: Locator,
+    label_names: Sequence[str],
+) -> None:
+    """An evaluation split must not hold a class the train split lacks: no probe can learn it.
+
+    Why: a test label never seen in training is scored but can never be predicted, so the
+    metric silently measures a typo or a mislabelled file rather than the model.
+    """
+    trained = set(np.unique(train_labels).tolist())
+    unseen = np.flatnonzero(~np.isin(labels, list(trained)))
+    if not unseen.size:
+        return
+    i = int(unseen[0])
+    name = label_names[int(labels[i])]
+    known = [label_names[k] for k in sorted(trained)]
+    close = [k for k in known if near_duplicate(name, k)] or did_you_mean_labels(name, known)
+    hint = f"; it looks like a misspelling of {close[0]!r}" if close else ""
+    raise TaskError(
+        f"{where(i)}: label {name!r} of split {split!r} never occurs in the train split "
+        f"({train_file}, labels: {', '.join(repr(k) for k in known)}){hint}; a probe cannot "
+        f"score a class it was never trained on{_also(int(unseen.size))}"
+    )
+
+
+def did_you_mean_labels(name: str, known: Sequence[str]) -> list[str]:
+    """Near-duplicates first, else difflib's close matches (string labels only)."""
+    if name.lstrip("+-").isdigit():
+        return []
+    import difflib
+
+    return difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
+
+
+def check_class_files(splits: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Per-class FASTA splits, as (split, class files): no near-duplicate class names, and the
+    same classes in every split.
+
+    Why: with one file per class, the class set *is* the set of file names, so a misspelt or
+    missing file silently changes the task (an extra class, a class never evaluated).
+    """
+    stems: dict[str, dict[str, str]] = {}
+    for split, class_files in splits:
+        by_stem = {Path(f).stem: f for f in class_files}
+        for a, b in near_duplicate_pairs(list(by_stem)):
+            raise TaskError(
+                f"{by_stem[a]} and {by_stem[b]}: class names {a!r} and {b!r} of split {split!r} "
+                f"look like one class spelled two ways; rename one file (each file is a class)"
+            )
+        stems[split] = by_stem
+    if "train" not in stems:
+        return
+    train = stems["train"]
+    for split, by_stem in stems.items():
+        if split == "train" or set(by_stem) == set(train):
+            continue
+        extra = sorted(set(by_stem) - set(train))
+        lacking = sorted(set(train) - set(by_stem))
+        pairs = [(a, b) for a in extra for b in lacking if near_duplicate_pairs([a, b])]
+        if pairs:
+            a, b = pairs[0]
+            raise TaskError(
+                f"{by_stem[a]}: class {a!r} of split {split!r} looks like a misspelling of "
+                f"{train[b]} (class {b!r} of split 'train'); every split needs the same class files"
+            )
+        what = "; ".join(
+            part
+            for part in (
+                f"only in {split!r}: " + ", ".join(by_stem[c] for c in extra) if extra else "",
+                f"missing from {split!r}: " + ", ".join(train[c] for c in lacking)
+                if lacking
+                else "",
+            )
+            if part
+        )
+        raise TaskError(
+            f"per-class FASTA splits 'train' and {split!r} hold different classes ({what}); "
+            f"every split needs the same class files"
         )
