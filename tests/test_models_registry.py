@@ -224,7 +224,7 @@ def test_short_name_resolves_to_hub_id_and_fails_cleanly_offline() -> None:
     assert "InstaDeepAI/nucleotide-transformer-2.5b-multi-species" in str(e.value)
     with pytest.raises(ModelError, match="zhihan1996/DNABERT-2-117M"):
         get_embedder("DNABERT-2", trust_remote_code=True, device="cpu")
-    assert time.perf_counter() - t0 < 20  # offline: no network retries
+    assert time.perf_counter() - t0 < 60  # offline: no 30 s network retry per call
 
 
 def test_external_and_missing_packages_refused() -> None:
@@ -257,9 +257,7 @@ def test_catalogue_settings_reach_the_hf_adapter(monkeypatch) -> None:
 # ----------------------------------------------------------------------------- plans
 def _plan(tmp_path: Path, models: str) -> Path:
     p = tmp_path / "plan.toml"
-    p.write_text(
-        f'store = "store.zarr"\nout = "out"\n{models}\n[tasks]\nnames = ["gue_mouse_0"]\n'
-    )
+    p.write_text(f'store = "store.zarr"\nout = "out"\n{models}\n[tasks]\nnames = ["gue_mouse_0"]\n')
     return p
 
 
@@ -278,7 +276,7 @@ def test_plan_refuses_before_any_work(tmp_path: Path) -> None:
         plan = load_plan(_plan(tmp_path, models))
         with pytest.raises(PlanError) as e:
             run_plan(plan)
-        assert expected in str(e.value) and "[[models]]" in str(e.value)
+        assert expected in str(e.value) and "models entry" in str(e.value)
         assert not (tmp_path / "store.zarr").exists() and not (tmp_path / "out").exists()
 
 
@@ -307,10 +305,7 @@ def test_cli_refuses_option_and_names_model(tmp_path: Path, data_dir: Path) -> N
     assert res.exit_code == 2, res.output
     assert "option 'layer' does not apply to model 'kmer-4'" in res.output
     assert "Traceback" not in res.output
-    if store.exists():  # the store may be opened first; no entry may be written
-        from geneb.store import FeatureStore
-
-        assert FeatureStore(store).keys() == []
+    assert not store.exists()  # refused before the store is created
 
 
 def test_errors_are_geneb_errors() -> None:

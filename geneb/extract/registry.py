@@ -320,7 +320,7 @@ def check_options(meta: ModelMeta, options: dict[str, Any]) -> dict[str, Any]:
         accepts = ", ".join(meta.options) or "no options"
         raise ModelError(
             f"option {opt!r} does not apply to model {meta.spec!r} (it accepts: {accepts}); "
-            "models that take different options go in separate runs or [[models]] entries"
+            "models that take different options go in separate runs or plan model entries"
         )
     return out
 
@@ -358,18 +358,26 @@ def _module_of(package: str) -> str:
     return package.split("[")[0].strip().replace("-", "_")
 
 
+def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
+    """Everything checkable about ``spec`` and ``options`` without loading: meta, options
+    (returns those that are set), and the catalogue's trust/loader/package rules."""
+    meta = get_model_meta(spec)
+    opts = check_options(meta, options)
+    if meta.kind != "plugin":
+        check_ready(meta, trust_remote_code=opts.get("trust_remote_code") is True)
+    return meta, opts
+
+
 # ------------------------------------------------------------------------- building
 def get_embedder(spec: str, **options: Any) -> Embedder:
     """Build the embedder that ``spec`` names (see module doc); options are checked first."""
-    meta = get_model_meta(spec)
-    opts = check_options(meta, options)
+    meta, opts = check_spec(spec, **options)
     if meta.kind == "kmer":
         from geneb.extract.kmer import KmerEmbedder
 
         return KmerEmbedder(int(KMER_RE.match(meta.spec).group(1)))  # type: ignore[union-attr]
     if meta.kind == "plugin":
         return _call_plugin(meta, opts)
-    check_ready(meta, trust_remote_code=bool(opts.get("trust_remote_code", False)))
     seed = opts.pop("seed", None)
     if meta.kind == "random":
         opts["random_init_seed"] = DEFAULT_RANDOM_SEED if seed is None else int(seed)

@@ -18,10 +18,6 @@ from geneb.errors import GenebError, PlanError
 from geneb.pipeline.plan import ModelPlan, Plan
 from geneb.tasks.spec import Task
 
-#: Plan keys that are options of the model adapter (the rest are run settings).
-_ADAPTER_KEYS = ("device", "dtype", "max_length", "pooling", "layer", "truncation",
-                 "trust_remote_code")  # fmt: skip
-
 
 def model_key(mp: ModelPlan) -> str:
     """The store key a model entry will be written under, without loading the model.
@@ -37,16 +33,14 @@ def model_key(mp: ModelPlan) -> str:
 
 def check_model(mp: ModelPlan, src: str) -> None:
     """Reject a model spec or option that cannot work, before any model is loaded."""
-    from geneb.extract.registry import check_options, check_ready, get_model_meta
+    from geneb.extract.registry import OPTION_DEFAULTS, check_spec
 
-    opts = {k: v for k, v in mp.options.items() if k in _ADAPTER_KEYS}
+    # adapter options only: batch_tokens and storage_dtype are run settings
+    opts = {k: v for k, v in mp.options.items() if k in OPTION_DEFAULTS}
     try:
-        meta = get_model_meta(mp.model)
-        opts = check_options(meta, opts)
-        if meta.kind != "plugin":
-            check_ready(meta, trust_remote_code=opts.get("trust_remote_code") is True)
+        check_spec(mp.model, **opts)
     except GenebError as e:
-        raise PlanError(f"{src}: [[models]] {mp.model!r}: {e}") from e
+        raise PlanError(f"{src}: models entry {mp.model!r}: {e}") from e
 
 
 def resolve_plan_tasks(plan: Plan) -> list[Task]:
