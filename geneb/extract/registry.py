@@ -23,11 +23,13 @@ at its default (the CLI and plans pass every option; a default means "not set").
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata as md
 import importlib.util
 import inspect
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +127,13 @@ class ModelMeta:
 
 # ------------------------------------------------------------------------- plugins
 def _entry_points() -> dict[str, md.EntryPoint]:
+    """Installed ``geneb.embedders`` entry points (scanning every dist-info costs ~10 ms, so
+    the answer is kept per ``sys.path``: a package added to the path is seen)."""
+    return _entry_points_on(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _entry_points_on(path: tuple[str, ...]) -> dict[str, md.EntryPoint]:
     return {ep.name: ep for ep in md.entry_points(group=ENTRY_POINT_GROUP)}
 
 
