@@ -144,6 +144,7 @@ def plugin(tmp_path: Path, monkeypatch) -> str:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: geneb-test-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(
         "[geneb.embedders]\ntest-const = geneb_test_plugin_mod:factory\n"
+        "test-open = geneb_test_plugin_mod:open_factory\n"
     )
     (site / "geneb_test_plugin_mod.py").write_text(
         textwrap.dedent(
@@ -159,6 +160,9 @@ def plugin(tmp_path: Path, monkeypatch) -> str:
 
             def factory(*, device="auto", dim=3):
                 return Const(dim)
+
+            def open_factory(**options):
+                return Const(options.get("width", 2))
             """
         )
     )
@@ -178,6 +182,9 @@ def test_plugin_entry_point(plugin: str) -> None:
         get_embedder(plugin, pooling="mean_nonspecial")
     with pytest.raises(ModelError, match="random: needs a neural model"):
         get_model_meta(f"random:{plugin}")
+    # a factory taking **options answers for any option itself
+    assert get_model_meta("test-open").options == (registry.ANY_OPTION,)
+    assert get_embedder("test-open", width=7, pooling="mean_nonspecial").dim == 7
 
 
 # ----------------------------------------------------------------------------- options

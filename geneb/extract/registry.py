@@ -39,6 +39,7 @@ from geneb.extract import catalogue as cat
 from geneb.extract.protocol import Embedder
 
 ENTRY_POINT_GROUP = "geneb.embedders"
+ANY_OPTION = "**"  # in ModelMeta.options: the adapter accepts any keyword option
 KMER_RE = re.compile(r"^kmer-(\d+)$")
 HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 DEFAULT_RANDOM_SEED = 0
@@ -154,7 +155,7 @@ def _plugin_options(factory: Any) -> tuple[str, ...]:
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
         return tuple(OPTION_DEFAULTS)
     if any(p.kind is p.VAR_KEYWORD for p in params):
-        return tuple(OPTION_DEFAULTS)
+        return (ANY_OPTION,)  # **kwargs: the plugin takes (and answers for) any option
     kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return tuple(p.name for p in params if p.kind in kinds)
 
@@ -320,7 +321,7 @@ def check_options(meta: ModelMeta, options: dict[str, Any]) -> dict[str, Any]:
         ):
             want = " or ".join("unset" if t is type(None) else t.__name__ for t in types)
             raise ModelError(f"option {opt!r} of model {meta.spec!r} must be {want}, got {value!r}")
-        if opt in meta.options:
+        if opt in meta.options or ANY_OPTION in meta.options:
             if opt not in OPTION_DEFAULTS or value != OPTION_DEFAULTS[opt]:
                 out[opt] = value
             continue
