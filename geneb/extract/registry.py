@@ -36,47 +36,19 @@ from typing import Any
 
 from geneb.errors import ModelError, unknown_name
 from geneb.extract import catalogue as cat
+from geneb.extract.options import (  # noqa: F401  (re-exported: one place to import from)
+    ADAPTER_OPTIONS,
+    ANY_OPTION,
+    OPTION_DEFAULTS,
+    OPTION_TYPES,
+    check_options,
+)
 from geneb.extract.protocol import Embedder
 
 ENTRY_POINT_GROUP = "geneb.embedders"
-ANY_OPTION = "**"  # in ModelMeta.options: the adapter accepts any keyword option
 KMER_RE = re.compile(r"^kmer-(\d+)$")
 HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 DEFAULT_RANDOM_SEED = 0
-
-#: Every option an adapter may take, with the value that means "not set".
-OPTION_DEFAULTS: dict[str, Any] = {
-    "device": "auto",
-    "dtype": None,
-    "max_length": None,
-    "pooling": "mean",
-    "layer": -1,
-    "truncation": "truncate",
-    "trust_remote_code": False,
-    "seed": None,
-}
-#: Python types each option accepts (None: may be left unset).
-OPTION_TYPES: dict[str, tuple[type, ...]] = {
-    "device": (str,),
-    "dtype": (str, type(None)),
-    "max_length": (int, type(None)),
-    "pooling": (str,),
-    "layer": (int,),
-    "truncation": (str,),
-    "trust_remote_code": (bool,),
-    "seed": (int, type(None)),
-}
-_NEURAL = ("device", "dtype", "max_length", "pooling", "layer", "truncation", "trust_remote_code")
-#: Options each adapter kind accepts. ``device`` and ``trust_remote_code`` are run-wide (a
-#: device to run on, a permission): every adapter takes them; kmer-K computes on the CPU.
-ADAPTER_OPTIONS: dict[str, tuple[str, ...]] = {
-    "kmer": ("device", "trust_remote_code"),
-    "control": _NEURAL,
-    "folder": _NEURAL,
-    "hub": _NEURAL,
-    "catalogue": _NEURAL,
-    "random": (*_NEURAL, "seed"),
-}
 
 
 @dataclass(frozen=True)
@@ -305,36 +277,7 @@ def _hf_meta(spec: str, source: str) -> ModelMeta:
     )  # fmt: skip
 
 
-# ------------------------------------------------------------------------- options
-def check_options(meta: ModelMeta, options: dict[str, Any]) -> dict[str, Any]:
-    """Check ``options`` against what the model accepts; return those that apply and are set.
-
-    Types are checked for every known option (a string is not a bool). An option the model
-    does not accept is refused unless it is at its default ("not set"): the message names the
-    option, the model and what it accepts.
-    """
-    out: dict[str, Any] = {}
-    for opt, value in options.items():
-        types = OPTION_TYPES.get(opt)
-        if types is not None and (
-            not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
-        ):
-            want = " or ".join("unset" if t is type(None) else t.__name__ for t in types)
-            raise ModelError(f"option {opt!r} of model {meta.spec!r} must be {want}, got {value!r}")
-        if opt in meta.options or ANY_OPTION in meta.options:
-            if opt not in OPTION_DEFAULTS or value != OPTION_DEFAULTS[opt]:
-                out[opt] = value
-            continue
-        if opt in OPTION_DEFAULTS and value == OPTION_DEFAULTS[opt]:
-            continue  # not set
-        accepts = ", ".join(meta.options) or "no options"
-        raise ModelError(
-            f"option {opt!r} does not apply to model {meta.spec!r} (it accepts: {accepts}); "
-            "models that take different options go in separate runs or plan model entries"
-        )
-    return out
-
-
+# ------------------------------------------------------------------------- readiness
 def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False) -> None:
     """Refuse, before any download or load, what the catalogue says cannot work as asked."""
     m = meta.base if meta.kind == "random" and meta.base is not None else meta
