@@ -84,6 +84,11 @@ def test_cli_end_to_end(data_dir: Path, models_dir: Path, tmp_path: Path) -> Non
     # rerun: identical request is skipped
     res = _cli(*args)
     assert res.exit_code == 0 and "skip" in res.output and "write" not in res.output
+    # an option that does not apply to one of the models (kmer-3) is refused, naming both
+    res = _cli(*args, "--split", "test", "--max-length", "64")
+    assert res.exit_code == 2 and "'max_length' does not apply to model 'kmer-3'" in res.output
+    i = args.index("kmer-3")
+    args = args[: i - 1] + args[i + 1 :]  # the neural model alone
     # a changed identity (max length) is stale: refused without --overwrite, replaced with it
     res = _cli(*args, "--split", "test", "--max-length", "64")
     assert res.exit_code == 2 and "stale" in res.output and "--overwrite" in res.output

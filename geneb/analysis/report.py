@@ -48,7 +48,11 @@ from geneb.analysis.regularization import (
     macro_by_c,
     mcc_range_over_c,
 )
-from geneb.analysis.scaling import scaling_correlation, smaller_beats_larger
+from geneb.analysis.scaling import (
+    scaling_correlation,
+    smaller_beats_larger,
+    use_published_params,
+)
 from geneb.analysis.stability import paired_probe_scores, per_task_probe_agreement, probe_stability
 from geneb.analysis.table import (
     choose_main_c,
@@ -235,8 +239,9 @@ def build_report(
 
     perf = performance_matrix(data)
     agg = aggregate_scores(perf)
-    ranks = model_rankings(agg)
     meta = model_metadata(data, info)
+    agg, meta, params_note = use_published_params(agg, meta)  # catalogue counts where known
+    ranks = model_rankings(agg)
     has_linear = main_c is not None
     if has_linear:
         main_sel = dict(probe="linear", C=main_c, standardize=std)
@@ -383,9 +388,10 @@ def build_report(
     page.table(
         "model_metadata",
         meta,
-        "Models: parameter count (from the results table)"
+        "Models: parameter count (published where the catalogue has it, else measured)"
         + (" and model-info columns" if info is not None else ""),
     )
+    page.p(params_note)
     unsized = sorted(meta.loc[meta["n_params"].isna(), "model"])
     if unsized:
         page.p(

@@ -1,6 +1,10 @@
 """Does size buy accuracy? Spearman between log(parameter count) and macro-MCC.
 
 Models without a parameter count (k-mer baselines) are left out: they have no size to scale.
+Sizes are the published parameter counts of the model catalogue where it has one for the
+model (matched by store key: catalogue short name, alias or hub id), because that is the size
+papers compare; otherwise the count measured on the loaded backbone (store provenance, which
+keeps the measured count either way). :func:`use_published_params` says which was used.
 """
 
 from __future__ import annotations
@@ -12,6 +16,49 @@ import pandas as pd
 from scipy import stats
 
 from geneb.analysis.table import CONTEXT
+
+
+def use_published_params(
+    agg: pd.DataFrame, meta: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Replace measured counts by published ones where the catalogue has them.
+
+    Returns ``agg`` with ``n_params`` replaced, ``meta`` with ``n_params`` (used),
+    ``n_params_measured`` and ``n_params_source`` columns, and one sentence for the report.
+    """
+    from geneb.extract.catalogue import lookup, lookup_hub_id
+
+    used: dict[str, float] = {}
+    source: dict[str, str | None] = {}
+    for model, measured in zip(meta["model"], meta["n_params"], strict=True):
+        entry = lookup(model) or lookup_hub_id(model)
+        if entry is not None and entry.n_params is not None:
+            used[model] = float(entry.n_params)
+            source[model] = f"published ({entry.n_params_basis}: {entry.sources['n_params']})"
+        else:
+            used[model] = measured
+            source[model] = None if pd.isna(measured) else "measured (loaded backbone)"
+    meta = meta.assign(
+        n_params_measured=meta["n_params"],
+        n_params=meta["model"].map(used).astype(float),
+        n_params_source=meta["model"].map(source),
+    )
+    agg = agg.assign(n_params=agg["model"].map(used).astype(float))
+    pub = sorted(m for m, s in source.items() if s and s.startswith("published"))
+    mea = sorted(m for m, s in source.items() if s and s.startswith("measured"))
+    note = "Parameter counts used for scaling: " + "; ".join(
+        part
+        for part in (
+            f"published (model card or paper, geneb model catalogue) for {', '.join(pub)}"
+            if pub
+            else "",
+            f"measured on the loaded backbone (store provenance) for {', '.join(mea)}"
+            if mea
+            else "",
+        )
+        if part
+    ) + ("." if pub or mea else "none.")
+    return agg, meta, note
 
 
 def _sized(agg: pd.DataFrame, exclude: Iterable[str]) -> pd.DataFrame:

@@ -1,25 +1,117 @@
-"""`geneb models list`: which model adapters ``--model`` accepts here."""
+"""`geneb models list|info`: the model catalogue, the built-in adapters, what a spec resolves to."""
 
 from __future__ import annotations
+
+import json
+from typing import Annotated, Any
 
 import typer
 
 from geneb.commands._common import cli_errors, console
 
-app = typer.Typer(no_args_is_help=True, help="List model adapters.")
+app = typer.Typer(no_args_is_help=True, help="List the model catalogue and adapters.")
+
+
+def _fmt_params(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= div:
+            return f"{n / div:g}{unit}"
+    return str(n)
+
+
+def _cell(v: Any) -> Any:
+    """Plain text for a table cell (catalogue text may contain '[...]', not Rich markup)."""
+    from rich.text import Text
+
+    if v is None:
+        return Text("-")
+    if isinstance(v, bool):
+        return Text("yes" if v else "no")
+    if isinstance(v, (list, tuple)):
+        return Text(", ".join(v) or "-")
+    return Text(str(v))
 
 
 @app.command("list")
 @cli_errors
-def list_() -> None:
-    """List built-in adapters, installed controls and `geneb.embedders` plugins."""
-    from rich.table import Table
-
+def list_(
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the catalogue as a JSON list (one object per model)."),
+    ] = False,
+    study: Annotated[
+        str | None,
+        typer.Option("--study", help="Only models of this study: GENEB or GFMBench-API."),
+    ] = None,
+) -> None:
+    """The catalogue (published facts, '-' = not checked) and the built-in adapters."""
+    from geneb.errors import unknown_name
+    from geneb.extract.catalogue import STUDIES, load_catalogue
     from geneb.extract.registry import describe_embedders
 
-    table = Table(title="geneb models")
-    table.add_column("model", no_wrap=True)
-    table.add_column("what it is", overflow="fold")
+    entries = load_catalogue()
+    if study is not None:
+        if study not in STUDIES:
+            raise unknown_name("study", study, STUDIES)
+        entries = tuple(e for e in entries if study in e.studies)
+    if as_json:
+        typer.echo(json.dumps([e.to_json() for e in entries], indent=1))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"model catalogue ({len(entries)} models; '-' = not checked)")
+    cols = ("name", "hub id", "architecture", "tokenization", "params", "context", "code",
+            "capabilities", "studies")  # fmt: skip
+    for col in cols:
+        table.add_column(col, overflow="fold", no_wrap=col in ("name", "params"))
+    for e in entries:
+        ctx = f"{e.context_length:,} {e.context_unit}" if e.context_length else None
+        table.add_row(
+            *map(
+                _cell,
+                (
+                    e.name,
+                    e.hub_id,
+                    e.architecture,
+                    e.tokenization,
+                    _fmt_params(e.n_params),
+                    ctx,
+                    e.trust_remote_code,
+                    e.capabilities,
+                    e.studies,
+                ),
+            )
+        )
+    from rich.console import Console
+
+    out = console if console.is_terminal else Console(width=max(console.width, 200))
+    out.print(table)
+    adapters = Table(title="built-in adapters and plugins")
+    adapters.add_column("model", no_wrap=True)
+    adapters.add_column("what it is", overflow="fold")
     for name, desc in describe_embedders():
-        table.add_row(name, desc)
-    console.print(table)
+        adapters.add_row(_cell(name), _cell(desc))
+    out.print(adapters)
+    out.print(
+        _cell(
+            "code = the checkpoint runs its own Python code: pass --trust-remote-code after "
+            "inspecting it (never granted automatically). Details: geneb models info NAME"
+        )
+    )
+
+
+@app.command("info")
+@cli_errors
+def info(
+    model: Annotated[str, typer.Argument(help="A model spec, as --model takes it.")],
+) -> None:
+    """What a model spec resolves to (no weights are loaded), as JSON."""
+    from geneb.extract.registry import get_model_meta
+
+    meta = get_model_meta(model)
+    out = meta.to_json()
+    if meta.catalogue is not None:
+        out["catalogue_entry"] = meta.catalogue.to_json()
+    typer.echo(json.dumps(out, indent=1))

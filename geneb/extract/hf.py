@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,11 +23,11 @@ import numpy as np
 from geneb.errors import ModelError, unknown_name
 from geneb.extract.device import resolve_device, resolve_dtype, torch_dtype
 from geneb.extract.families import FamilyRules, accepts, detect_rules, is_dnabert1, lowercases
+from geneb.extract.registry import HUB_ID_RE as _HUB_ID  # the one spec grammar
 
 POOLINGS = ("mean", "mean_nonspecial")
 TRUNCATIONS = ("truncate", "window")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 @dataclass(frozen=True)

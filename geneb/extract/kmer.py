@@ -9,7 +9,6 @@ zeros if none); float32. Vectorised over the whole batch: one ``bincount``, no p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -63,7 +62,7 @@ class KmerEmbedder:
 
     adapter = "kmer"
 
-    def __init__(self, k: int, **_ignored: Any) -> None:
+    def __init__(self, k: int) -> None:  # no **kwargs: options are checked by the registry
         if not KMER_MIN <= int(k) <= KMER_MAX:
             raise ModelError(f"kmer-K needs K in {KMER_MIN}..{KMER_MAX}, got kmer-{k}")
         self.k = int(k)

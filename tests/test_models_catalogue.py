@@ -1,0 +1,145 @@
+"""The model catalogue: schema of `geneb models list --json`, sources for every fact, the
+models of the GENEB and GFMBench-API studies, and a loader that refuses bad entries."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from geneb.cli import app
+from geneb.errors import GenebError
+from geneb.extract import catalogue as cat
+
+REQUIRED = (
+    "name", "hub_id", "family", "architecture", "tokenization", "n_params", "context_length",
+    "trust_remote_code", "capabilities", "source",
+)  # fmt: skip
+FACTS = (
+    "hub_id", "family", "architecture", "tokenization", "n_params", "context_length",
+    "trust_remote_code", "extra_packages", "quirks", "capabilities", "loader",
+)  # fmt: skip
+#: model names as the GENEB paper and GFMBench-API write them (issue 11)
+GENEB = (
+    "Evo-1-131K", "MutBERT", "eccDNAMamba", "GenomeOcean-500M", "GenomeOcean-4B", "Omni-DNA-1B",
+    "GENA-LM-large-T2T", "Omnina-220M", "Caduceus-Ph-1K", "Caduceus-Ps-131K", "JanusDNA",
+    "BioFM-265M", "GENERator-eukaryote-1.2B", "GENERator-eukaryote-3B", "LucaOne", "NT-2.5B-MS",
+    "NT-v2-100M-MS", "Enformer", "DNA-GPT", "HyenaDNA-large-1M", "GPT2-gene",
+)  # fmt: skip
+GFMBENCH = ("DNABERT", "DNABERT-2", "NT v3", "Caduceus-Ps", "Evo 2")
+
+
+@pytest.fixture(scope="module")
+def listed() -> list[dict]:
+    res = CliRunner().invoke(app, ["models", "list", "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_json_schema_and_size(listed: list[dict]) -> None:
+    assert len(listed) >= 40
+    names = [e["name"] for e in listed]
+    assert len(set(n.casefold() for n in names)) == len(names)
+    for e in listed:
+        assert set(REQUIRED) <= set(e), e["name"]
+        assert isinstance(e["name"], str) and e["name"]
+        for key in ("hub_id", "family", "source"):
+            assert e[key] is None or (isinstance(e[key], str) and e[key]), (e["name"], key)
+        if e["hub_id"] is not None:
+            org, _, repo = e["hub_id"].partition("/")
+            assert org and repo and "/" not in repo, e["hub_id"]
+        assert e["architecture"] in (None, "encoder", "decoder", "state-space", "hybrid", "CNN")
+        assert e["tokenization"] in (None, "BPE", "k-mer", "single base", "other")
+        for key in ("n_params", "context_length"):
+            v = e[key]
+            assert v is None or (type(v) is int and v > 0), (e["name"], key, v)
+        assert e["trust_remote_code"] in (None, True, False)
+        caps = e["capabilities"]
+        assert caps is None or (
+            isinstance(caps, list) and set(caps) <= {"embeddings", "masked_lm", "causal_lm"}
+        )
+        assert e["extra_packages"] is None or all(isinstance(p, str) for p in e["extra_packages"])
+
+
+def test_every_fact_has_a_source(listed: list[dict]) -> None:
+    for e in listed:
+        for fact in FACTS:
+            if e[fact] is not None:
+                url = e["sources"].get(fact)
+                assert isinstance(url, str) and url.startswith("https://"), (e["name"], fact)
+        assert sorted(e["checked"]) == sorted(f for f in FACTS if f in e["sources"])
+        if e["n_params"] is not None:
+            assert e["n_params_basis"] in ("model card", "paper", "checkpoint name")
+
+
+def test_study_models_are_all_there() -> None:
+    for name in GENEB:
+        entry = cat.lookup(name)
+        assert entry is not None and "GENEB" in entry.studies, name
+    for name in GFMBENCH:
+        entry = cat.lookup(name)
+        assert entry is not None and "GFMBench-API" in entry.studies, name
+    res = CliRunner().invoke(app, ["models", "list", "--json", "--study", "GENEB"])
+    assert res.exit_code == 0 and len(json.loads(res.output)) == len(GENEB)
+
+
+def test_known_published_facts() -> None:
+    """Spot checks against the model cards (independent of the loader)."""
+    agro = cat.lookup("AgroNT")
+    assert (agro.n_params, agro.context_length, agro.tokenization) == (1_000_000_000, 1024, "k-mer")
+    evo = cat.lookup("Evo-1-131K")
+    assert (evo.context_length, evo.trust_remote_code, evo.n_params) == (131072, True, 7 * 10**9)
+    assert cat.lookup_hub_id("poetschlab/grover").name == "GROVER"
+    assert cat.lookup("Omnina-220M").unchecked == FACTS  # nothing found: all null, no guess
+
+
+def test_table_and_info_commands() -> None:
+    r = CliRunner()
+    res = r.invoke(app, ["models", "list"])
+    assert res.exit_code == 0 and "DNABERT-2" in res.output and "kmer-5" in res.output
+    res = r.invoke(app, ["models", "list", "--study", "GENEX"])
+    assert res.exit_code == 2 and "unknown study 'GENEX'" in res.output
+    res = r.invoke(app, ["models", "info", "GROVER"])
+    assert res.exit_code == 0 and json.loads(res.output)["hub_id"] == "PoetschLab/GROVER"
+    res = r.invoke(app, ["models", "info", "kmer-99"])
+    assert res.exit_code == 2 and "unknown model" in res.output
+
+
+def _good() -> list[dict]:
+    return copy.deepcopy(json.loads(json.dumps([cat.lookup("AgroNT").to_json()])))
+
+
+def _strip(raw: list[dict]) -> list[dict]:
+    for e in raw:
+        e.pop("checked", None)
+    return raw
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda e: e["sources"].pop("n_params"), "n_params = 1000000000 has no source"),
+        (lambda e: e.update(architecture="transformer"), "architecture must be one of"),
+        (lambda e: e.update(n_params=True), "n_params must be int or null"),
+        (lambda e: e.update(context_length=-5), "context_length must be positive"),
+        (lambda e: e.update(capabilities=["fly"]), "capabilities ['fly'] not in"),
+        (lambda e: e.update(guess=1), "unknown keys ['guess']"),
+        (lambda e: e["sources"].update(family="http://x"), "https URL"),
+        (lambda e: e.update(n_params_basis=None), "n_params and n_params_basis go together"),
+    ],
+)
+def test_loader_refuses_bad_entries(edit, message) -> None:
+    raw = _strip(_good())
+    assert cat.parse_catalogue(raw)[0].name == "AgroNT"
+    edit(raw[0])
+    with pytest.raises(GenebError) as e:
+        cat.parse_catalogue(raw)
+    assert "entry 0 ('AgroNT')" in str(e.value) and message in str(e.value)
+
+
+def test_loader_refuses_duplicate_names() -> None:
+    raw = _strip(_good() + _good())
+    with pytest.raises(GenebError, match="name 'AgroNT' of 'AgroNT' is already 'AgroNT'"):
+        cat.parse_catalogue(raw)
