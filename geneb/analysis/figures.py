@@ -19,6 +19,12 @@ from matplotlib.ticker import MaxNLocator
 DPI = 100
 
 
+def _label(value: object) -> str:
+    """A model/task/category name as literal text: matplotlib reads ``$...$`` as mathtext
+    (and fails on an unbalanced ``$``), so dollars are escaped."""
+    return str(value).replace("$", r"\$")
+
+
 def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)
     fig.tight_layout()
@@ -37,8 +43,8 @@ def heatmap(wide: pd.DataFrame, path: Path, title: str) -> Path:
     ax = fig.add_subplot()
     vals = wide.to_numpy(dtype=float)
     im = ax.imshow(vals, cmap="viridis", aspect="auto", vmin=min(0.0, np.nanmin(vals)), vmax=1.0)
-    ax.set_xticks(range(wide.shape[1]), [str(c) for c in wide.columns], rotation=45, ha="right")
-    ax.set_yticks(range(wide.shape[0]), [str(i) for i in wide.index])
+    ax.set_xticks(range(wide.shape[1]), [_label(c) for c in wide.columns], rotation=45, ha="right")
+    ax.set_yticks(range(wide.shape[0]), [_label(i) for i in wide.index])
     for i in range(vals.shape[0]):
         for j in range(vals.shape[1]):
             if np.isfinite(vals[i, j]):
@@ -63,7 +69,7 @@ def scaling_scatter(points: pd.DataFrame, path: Path, title: str) -> Path:
     ax.scatter(points["n_params"], points["macro_mcc"])
     for _, r in points.iterrows():
         ax.annotate(
-            str(r["model"]),
+            _label(r["model"]),
             (r["n_params"], r["macro_mcc"]),
             fontsize=7,
             xytext=(3, 3),
@@ -84,7 +90,7 @@ def fewshot_lines(by_regime: pd.DataFrame, regimes: list[str], path: Path, title
     wide = wide[[r for r in regimes if r in wide.columns]]
     x = np.arange(wide.shape[1])
     for model, row in wide.iterrows():
-        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=str(model))
+        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=_label(model))
     ax.set_xticks(x, [f"{r}-shot" if r != "full" else "full" for r in wide.columns])
     ax.set_ylabel("macro-MCC")
     ax.legend(fontsize=7, loc="best")
@@ -98,8 +104,8 @@ def rank_changes(ranks: pd.DataFrame, path: Path, title: str) -> Path:
     ax = fig.add_subplot()
     x = np.arange(ranks.shape[1])
     for model, row in ranks.iterrows():
-        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=str(model))
-    ax.set_xticks(x, [str(c) for c in ranks.columns], rotation=45, ha="right")
+        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=_label(model))
+    ax.set_xticks(x, [_label(c) for c in ranks.columns], rotation=45, ha="right")
     ax.invert_yaxis()
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("rank (1 = best)")
@@ -113,7 +119,7 @@ def probe_scatter(paired: pd.DataFrame, path: Path, title: str) -> Path:
     fig = Figure(figsize=(5.5, 5))
     ax = fig.add_subplot()
     for model, g in paired.groupby("model", sort=True):
-        ax.scatter(g["linear_mcc"], g["mlp_mcc"], s=18, label=str(model))
+        ax.scatter(g["linear_mcc"], g["mlp_mcc"], s=18, label=_label(model))
     lo = float(min(paired["linear_mcc"].min(), paired["mlp_mcc"].min(), 0.0))
     ax.plot([lo, 1], [lo, 1], color="grey", lw=0.8, ls="--")
     ax.set_xlabel("linear probe MCC")
@@ -132,7 +138,7 @@ def c_curves(by_c: pd.DataFrame, regimes: list[str], path: Path, title: str) -> 
         g = by_c[by_c["regime"] == regime]
         for model, m in g.groupby("model", sort=True):
             m = m.sort_values("C")
-            ax.plot(m["C"], m["macro_mcc"], marker="o", label=str(model))
+            ax.plot(m["C"], m["macro_mcc"], marker="o", label=_label(model))
         ax.set_xscale("log")
         ax.set_xlabel("C")
         ax.set_ylabel("macro-MCC")
