@@ -6,8 +6,9 @@ Two sources of variation are resampled separately. Over tasks: which tasks happe
 the benchmark; tasks are drawn with replacement *within each category* (stratified: every
 category keeps its number of tasks and its weight of one, as the definition has it), the same
 draw for every model, so comparisons stay paired. Over seeds: which k-shot rows were drawn
-(seeds drawn with replacement, the same draw for every model and task, since a seed fixes the rows for all models). Full-data fits do
-not depend on the seed, so their seed intervals have zero width by construction.
+(seeds drawn with replacement, the same draw for every model and task, since a seed fixes
+the rows for all models). Full-data fits do not depend on the seed, so their seed intervals
+have zero width by construction.
 """
 
 from __future__ import annotations
