@@ -1,0 +1,386 @@
+"""Parameter constraints, declared as data and checked once, for plans and CLI options alike.
+
+Every user-facing value (a plan key, a CLI option, a library argument) is checked against a
+:class:`Constraint` *before* any work starts, and a failure names where the value came from:
+``plan.toml: [probe] seeds[0]: expected a non-negative int, got -3`` or
+``--seeds: expected a non-negative int, got -3``. Types are strict, as a user of a typed file
+expects: an int is not a bool, a TOML string ``"512"`` is not an int, ``"false"`` is not a bool.
+
+The plan's sections are :data:`PLAN_SECTIONS` (section -> key -> constraint). Adding a plan key
+is one line there; :mod:`geneb.pipeline.plan` derives its allowed keys from it. CLI commands
+check their options with :func:`check_option` / :func:`parse_option_list` against the same named
+constraints (:data:`SEED`, :data:`C_VALUE`, :data:`BATCH_TOKENS`, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+from geneb.errors import GenebError, did_you_mean
+
+
+class ParamError(GenebError):
+    """A parameter value has the wrong type or is out of range; the message names it."""
+
+
+class Constraint:
+    """One rule a value must satisfy; ``description`` completes "expected ..."."""
+
+    description: str = "a value"
+
+    def is_satisfied_by(self, value: Any) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def from_text(self, text: str) -> Any:
+        """The value a CLI string stands for (strings stay strings; see subclasses)."""
+        return text
+
+    def check(self, value: Any, where: str) -> Any:
+        """Return ``value`` or raise ``ParamError('<where>: expected ..., got ...')``."""
+        if not self.is_satisfied_by(value):
+            raise ParamError(f"{where}: expected {self.description}, got {value!r}")
+        return value
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """An int (``type=int``) or finite number (``type=float``) in an interval.
+
+    ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``; None bounds are open.
+    """
+
+    type: type
+    low: float | None
+    high: float | None
+    closed: str = "both"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if not (_is_int(value) if self.type is int else _is_real(value)):
+            return False
+        lo_ok = self.low is None or (
+            value >= self.low if self.closed in ("both", "left") else value > self.low
+        )
+        hi_ok = self.high is None or (
+            value <= self.high if self.closed in ("both", "right") else value < self.high
+        )
+        return lo_ok and hi_ok
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        kind = "int" if self.type is int else "number"
+        lo_in = self.closed in ("both", "left")
+        hi_in = self.closed in ("both", "right")
+        if self.high is None and self.low == 1 and kind == "int" and lo_in:
+            return "a positive int"
+        if self.high is None and self.low == 0:
+            return f"a non-negative {kind}" if lo_in else f"a positive {kind}"
+        if self.high is None and self.low is not None:
+            return f"an {kind} >= {self.low:g}" if lo_in else f"an {kind} > {self.low:g}"
+        if self.low is None and self.high is None:
+            return f"an {kind}" if kind == "int" else "a finite number"
+        lb = "[" if lo_in else "("
+        hb = "]" if hi_in else ")"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return f"{'an' if kind == 'int' else 'a'} {kind} in {lb}{lo}, {hi}{hb}"
+
+    def from_text(self, text: str) -> Any:
+        s = text.strip()
+        try:
+            return int(s) if self.type is int else float(s)
+        except ValueError:
+            return text
+
+
+@dataclass(frozen=True)
+class StrOptions(Constraint):
+    """A string among ``options``."""
+
+    options: tuple[str, ...]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.options
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return "one of " + ", ".join(repr(o) for o in self.options)
+
+    def check(self, value: Any, where: str) -> Any:
+        if not self.is_satisfied_by(value):
+            close = did_you_mean(value, self.options) if isinstance(value, str) else []
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParamError(f"{where}: expected {self.description}, got {value!r}{hint}")
+        return value
+
+
+@dataclass(frozen=True)
+class Pattern(Constraint):
+    """A string matching a regular expression (whole string); ``description`` says what."""
+
+    regex: str
+    description: str = "a string"  # type: ignore[assignment]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and re.fullmatch(self.regex, value) is not None
+
+
+@dataclass(frozen=True)
+class Boolean(Constraint):
+    """Strictly ``True`` or ``False`` (a string ``"false"`` is refused, not read as true)."""
+
+    description: str = "a bool (true or false)"  # type: ignore[assignment]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class String(Constraint):
+    """A non-empty string (names, hub ids, addresses)."""
+
+    description: str = "a non-empty string"  # type: ignore[assignment]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and value.strip() != ""
+
+
+@dataclass(frozen=True)
+class PathParam(Constraint):
+    """A path given as a non-empty string. ``kind`` is what must be there once resolved:
+    ``"file"``, ``"dir"``, ``"not_file"`` (absent or a folder: an output folder) or None."""
+
+    kind: str | None = None
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return "a path (a non-empty string)"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and value.strip() != ""
+
+    def check_exists(self, path: Any, where: str) -> None:
+        """Check the resolved path ``path`` (a ``pathlib.Path``) against :attr:`kind`."""
+        if self.kind == "file" and not path.is_file():
+            raise ParamError(f"{where}: expected an existing file, got {str(path)!r}")
+        if self.kind == "dir" and not path.is_dir():
+            raise ParamError(f"{where}: expected an existing folder, got {str(path)!r}")
+        if self.kind == "not_file" and path.exists() and not path.is_dir():
+            raise ParamError(
+                f"{where}: expected a folder (new or existing), got {str(path)!r}, "
+                "which is an existing file"
+            )
+
+
+@dataclass(frozen=True)
+class AnyOf(Constraint):
+    """A value satisfying at least one of ``constraints``."""
+
+    constraints: tuple[Constraint, ...]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return any(c.is_satisfied_by(value) for c in self.constraints)
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return " or ".join(c.description for c in self.constraints)
+
+
+@dataclass(frozen=True)
+class ListOf(Constraint):
+    """A list of values each satisfying ``item`` (a lone value counts as a list of one when
+    ``scalar_ok``); at least ``min_len`` entries. Errors name the entry: ``seeds[2]``."""
+
+    item: Constraint
+    min_len: int = 1
+    scalar_ok: bool = True
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return f"a list of {self.item.description}"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        vals = value if isinstance(value, list) else [value] if self.scalar_ok else None
+        return (
+            vals is not None
+            and len(vals) >= self.min_len
+            and all(self.item.is_satisfied_by(v) for v in vals)
+        )
+
+    def check(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            if not self.scalar_ok:
+                raise ParamError(f"{where}: expected {self.description}, got {value!r}")
+            value = [value]
+        if len(value) < self.min_len:
+            raise ParamError(f"{where}: expected at least {self.min_len} entr"
+                             f"{'y' if self.min_len == 1 else 'ies'}, got an empty list")
+        return [self.item.check(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+@dataclass(frozen=True)
+class Regime(Constraint):
+    """A probe regime: ``"full"`` or a shot count k >= 1 (an int, or its digits as a string)."""
+
+    description: str = "'full' or a positive int k (shots per class)"  # type: ignore[assignment]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if _is_int(value):
+            return value >= 1
+        return isinstance(value, str) and (
+            value == "full" or (value.isdigit() and int(value) >= 1)
+        )
+
+
+# ---------------------------------------------------------------- named parameters
+# One declaration per concept; plans and CLI options both check against these.
+
+SEED = Interval(int, 0, None)
+C_VALUE = Interval(float, 0, None, closed="neither")
+SHOT = Regime()
+POSITIVE_INT = Interval(int, 1, None)
+BATCH_TOKENS = POSITIVE_INT
+MAX_LENGTH = POSITIVE_INT
+WORKERS = POSITIVE_INT
+LAYER = Interval(int, None, None)
+N_BOOT = Interval(int, 100, None)
+POOLING = StrOptions(("mean", "mean_nonspecial"))
+TRUNCATION = StrOptions(("truncate", "window"))
+STORAGE_DTYPE = StrOptions(("float32", "float16"))
+COMPUTE_DTYPE = StrOptions(
+    ("auto", "float32", "fp32", "bfloat16", "bf16", "float16", "fp16", "half")
+)
+DEVICE = Pattern(r"auto|cpu|mps|cuda(:[0-9]+)?", "auto, cpu, cuda, cuda:N or mps")
+PROBE = StrOptions(("linear", "mlp"))
+BACKEND = StrOptions(("auto", "fast", "sklearn", "torch", "cuml"))
+SCHEDULER = Pattern(r"(tcp|tls|inproc|ucx)://\S+", "a Dask scheduler address (tcp://host:port)")
+SPLIT = String()
+BOOL = Boolean()
+
+#: The run plan: section -> key -> constraint. "" is the top level, "models" each [[models]]
+#: table. ONE line here adds a key (and its check) to plans.
+PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
+    "": {
+        "store": PathParam("not_file"),
+        "out": PathParam("not_file"),
+        "data_dir": PathParam("dir"),
+    },
+    "models": {
+        "model": String(),
+        "name": String(),
+        "max_length": MAX_LENGTH,
+        "pooling": POOLING,
+        "layer": LAYER,
+        "dtype": COMPUTE_DTYPE,
+        "device": DEVICE,
+        "truncation": TRUNCATION,
+        "batch_tokens": BATCH_TOKENS,
+        "trust_remote_code": BOOL,
+        "storage_dtype": STORAGE_DTYPE,
+        "seed": SEED,
+        "block_rows": POSITIVE_INT,
+    },
+    "tasks": {
+        "names": ListOf(String(), min_len=0),
+        "folders": ListOf(PathParam("dir"), min_len=0),
+        "collections": ListOf(PathParam("dir"), min_len=0),
+    },
+    "probe": {
+        "shots": ListOf(SHOT),
+        "seeds": ListOf(SEED),
+        "C": ListOf(C_VALUE),
+        "probes": ListOf(PROBE),
+        "backend": BACKEND,
+        "workers": WORKERS,
+        "scheduler": SCHEDULER,
+        "standardize": BOOL,
+        "take_all": BOOL,
+    },
+    "report": {
+        "enabled": BOOL,
+        "model_info": PathParam("file"),
+        "regimes": ListOf(SHOT),
+        "C": ListOf(C_VALUE),
+    },
+    "extract": {
+        "splits": ListOf(SPLIT),
+        "batch_tokens": BATCH_TOKENS,
+        "device": DEVICE,
+        "overwrite": BOOL,
+    },
+}
+
+
+def section_label(section: str, index: int | None = None) -> str:
+    """How a plan section is named in messages: ``[probe]``, ``[[models]] #2``, or ``""``."""
+    if section == "":
+        return ""
+    if index is not None:
+        return f"[[{section}]] #{index + 1}"
+    return f"[{section}]"
+
+
+def check_table(
+    table: Mapping[str, Any],
+    spec: Mapping[str, Constraint],
+    label: str,
+) -> dict[str, Any]:
+    """Check every key of one plan table: unknown keys (with a did-you-mean), then values.
+
+    Returns the checked values (lists for :class:`ListOf`). ``label`` names the table in
+    messages (``"[probe]"``); an error reads ``"[probe] seeds[0]: expected ..., got ..."``.
+    """
+    prefix = f"{label} " if label else ""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in spec:
+            close = did_you_mean(str(key), spec)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            where = label or "the plan's top level"
+            raise ParamError(
+                f"unknown key {key!r} in {where}.{hint} Allowed keys: {', '.join(sorted(spec))}"
+            )
+        out[key] = spec[key].check(value, f"{prefix}{key}")
+    return out
+
+
+def check_option(option: str, value: Any, constraint: Constraint) -> Any:
+    """Check one CLI option value (None = not given) and name the option on failure."""
+    if value is None:
+        return None
+    return constraint.check(value, option)
+
+
+def parse_option_list(
+    option: str,
+    values: str | Iterable[str] | None,
+    constraint: Constraint,
+    *,
+    convert: Callable[[str], Any] | None = None,
+) -> list[Any]:
+    """Split comma lists (and repeated options), convert each item from text, check it.
+
+    ``--seeds 1,-3`` fails as ``--seeds: expected a non-negative int, got -3``.
+    """
+    if values is None:
+        return []
+    items: Sequence[str] = [values] if isinstance(values, str) else list(values)
+    conv = convert or constraint.from_text
+    out = []
+    for v in items:
+        for part in str(v).split(","):
+            if part.strip():
+                out.append(constraint.check(conv(part.strip()), option))
+    return out
