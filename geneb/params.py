@@ -265,7 +265,10 @@ COMPUTE_DTYPE = StrOptions(
 DEVICE = Pattern(r"auto|cpu|mps|cuda(:[0-9]+)?", "auto, cpu, cuda, cuda:N or mps")
 PROBE = StrOptions(("linear", "mlp"))
 BACKEND = StrOptions(("auto", "fast", "sklearn", "torch", "cuml"))
-SCHEDULER = Pattern(r"(tcp|tls|inproc|ucx)://\S+", "a Dask scheduler address (tcp://host:port)")
+SCHEDULER = Pattern(
+    r"(tcp|tls|inproc|ucx|ws|wss)://\S+|[^\s:/]+:[0-9]+",
+    "a Dask scheduler address (tcp://host:port or host:port)",
+)
 SPLIT = String()
 BOOL = Boolean()
 
@@ -381,6 +384,13 @@ def parse_option_list(
     out = []
     for v in items:
         for part in str(v).split(","):
-            if part.strip():
-                out.append(constraint.check(conv(part.strip()), option))
+            text = part.strip()
+            if not text:
+                continue
+            value = conv(text)
+            if not constraint.is_satisfied_by(value):
+                if isinstance(constraint, StrOptions):
+                    constraint.check(value, option)  # with its did-you-mean
+                raise ParamError(f"{option}: expected {constraint.description}, got {text}")
+            out.append(value)
     return out
