@@ -58,7 +58,7 @@ def test_good_plan_resolves_paths_relative_to_the_plan(tmp_path):
         ('names = ["syn_tata"]', 'name = ["syn_tata"]', "unknown key 'name' in [tasks]"),
         ('probes = ["linear", "mlp"]', 'probes = ["linear", "svm"]', "'svm'"),
         ('shots = ["1", 10, "full"]', 'shots = ["one"]', "'one'"),
-        ('seeds = [13, 17]', 'seeds = ["a"]', "[probe] seeds[0]: expected a non-negative int, got 'a'"),
+        ('seeds = [13, 17]', 'seeds = ["a"]', "[probe] seeds[0]: expected a non-negative int"),
         ('[[models]]\nmodel = "kmer-3"\n', '[[models]]\nmodel = "kmer-4"\nname = "k4"\n', "twice"),
     ],
 )
