@@ -21,7 +21,7 @@ out = "work/out"
 model = "kmer-3"
 
 [tasks]
-names = ["syn_tata"]
+names = ["syn_promoter_tata"]
 
 [probe]
 shots = ["1", "full"]
@@ -120,7 +120,7 @@ CASES = [
     ('probes = ["linear"]', 'probes = ["linear"]\n[report]\nenabled = "yes"',
      "[report] enabled: expected a bool (true or false), got 'yes'"),
     ("seeds = [13, 17]", "seed = 13", "unknown key 'seed' in [probe]. Did you mean 'seeds'?"),
-    ('names = ["syn_tata"]', 'name = ["syn_tata"]', "unknown key 'name' in [tasks]"),
+    ('names = ["syn_promoter_tata"]', 'name = ["syn_promoter_tata"]', "unknown key 'name' in [tasks]"),
     ('model = "kmer-3"', 'model = "kmer-3"\nmax_len = 3', "unknown key 'max_len' in [[models]] #1"),
     ('out = "work/out"', 'out = 5', "out: expected a path (a non-empty string), got 5"),
 ]
@@ -194,7 +194,7 @@ def test_cli_options_checked_before_work(tmp_path, args, expected):
     store = tmp_path / "store"
     base = {
         "probe": ["--store", str(store), "--out", str(tmp_path / "r.parquet")],
-        "extract": ["--store", str(store), "--model", "kmer-3", "--task", "syn_tata"],
+        "extract": ["--store", str(store), "--model", "kmer-3", "--task", "syn_promoter_tata"],
         "report": ["--results", str(tmp_path / "r.parquet"), "--out", str(tmp_path / "rep")],
     }[args[0]]
     r = CliRunner().invoke(app, [args[0], *base, *args[1:]])
