@@ -43,7 +43,8 @@ def test_markup_looking_labels_are_shown_verbatim(tmp_path):
     [
         (["tasks", "show", "no-such-task[/red]"], "no-such-task[/red]"),
         (["tasks", "show", "AC[bold]GT"], "AC[bold]GT"),
-        (["extract", "--store", "S", "--model", "[/red]m", "--task", "syn_promoter_tata"], "[/red]m"),
+        (["extract", "--store", "S", "--model", "[/red]m", "--task", "syn_promoter_tata"],
+         "[/red]m"),
         (["report", "--results", "[/red].parquet", "--out", "o"], "[/red].parquet"),
     ],
 )

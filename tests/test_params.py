@@ -120,7 +120,8 @@ CASES = [
     ('probes = ["linear"]', 'probes = ["linear"]\n[report]\nenabled = "yes"',
      "[report] enabled: expected a bool (true or false), got 'yes'"),
     ("seeds = [13, 17]", "seed = 13", "unknown key 'seed' in [probe]. Did you mean 'seeds'?"),
-    ('names = ["syn_promoter_tata"]', 'name = ["syn_promoter_tata"]', "unknown key 'name' in [tasks]"),
+    ('names = ["syn_promoter_tata"]', 'name = ["syn_promoter_tata"]',
+     "unknown key 'name' in [tasks]"),
     ('model = "kmer-3"', 'model = "kmer-3"\nmax_len = 3', "unknown key 'max_len' in [[models]] #1"),
     ('out = "work/out"', 'out = 5', "out: expected a path (a non-empty string), got 5"),
 ]
