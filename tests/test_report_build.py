@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -266,27 +264,3 @@ def test_cli_report(tmp_path):
         app, ["report", "--results", str(res), "--out", str(out), "--model-info", str(bad_info)]
     )
     assert r.exit_code == 2 and "no 'model' column" in r.output
-
-
-def test_chromium_screenshot(full_report, tmp_path):
-    chromium = next(
-        (c for c in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(c).exists()), None
-    ) or shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("Chromium is not installed: no headless screenshot of index.html")
-    shot = tmp_path / "shot.png"
-    subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--disable-gpu",
-            "--no-sandbox",
-            f"--screenshot={shot}",
-            "--window-size=1200,2000",
-            full_report.as_uri(),
-        ],
-        check=True,
-        timeout=120,
-        capture_output=True,
-    )
-    check_png(shot)

@@ -19,10 +19,18 @@ from matplotlib.ticker import MaxNLocator
 DPI = 100
 
 
+#: Longest label drawn in a figure; longer names are cut (the tables keep them whole).
+MAX_LABEL = 40
+
+
 def _label(value: object) -> str:
     """A model/task/category name as literal text: matplotlib reads ``$...$`` as mathtext
-    (and fails on an unbalanced ``$``), so dollars are escaped."""
-    return str(value).replace("$", r"\$")
+    (and fails on an unbalanced ``$``), so dollars are escaped; very long names are cut so
+    that the axes keep their room."""
+    s = str(value)
+    if len(s) > MAX_LABEL:
+        s = s[: MAX_LABEL - 1] + "\u2026"
+    return s.replace("$", r"\$")
 
 
 def _save(fig: Figure, path: Path) -> Path:
