@@ -40,10 +40,16 @@ class Constraint:
         """The value a CLI string stands for (strings stay strings; see subclasses)."""
         return text
 
+    def hint(self, value: Any) -> str:
+        """A did-you-mean suffix for a refused value (empty when there is none)."""
+        return ""
+
     def check(self, value: Any, where: str) -> Any:
         """Return ``value`` or raise ``ParamError('<where>: expected ..., got ...')``."""
         if not self.is_satisfied_by(value):
-            raise ParamError(f"{where}: expected {self.description}, got {value!r}")
+            raise ParamError(
+                f"{where}: expected {self.description}, got {value!r}{self.hint(value)}"
+            )
         return value
 
 
@@ -118,12 +124,9 @@ class StrOptions(Constraint):
     def description(self) -> str:  # type: ignore[override]
         return "one of " + ", ".join(repr(o) for o in self.options)
 
-    def check(self, value: Any, where: str) -> Any:
-        if not self.is_satisfied_by(value):
-            close = did_you_mean(value, self.options) if isinstance(value, str) else []
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ParamError(f"{where}: expected {self.description}, got {value!r}{hint}")
-        return value
+    def hint(self, value: Any) -> str:
+        close = did_you_mean(value, self.options) if isinstance(value, str) else []
+        return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,10 @@ class Regime(Constraint):
     """A probe regime: ``"full"`` or a shot count k >= 1 (an int, or its digits as a string)."""
 
     description: str = "'full' or a positive int k (shots per class)"  # type: ignore[assignment]
+
+    def hint(self, value: Any) -> str:
+        close = did_you_mean(value, ["full"]) if isinstance(value, str) else []
+        return " (did you mean 'full'?)" if close else ""
 
     def is_satisfied_by(self, value: Any) -> bool:
         if _is_int(value):
@@ -389,8 +396,9 @@ def parse_option_list(
                 continue
             value = conv(text)
             if not constraint.is_satisfied_by(value):
-                if isinstance(constraint, StrOptions):
-                    constraint.check(value, option)  # with its did-you-mean
-                raise ParamError(f"{option}: expected {constraint.description}, got {text}")
+                raise ParamError(
+                    f"{option}: expected {constraint.description}, got {text}"
+                    f"{constraint.hint(value)}"
+                )
             out.append(value)
     return out
