@@ -263,6 +263,7 @@ MAX_LENGTH = POSITIVE_INT
 WORKERS = POSITIVE_INT
 LAYER = Interval(int, None, None)
 N_BOOT = Interval(int, 100, None)
+ALPHA = Interval(float, 0, 1, closed="neither")
 POOLING = StrOptions(("mean", "mean_nonspecial"))
 TRUNCATION = StrOptions(("truncate", "window"))
 STORAGE_DTYPE = StrOptions(("float32", "float16"))

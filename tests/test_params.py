@@ -189,6 +189,7 @@ def test_cli_run_refuses_a_foreign_report_folder_before_work(tmp_path):
         (["report", "--C", "0"], "error: --C: expected a positive number, got 0"),
         (["report", "--regime", "0"], "error: --regime: expected 'full' or a positive int"),
         (["report", "--n-boot", "5"], "error: --n-boot: expected an int >= 100, got 5"),
+        (["demo", "--n-train", "0"], "error: --n-train: expected a positive int, got 0"),
     ],
 )
 def test_cli_options_checked_before_work(tmp_path, args, expected):
@@ -197,6 +198,7 @@ def test_cli_options_checked_before_work(tmp_path, args, expected):
         "probe": ["--store", str(store), "--out", str(tmp_path / "r.parquet")],
         "extract": ["--store", str(store), "--model", "kmer-3", "--task", "syn_promoter_tata"],
         "report": ["--results", str(tmp_path / "r.parquet"), "--out", str(tmp_path / "rep")],
+        "demo": ["--out", str(tmp_path / "rep")],
     }[args[0]]
     r = CliRunner().invoke(app, [args[0], *base, *args[1:]])
     assert r.exit_code == 2, r.output

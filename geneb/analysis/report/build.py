@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from geneb import params
 from geneb.analysis.metadata import read_model_info
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
@@ -34,16 +35,10 @@ from geneb.errors import GenebError
 
 
 def _check_options(n_boot: object, boot_seed: object, alpha: object) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise GenebError(f"n_boot: expected a positive int, got {n_boot!r}")
-    if isinstance(boot_seed, bool) or not isinstance(boot_seed, int) or boot_seed < 0:
-        raise GenebError(f"boot_seed: expected a non-negative int, got {boot_seed!r}")
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, (int, float))
-        or not 0 < float(alpha) < 1
-    ):
-        raise GenebError(f"alpha: expected a number in (0, 1), got {alpha!r}")
+    """The numeric arguments, against the constraints of :mod:`geneb.params`."""
+    params.POSITIVE_INT.check(n_boot, "n_boot")
+    params.SEED.check(boot_seed, "boot_seed")
+    params.ALPHA.check(alpha, "alpha")
 
 
 def build_report(
