@@ -105,9 +105,15 @@ def commit(out: Path, staged: Path, owned: set[str]) -> None:
                 f"report output {str(out)!r}: {', '.join(clash[:3])} exists and was not "
                 "written by a previous report; move it away or choose another folder"
             )
-        for sub in SUBDIRS:
-            (out / sub).mkdir(exist_ok=True)
         for rel in new:
+            for parent in Path(rel).parents:
+                if str(parent) != "." and (out / parent).is_symlink():
+                    raise GenebError(
+                        f"report output {str(out)!r}: {parent}/ is a symlink; a report writes "
+                        "only inside its own folder"
+                    )
+        for rel in new:
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged / rel, out / rel)  # replaces a symlink itself, never its target
         for rel in sorted(owned - set(new)):
             target = out / rel
