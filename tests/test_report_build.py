@@ -45,8 +45,10 @@ def check_offline(html: str) -> None:
     refs = re.findall(r"""(?:src|href)\s*=\s*["']?([^"'\s>]+)""", html, flags=re.I)
     assert refs, "expected embedded images"
     for ref in refs:
+        if ref.startswith("data:image/png;base64,"):
+            continue  # inline (base64 text may spell "http" by chance: ~4% per figure)
         assert "http" not in ref.lower() and not ref.startswith("//"), ref
-        assert ref.startswith("data:image/png;base64,") or not re.match(r"^[a-z]+:", ref), ref
+        assert not re.match(r"^[a-z]+:", ref), ref
     assert "<script" not in html.lower()
     assert "<link" not in html.lower()
     assert "@import" not in html and "url(" not in html

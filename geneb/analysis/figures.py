@@ -8,6 +8,7 @@ whether the data supports the figure, so a figure is never empty.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ DPI = 100
 
 
 #: Longest label drawn in a figure; longer names are cut (the tables keep them whole).
-MAX_LABEL = 40
+MAX_LABEL = 32
 
 
 def _label(value: object) -> str:
@@ -37,17 +38,24 @@ def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, format="png")
+    # bbox "tight": long tick labels widen the image instead of being cut off
+    # no "Software" text chunk: the bytes do not depend on the matplotlib version
+    fig.savefig(
+        path, dpi=DPI, format="png", bbox_inches="tight", pad_inches=0.1,
+        metadata={"Software": None},
+    )
     return path
 
 
-def _size(n_cols: int, n_rows: int) -> tuple[float, float]:
-    return (min(16.0, 3.0 + 0.7 * n_cols), min(14.0, 2.0 + 0.4 * n_rows))
+def _size(n_cols: int, n_rows: int, labels: Iterable[object] = ()) -> tuple[float, float]:
+    """Figure size for a grid of cells; ``labels`` (drawn beside the axes) add their width."""
+    extra = 0.07 * max((len(_label(x)) for x in labels), default=0)
+    return (min(16.0, 3.0 + 0.7 * n_cols + extra), min(14.0, 2.0 + 0.4 * n_rows))
 
 
 def heatmap(wide: pd.DataFrame, path: Path, title: str) -> Path:
     """Model x category heatmap of macro-MCC, values written in the cells."""
-    fig = Figure(figsize=_size(wide.shape[1], wide.shape[0]))
+    fig = Figure(figsize=_size(wide.shape[1], wide.shape[0], wide.index))
     ax = fig.add_subplot()
     vals = wide.to_numpy(dtype=float)
     im = ax.imshow(vals, cmap="viridis", aspect="auto", vmin=min(0.0, np.nanmin(vals)), vmax=1.0)
@@ -108,7 +116,7 @@ def fewshot_lines(by_regime: pd.DataFrame, regimes: list[str], path: Path, title
 
 def rank_changes(ranks: pd.DataFrame, path: Path, title: str) -> Path:
     """Bump chart: rank of each model (1 = best, top) in each scope (overall first)."""
-    fig = Figure(figsize=_size(ranks.shape[1] + 2, ranks.shape[0] + 4))
+    fig = Figure(figsize=_size(ranks.shape[1] + 2, ranks.shape[0] + 4, ranks.index))
     ax = fig.add_subplot()
     x = np.arange(ranks.shape[1])
     for model, row in ranks.iterrows():

@@ -20,6 +20,9 @@ import pandas as pd
 #: Rows of a table shown in the HTML page; the CSV always has all of them.
 HTML_MAX_ROWS = 60
 
+#: Longest text shown in a page cell; longer values are cut there (the CSV keeps them whole).
+MAX_CELL_CHARS = 48
+
 #: First characters that make a spreadsheet evaluate a cell (OWASP "CSV injection").
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -30,7 +33,8 @@ h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2
 h3{font-size:1.05em}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.82em;margin:.6em 0}
-th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;overflow-wrap:normal}
+table{overflow-wrap:normal}
+th,td{border:1px solid #ddd;padding:2px 6px;text-align:right}
 th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left}
 .note{color:#555;font-style:italic}.left-out{background:#fff7e0;padding:.4em .7em}
@@ -57,15 +61,25 @@ def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def for_display(df: pd.DataFrame) -> pd.DataFrame:
-    """Page view of a table: counts as integers, constant probe/C columns dropped (see Method)."""
+    """Page view of a table: counts as integers, very long text cut, constant probe/C columns
+    dropped (see Method)."""
     out = df.copy()
     for col in out.columns:
         if str(col).startswith("n_params") and pd.api.types.is_numeric_dtype(out[col]):
-            out[col] = out[col].round().astype("Int64")
+            ints = out[col].round().astype("Int64").astype(object)
+            out[col] = ints.where(out[col].notna(), "")  # no "<NA>" in the page
+        elif out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(_cut)
     if len(out) > 1:
         const = [c for c in ("probe", "standardize", "C") if c in out and out[c].nunique() <= 1]
         out = out.drop(columns=const)
     return out
+
+
+def _cut(value: object) -> object:
+    if isinstance(value, str) and len(value) > MAX_CELL_CHARS:
+        return value[: MAX_CELL_CHARS - 1] + "\u2026"
+    return value
 
 
 def fmt_c(c: float | None) -> str:
