@@ -114,3 +114,21 @@ def test_report_leaderboard_uses_paper_aggregation(tmp_path):
     assert lb.loc["m2", "micro_mcc"] == pytest.approx(0.45, abs=1e-9)
     html = (tmp_path / "r" / "index.html").read_text()
     assert "mean over categories of the category scores" in html
+
+
+def test_probe_stability_ranks_models_by_macro():
+    """Linear macro order m1 > m2 > m3 equals the MLP order (rho 1); the plain mean over tasks
+    would order m2 (0.45) > m1 (0.325) > m3 (0.2875) and give rho 0.5."""
+    from geneb.analysis.stability import paired_probe_scores, probe_stability
+
+    linear = {**TASK_MCC, "m3": {"a1": 0.1, "b1": 0.35, "b2": 0.35, "b3": 0.35}}
+    mlp = {"m1": 0.9, "m2": 0.8, "m3": 0.7}
+    rows = []
+    for model, per_task in linear.items():
+        for task, mcc in per_task.items():
+            for probe, c, v in (("linear", 1.0, mcc), ("mlp", float("nan"), mlp[model])):
+                rows.append(dict(model=model, task=task, category=CATEGORY[task], regime="full",
+                                 seed=13, C=c, probe=probe, mcc=v))
+    res = load_results(pd.DataFrame(rows))
+    stab = probe_stability(paired_probe_scores(res, C=1.0)).set_index("statistic")
+    assert stab.loc["spearman_model_macro", "value"] == pytest.approx(1.0)

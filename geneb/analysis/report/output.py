@@ -66,11 +66,7 @@ def check_output(out: Path) -> set[str]:
             )
     if (out / MANIFEST).is_file():
         return _read_manifest(out)
-    others = sorted(
-        str(rel)
-        for rel in (p.relative_to(out) for p in out.rglob("*") if not p.is_dir())
-        if not rel.parts[0].startswith(_STAGING_PREFIX)
-    )
+    others = _foreign_files(out, limit=4)
     if others:
         shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
         raise GenebError(
@@ -78,6 +74,19 @@ def check_output(out: Path) -> set[str]:
             "give --out a new or empty folder (a report replaces only its own files)"
         )
     return set()
+
+
+def _foreign_files(out: Path, limit: int) -> list[str]:
+    """Up to ``limit`` files under ``out`` (stops early: ``--out ~`` must not walk a home)."""
+    found: list[str] = []
+    for p in out.rglob("*"):
+        rel = p.relative_to(out)
+        if rel.parts[0].startswith(_STAGING_PREFIX) or p.is_dir():
+            continue
+        found.append(str(rel))
+        if len(found) >= limit:
+            break
+    return sorted(found)
 
 
 def staging_dir(out: Path) -> Path:
