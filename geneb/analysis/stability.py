@@ -54,11 +54,10 @@ def probe_stability(paired: pd.DataFrame) -> pd.DataFrame:
     """Summary statistics of linear vs MLP agreement, one row per (regime, statistic).
 
     Statistics: Spearman over model-task pairs and over per-model macro-MCC (mean over
-    categories of category means; value, p); per-task
-    Spearman over models (median and number positive, of n tasks); whether the top-3 and top-5
-    model sets (by macro-MCC) are identical (1/0, with the overlap size in ``n``); mean signed
-    MCC difference
-    (MLP minus linear) over model-task pairs.
+    categories of category means; value, p); per-task Spearman over models (median and number
+    positive, of n tasks); whether the top-3 and top-5 model sets (by macro-MCC) are identical
+    (1/0, with the overlap size in ``n``); mean signed MCC difference (MLP minus linear) over
+    model-task pairs.
     """
     rows = []
     for regime, g in paired.groupby("regime", sort=True):
