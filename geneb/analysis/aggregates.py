@@ -99,7 +99,12 @@ def macro_micro_agreement(agg: pd.DataFrame) -> pd.DataFrame:
     ov = agg[agg["scope"] == OVERALL]
     for key, g in ov.groupby([*CONTEXT, "scope"], dropna=False, sort=True):
         n = len(g)
-        if n >= 3 and g["micro_mcc"].notna().all():
+        if (
+            n >= 3
+            and g["micro_mcc"].notna().all()
+            and g["macro_mcc"].nunique() > 1
+            and g["micro_mcc"].nunique() > 1
+        ):
             rho, p = stats.spearmanr(g["macro_mcc"], g["micro_mcc"])
             tau, pt = stats.kendalltau(g["macro_mcc"], g["micro_mcc"])
         else:
