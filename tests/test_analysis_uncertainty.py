@@ -37,8 +37,26 @@ def _matrix(perf: pd.DataFrame, regime: str) -> pd.DataFrame:
     return g.pivot(index="model", columns="task", values="mcc_mean")
 
 
-def test_task_bootstrap_ci_equals_scipy(perf):
-    boot = bootstrap_over_tasks(perf, n_boot=B, seed=SEED)
+def _stratified_draws(m: pd.DataFrame) -> list[list[str]]:
+    """Per resample, the task names drawn: within each category (sorted), as many tasks as
+    it has, with replacement; categories drawn in order from one default_rng(SEED)."""
+    rng = np.random.default_rng(SEED)
+    per_cat = []
+    for cat in sorted({EXAMPLE_TASKS[t][0] for t in m.columns}):
+        tasks = [t for t in m.columns if EXAMPLE_TASKS[t][0] == cat]
+        per_cat.append((cat, tasks, rng.integers(0, len(tasks), (B, len(tasks)))))
+    return per_cat
+
+
+def _loop_macro(m: pd.DataFrame, model: str, picks: list[tuple[str, list[str]]]) -> float:
+    """Mean over categories of the mean over the category's picked tasks (a plain loop)."""
+    return float(np.mean([np.mean([m.loc[model, t] for t in ts]) for _, ts in picks]))
+
+
+def test_task_bootstrap_single_category_equals_scipy(perf):
+    """With one category the stratified draw is scipy's draw: identical percentile CIs."""
+    one = perf.assign(category="all")
+    boot = bootstrap_over_tasks(one, n_boot=B, seed=SEED)
     for regime in ("1", "full"):
         m = _matrix(perf, regime)
         got = boot[boot["regime"] == regime].set_index("model")
@@ -57,21 +75,32 @@ def test_task_bootstrap_ci_equals_scipy(perf):
             assert got.loc[model, "ci_low"] < got.loc[model, "ci_high"]
 
 
-def test_task_bootstrap_rank_ci_against_loop(perf):
+def test_task_bootstrap_stratified_ci_and_ranks_against_loop(perf):
+    """Tasks resampled within categories; each resample aggregated as the paper's macro-MCC."""
     boot = bootstrap_over_tasks(perf, n_boot=B, seed=SEED)
     m = _matrix(perf, "10")
-    draws = np.random.default_rng(SEED).integers(0, m.shape[1], (B, m.shape[1]))
+    per_cat = _stratified_draws(m)
     ranks: dict[str, list[int]] = {mo: [] for mo in m.index}
-    for d in draws:
-        macro = {mo: float(np.mean([m.loc[mo].iloc[j] for j in d])) for mo in m.index}
+    scores: dict[str, list[float]] = {mo: [] for mo in m.index}
+    for b in range(B):
+        picks = [(c, [tasks[j] for j in draws[b]]) for c, tasks, draws in per_cat]
+        macro = {mo: _loop_macro(m, mo, picks) for mo in m.index}
         for mo in m.index:
+            scores[mo].append(macro[mo])
             ranks[mo].append(1 + sum(v > macro[mo] for v in macro.values()))
     got = boot[boot["regime"] == "10"].set_index("model")
     for mo in m.index:
         s = pd.Series(ranks[mo], dtype=float)
         assert got.loc[mo, "rank_ci_low"] == pytest.approx(s.quantile(0.025))
         assert got.loc[mo, "rank_ci_high"] == pytest.approx(s.quantile(0.975))
-    observed = m.mean(axis=1)
+        v = pd.Series(scores[mo])
+        assert got.loc[mo, "ci_low"] == pytest.approx(v.quantile(0.025), abs=1e-12)
+        assert got.loc[mo, "ci_high"] == pytest.approx(v.quantile(0.975), abs=1e-12)
+    cats = {t: EXAMPLE_TASKS[t][0] for t in m.columns}
+    observed = pd.Series(
+        {mo: _loop_macro(m, mo, [(c, [t for t in m.columns if cats[t] == c])
+                                 for c in sorted(set(cats.values()))]) for mo in m.index}
+    )
     for mo in m.index:
         assert got.loc[mo, "rank"] == 1 + (observed > observed[mo]).sum()
 

@@ -55,10 +55,10 @@ def test_cli_mlp_probe(store, tmp_path):
     [
         (["--model", "org/model-b"], "Did you mean 'org/model-a'"),
         (["--task", "t_bi"], "unknown task in the store 't_bi'"),
-        (["--shots", "1,many"], "invalid shot regime 'many'"),
-        (["--C", "-1"], "invalid C '-1'"),
+        (["--shots", "1,many"], "--shots: expected 'full' or a positive int k"),
+        (["--C", "-1"], "--C: expected a positive number, got -1"),
         (["--backend", "cuml"], "backend 'cuml' is not usable here"),
-        (["--backend", "skl"], "unknown backend 'skl'"),
+        (["--backend", "skl"], "--backend: expected one of"),
         (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "either workers"),
     ],
 )

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +45,10 @@ def check_offline(html: str) -> None:
     refs = re.findall(r"""(?:src|href)\s*=\s*["']?([^"'\s>]+)""", html, flags=re.I)
     assert refs, "expected embedded images"
     for ref in refs:
+        if ref.startswith("data:image/png;base64,"):
+            continue  # inline (base64 text may spell "http" by chance: ~4% per figure)
         assert "http" not in ref.lower() and not ref.startswith("//"), ref
-        assert ref.startswith("data:image/png;base64,") or not re.match(r"^[a-z]+:", ref), ref
+        assert not re.match(r"^[a-z]+:", ref), ref
     assert "<script" not in html.lower()
     assert "<link" not in html.lower()
     assert "@import" not in html and "url(" not in html
@@ -255,9 +255,12 @@ def test_cli_report(tmp_path):
     }
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "ful"])
     assert r.exit_code == 2
-    assert "unknown regime 'ful'" in r.output and "Traceback" not in r.output
+    assert "--regime: expected 'full' or a positive int" in r.output
+    assert "got ful (did you mean 'full'?)" in r.output and "Traceback" not in r.output
+    r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "5"])
+    assert r.exit_code == 2 and "unknown regime '5'" in r.output
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--C", "abc"])
-    assert r.exit_code == 2 and "'abc' is not a number" in r.output
+    assert r.exit_code == 2 and "--C: expected a positive number, got abc" in r.output
     r = runner.invoke(app, ["report", "--results", str(tmp_path / "x.parquet"), "--out", str(out)])
     assert r.exit_code == 2 and "no results table" in r.output
     bad_info = tmp_path / "info.csv"
@@ -266,27 +269,3 @@ def test_cli_report(tmp_path):
         app, ["report", "--results", str(res), "--out", str(out), "--model-info", str(bad_info)]
     )
     assert r.exit_code == 2 and "no 'model' column" in r.output
-
-
-def test_chromium_screenshot(full_report, tmp_path):
-    chromium = next(
-        (c for c in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(c).exists()), None
-    ) or shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("Chromium is not installed: no headless screenshot of index.html")
-    shot = tmp_path / "shot.png"
-    subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--disable-gpu",
-            "--no-sandbox",
-            f"--screenshot={shot}",
-            "--window-size=1200,2000",
-            full_report.as_uri(),
-        ],
-        check=True,
-        timeout=120,
-        capture_output=True,
-    )
-    check_png(shot)

@@ -54,11 +54,11 @@ def test_good_plan_resolves_paths_relative_to_the_plan(tmp_path):
     [
         ('[probe]\nshots', '[probe]\nshot', "unknown key 'shot' in [probe]. Did you mean 'shots'"),
         ('out = "work/out"', 'ouput = "work/out"', "unknown key 'ouput'"),
-        ('name = "k4"', 'nmae = "k4"', "unknown key 'nmae' in models[1]"),
+        ('name = "k4"', 'nmae = "k4"', "unknown key 'nmae' in [[models]] #2"),
         ('names = ["syn_tata"]', 'name = ["syn_tata"]', "unknown key 'name' in [tasks]"),
         ('probes = ["linear", "mlp"]', 'probes = ["linear", "svm"]', "'svm'"),
         ('shots = ["1", 10, "full"]', 'shots = ["one"]', "'one'"),
-        ('seeds = [13, 17]', 'seeds = ["a"]', "probe.seeds must be int"),
+        ('seeds = [13, 17]', 'seeds = ["a"]', "[probe] seeds[0]: expected a non-negative int"),
         ('[[models]]\nmodel = "kmer-3"\n', '[[models]]\nmodel = "kmer-4"\nname = "k4"\n', "twice"),
     ],
 )
@@ -70,7 +70,7 @@ def test_plan_mistakes_are_named(tmp_path, old, new, expected):
 
 
 def test_missing_folder_and_bad_toml(tmp_path):
-    with pytest.raises(PlanError, match="does not exist"):
+    with pytest.raises(PlanError, match=r"\[tasks\] folders\[0\]: expected an existing folder"):
         load_plan(write(tmp_path, GOOD.replace('names = ["syn_tata"]', 'folders = ["nope"]')))
     with pytest.raises(PlanError, match="not valid TOML"):
         load_plan(write(tmp_path, "store = "))

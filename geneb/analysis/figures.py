@@ -8,6 +8,7 @@ whether the data supports the figure, so a figure is never empty.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -19,26 +20,47 @@ from matplotlib.ticker import MaxNLocator
 DPI = 100
 
 
+#: Longest label drawn in a figure; longer names are cut (the tables keep them whole).
+MAX_LABEL = 32
+
+
+def _label(value: object) -> str:
+    """A model/task/category name as literal text: matplotlib reads ``$...$`` as mathtext
+    (and fails on an unbalanced ``$``), so dollars are escaped; very long names are cut so
+    that the axes keep their room."""
+    s = str(value)
+    if len(s) > MAX_LABEL:
+        s = s[: MAX_LABEL - 1] + "\u2026"
+    return s.replace("$", r"\$")
+
+
 def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, format="png")
+    # bbox "tight": long tick labels widen the image instead of being cut off
+    # no "Software" text chunk: the bytes do not depend on the matplotlib version
+    fig.savefig(
+        path, dpi=DPI, format="png", bbox_inches="tight", pad_inches=0.1,
+        metadata={"Software": None},
+    )
     return path
 
 
-def _size(n_cols: int, n_rows: int) -> tuple[float, float]:
-    return (min(16.0, 3.0 + 0.7 * n_cols), min(14.0, 2.0 + 0.4 * n_rows))
+def _size(n_cols: int, n_rows: int, labels: Iterable[object] = ()) -> tuple[float, float]:
+    """Figure size for a grid of cells; ``labels`` (drawn beside the axes) add their width."""
+    extra = 0.07 * max((len(_label(x)) for x in labels), default=0)
+    return (min(16.0, 3.0 + 0.7 * n_cols + extra), min(14.0, 2.0 + 0.4 * n_rows))
 
 
 def heatmap(wide: pd.DataFrame, path: Path, title: str) -> Path:
     """Model x category heatmap of macro-MCC, values written in the cells."""
-    fig = Figure(figsize=_size(wide.shape[1], wide.shape[0]))
+    fig = Figure(figsize=_size(wide.shape[1], wide.shape[0], wide.index))
     ax = fig.add_subplot()
     vals = wide.to_numpy(dtype=float)
     im = ax.imshow(vals, cmap="viridis", aspect="auto", vmin=min(0.0, np.nanmin(vals)), vmax=1.0)
-    ax.set_xticks(range(wide.shape[1]), [str(c) for c in wide.columns], rotation=45, ha="right")
-    ax.set_yticks(range(wide.shape[0]), [str(i) for i in wide.index])
+    ax.set_xticks(range(wide.shape[1]), [_label(c) for c in wide.columns], rotation=45, ha="right")
+    ax.set_yticks(range(wide.shape[0]), [_label(i) for i in wide.index])
     for i in range(vals.shape[0]):
         for j in range(vals.shape[1]):
             if np.isfinite(vals[i, j]):
@@ -63,7 +85,7 @@ def scaling_scatter(points: pd.DataFrame, path: Path, title: str) -> Path:
     ax.scatter(points["n_params"], points["macro_mcc"])
     for _, r in points.iterrows():
         ax.annotate(
-            str(r["model"]),
+            _label(r["model"]),
             (r["n_params"], r["macro_mcc"]),
             fontsize=7,
             xytext=(3, 3),
@@ -84,7 +106,7 @@ def fewshot_lines(by_regime: pd.DataFrame, regimes: list[str], path: Path, title
     wide = wide[[r for r in regimes if r in wide.columns]]
     x = np.arange(wide.shape[1])
     for model, row in wide.iterrows():
-        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=str(model))
+        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=_label(model))
     ax.set_xticks(x, [f"{r}-shot" if r != "full" else "full" for r in wide.columns])
     ax.set_ylabel("macro-MCC")
     ax.legend(fontsize=7, loc="best")
@@ -94,12 +116,12 @@ def fewshot_lines(by_regime: pd.DataFrame, regimes: list[str], path: Path, title
 
 def rank_changes(ranks: pd.DataFrame, path: Path, title: str) -> Path:
     """Bump chart: rank of each model (1 = best, top) in each scope (overall first)."""
-    fig = Figure(figsize=_size(ranks.shape[1] + 2, ranks.shape[0] + 4))
+    fig = Figure(figsize=_size(ranks.shape[1] + 2, ranks.shape[0] + 4, ranks.index))
     ax = fig.add_subplot()
     x = np.arange(ranks.shape[1])
     for model, row in ranks.iterrows():
-        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=str(model))
-    ax.set_xticks(x, [str(c) for c in ranks.columns], rotation=45, ha="right")
+        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=_label(model))
+    ax.set_xticks(x, [_label(c) for c in ranks.columns], rotation=45, ha="right")
     ax.invert_yaxis()
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("rank (1 = best)")
@@ -113,7 +135,7 @@ def probe_scatter(paired: pd.DataFrame, path: Path, title: str) -> Path:
     fig = Figure(figsize=(5.5, 5))
     ax = fig.add_subplot()
     for model, g in paired.groupby("model", sort=True):
-        ax.scatter(g["linear_mcc"], g["mlp_mcc"], s=18, label=str(model))
+        ax.scatter(g["linear_mcc"], g["mlp_mcc"], s=18, label=_label(model))
     lo = float(min(paired["linear_mcc"].min(), paired["mlp_mcc"].min(), 0.0))
     ax.plot([lo, 1], [lo, 1], color="grey", lw=0.8, ls="--")
     ax.set_xlabel("linear probe MCC")
@@ -132,7 +154,7 @@ def c_curves(by_c: pd.DataFrame, regimes: list[str], path: Path, title: str) -> 
         g = by_c[by_c["regime"] == regime]
         for model, m in g.groupby("model", sort=True):
             m = m.sort_values("C")
-            ax.plot(m["C"], m["macro_mcc"], marker="o", label=str(model))
+            ax.plot(m["C"], m["macro_mcc"], marker="o", label=_label(model))
         ax.set_xscale("log")
         ax.set_xlabel("C")
         ax.set_ylabel("macro-MCC")

@@ -90,7 +90,8 @@ def leader_changes(leaders: pd.DataFrame) -> pd.DataFrame:
 def category_rank_correlations(agg: pd.DataFrame) -> pd.DataFrame:
     """Spearman and Kendall correlation of model scores between every pair of scopes.
 
-    Computed over the models present in both scopes; NaN where fewer than 3 models.
+    Computed over the models present in both scopes; NaN where fewer than 3 models or where
+    every model has the same score in a scope (a correlation is then undefined).
     """
     rows = []
     for key, g in agg.groupby(list(CONTEXT), dropna=False, sort=True):
@@ -100,7 +101,7 @@ def category_rank_correlations(agg: pd.DataFrame) -> pd.DataFrame:
         for a, b in itertools.combinations(scopes, 2):
             pair = wide[[a, b]].dropna()
             n = len(pair)
-            if n >= 3:
+            if n >= 3 and pair[a].nunique() > 1 and pair[b].nunique() > 1:
                 rho, p = stats.spearmanr(pair[a], pair[b])
                 tau, pt = stats.kendalltau(pair[a], pair[b])
             else:

@@ -53,18 +53,23 @@ def _top(s: pd.Series, k: int) -> list[str]:
 def probe_stability(paired: pd.DataFrame) -> pd.DataFrame:
     """Summary statistics of linear vs MLP agreement, one row per (regime, statistic).
 
-    Statistics: Spearman over model-task pairs and over per-model means (value, p); per-task
-    Spearman over models (median and number positive, of n tasks); whether the top-3 and top-5
-    model sets are identical (1/0, with the overlap size in ``n``); mean signed MCC difference
-    (MLP minus linear) over model-task pairs.
+    Statistics: Spearman over model-task pairs and over per-model macro-MCC (mean over
+    categories of category means; value, p); per-task Spearman over models (median and number
+    positive, of n tasks); whether the top-3 and top-5 model sets (by macro-MCC) are identical
+    (1/0, with the overlap size in ``n``); mean signed MCC difference (MLP minus linear) over
+    model-task pairs.
     """
     rows = []
     for regime, g in paired.groupby("regime", sort=True):
         rho, p = _spearman(g["linear_mcc"], g["mlp_mcc"])
         rows.append((regime, "spearman_model_task_pairs", rho, p, len(g)))
-        per_model = g.groupby("model")[["linear_mcc", "mlp_mcc"]].mean()
+        # per-model macro-MCC as in GENEB: mean over categories of the category means
+        per_model = (
+            g.groupby(["model", "category"])[["linear_mcc", "mlp_mcc"]].mean()
+            .groupby(level="model").mean()
+        )
         rho, p = _spearman(per_model["linear_mcc"], per_model["mlp_mcc"])
-        rows.append((regime, "spearman_model_means", rho, p, len(per_model)))
+        rows.append((regime, "spearman_model_macro", rho, p, len(per_model)))
         task_rhos = [
             _spearman(t["linear_mcc"], t["mlp_mcc"])[0] for _, t in g.groupby("task", sort=True)
         ]

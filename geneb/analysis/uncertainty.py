@@ -1,10 +1,14 @@
 """Uncertainty beyond GENEB: bootstrap intervals for macro-MCC and ranks, paired tests.
 
+Every interval is for the paper's macro-MCC (mean over categories of the mean over each
+category's tasks, :mod:`geneb.analysis.aggregates`), and each resample is aggregated the same way.
 Two sources of variation are resampled separately. Over tasks: which tasks happen to be in
-the benchmark (tasks drawn with replacement, the same draw for every model, so comparisons
-stay paired). Over seeds: which k-shot rows were drawn (seeds drawn with replacement, the same
-draw for every model and task, since a seed fixes the rows for all models). Full-data fits do
-not depend on the seed, so their seed intervals have zero width by construction.
+the benchmark; tasks are drawn with replacement *within each category* (stratified: every
+category keeps its number of tasks and its weight of one, as the definition has it), the same
+draw for every model, so comparisons stay paired. Over seeds: which k-shot rows were drawn
+(seeds drawn with replacement, the same draw for every model and task, since a seed fixes
+the rows for all models). Full-data fits do not depend on the seed, so their seed intervals
+have zero width by construction.
 """
 
 from __future__ import annotations
@@ -42,29 +46,54 @@ def _interval_rows(key: tuple, models: list[str], counts: tuple[int, ...], obs: 
              float(rlo[i]), float(rhi[i])) for i, model in enumerate(models)]
 
 
-def _model_task_matrix(g: pd.DataFrame) -> tuple[list[str], list[str], np.ndarray]:
+def _model_task_matrix(
+    g: pd.DataFrame,
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """(models, tasks every model has, model x task MCC matrix, category of each task)."""
     wide = g.pivot(index="model", columns="task", values="mcc_mean").dropna(axis=1)
-    return list(wide.index), list(wide.columns), wide.to_numpy(dtype=float)
+    cat_of = g.drop_duplicates("task").set_index("task")["category"]
+    cats = cat_of.reindex(wide.columns).astype(str).to_numpy()
+    return list(wide.index), list(wide.columns), wide.to_numpy(dtype=float), cats
+
+
+def _macro(m: np.ndarray, cats: np.ndarray) -> np.ndarray:
+    """Macro-MCC of each row of a model x task matrix: mean over categories of category means."""
+    return np.mean([m[:, cats == c].mean(axis=1) for c in np.unique(cats)], axis=0)
+
+
+def _stratified_task_boot(
+    m: np.ndarray, cats: np.ndarray, n_boot: int, seed: int
+) -> np.ndarray:
+    """(models, n_boot) macro-MCC of resamples drawing tasks with replacement within categories.
+
+    ``rng = default_rng(seed)``; for each category in sorted order, one draw of
+    ``rng.integers(0, n_c, (n_boot, n_c))`` shared by every model. With one category this is
+    exactly the draw ``scipy.stats.bootstrap`` makes.
+    """
+    rng = np.random.default_rng(seed)
+    per_cat = []
+    for c in np.unique(cats):
+        cols = np.flatnonzero(cats == c)
+        idx = rng.integers(0, len(cols), (n_boot, len(cols)))
+        per_cat.append(m[:, cols][:, idx].mean(axis=2))  # (models, n_boot)
+    return np.mean(per_cat, axis=0)
 
 
 def bootstrap_over_tasks(
     perf: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED, level: float = LEVEL
 ) -> pd.DataFrame:
-    """Percentile CIs for each model's macro-MCC and rank, resampling tasks (paired).
+    """Percentile CIs for each model's macro-MCC and rank, resampling tasks within categories.
 
-    Per context, over the tasks every model has: ``rng = default_rng(seed)``, one draw of
-    ``rng.integers(0, n_tasks, (n_boot, n_tasks))`` shared by all models (the draw
-    ``scipy.stats.bootstrap`` makes, so its percentile interval for one model is identical).
+    Per context, over the tasks every model has; see :func:`_stratified_task_boot` for the
+    draw (shared by all models, so ranks within a resample are paired).
     """
     rows = []
     for key, g in perf.groupby(list(CONTEXT), dropna=False, sort=True):
-        models, tasks, m = _model_task_matrix(g)
+        models, tasks, m, cats = _model_task_matrix(g)
         if not tasks:
             continue
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(tasks), (n_boot, len(tasks)))
-        boot = m[:, idx].mean(axis=2)  # (models, n_boot)
-        rows += _interval_rows(key, models, (len(tasks),), m.mean(axis=1), boot, level)
+        boot = _stratified_task_boot(m, cats, n_boot, seed)
+        rows += _interval_rows(key, models, (len(tasks),), _macro(m, cats), boot, level)
     return pd.DataFrame(
         rows,
         columns=[
@@ -102,11 +131,14 @@ def bootstrap_over_seeds(
         if not tasks:
             continue
         x = np.stack([wide.loc[[(mo, t) for t in tasks]].to_numpy(dtype=float) for mo in models])
+        cat_of = g.drop_duplicates("task").set_index("task")["category"]
+        cats = cat_of.reindex(tasks).astype(str).to_numpy()
         n_seeds = x.shape[2]
         rng = np.random.default_rng(seed)
         idx = rng.integers(0, n_seeds, (n_boot, n_seeds))
-        boot = x[:, :, idx].mean(axis=3).mean(axis=1)  # (models, n_boot)
-        rows += _interval_rows(key, models, (len(tasks), n_seeds), x.mean(axis=2).mean(axis=1),
+        per_task = x[:, :, idx].mean(axis=3)  # (models, tasks, n_boot)
+        boot = np.mean([per_task[:, cats == c].mean(axis=1) for c in np.unique(cats)], axis=0)
+        rows += _interval_rows(key, models, (len(tasks), n_seeds), _macro(x.mean(axis=2), cats),
                                boot, level)
     return pd.DataFrame(
         rows,
@@ -141,16 +173,18 @@ def holm(p: np.ndarray) -> np.ndarray:
 def adjacent_model_tests(perf: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     """Wilcoxon signed-rank tests between models adjacent in the macro-MCC ranking.
 
-    Per context, over the tasks every model has; p-values Holm-corrected over the adjacent
+    Models are ordered by the paper's macro-MCC; the test pairs the per-task MCCs of the two
+    models (tasks are the units, as in the task bootstrap). Per context, over the tasks every
+    model has; p-values Holm-corrected over the adjacent
     pairs of the context. ``separable`` is ``p_holm < alpha``. Identical scores on every task
     give p = 1 (nothing to separate).
     """
     rows = []
     for key, g in perf.groupby(list(CONTEXT), dropna=False, sort=True):
-        models, tasks, m = _model_task_matrix(g)
+        models, tasks, m, cats = _model_task_matrix(g)
         if len(models) < 2 or not tasks:
             continue
-        obs = m.mean(axis=1)
+        obs = _macro(m, cats)
         order = sorted(range(len(models)), key=lambda i: (-obs[i], models[i]))
         recs = []
         for r in range(len(order) - 1):

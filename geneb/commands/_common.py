@@ -1,7 +1,14 @@
-"""Shared CLI plumbing: clean errors (no traceback), consoles, quiet-in-CI progress."""
+"""Shared CLI plumbing: clean errors (no traceback), plain-text consoles, quiet-in-CI progress.
+
+Everything the CLI prints is plain text. Labels, model names, paths and sequences come from the
+user, and Rich markup would read ``AC[bold]GT`` as a style tag (shown as ``ACGT``) or fail on a
+label ``[/red]`` with a ``MarkupError`` traceback; so the consoles are built with markup, emoji
+and highlighting off, and errors go through ``typer.echo``.
+"""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -18,6 +25,18 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 
+#: Options every console of the CLI is built with: user data is never read as markup.
+PLAIN: dict[str, Any] = {"markup": False, "emoji": False, "highlight": False}
+
+#: OS errors about the place being written (not about geneb's input) and how they are named.
+#: Each becomes ``error: <what>: <path>`` (exit 2), whatever command hit it.
+DISK_ERRORS: dict[int, str] = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
 
 
 class _LazyConsole:
@@ -25,7 +44,7 @@ class _LazyConsole:
     print plain lines (``geneb probe``) should not pay it at start-up."""
 
     def __init__(self, **kwargs: Any) -> None:
-        self._kwargs = kwargs
+        self._kwargs = {**PLAIN, **kwargs}
         self._console: Console | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -40,15 +59,60 @@ console: Any = _LazyConsole()
 err_console: Any = _LazyConsole(stderr=True)
 
 
+def wide_console(min_width: int) -> Any:
+    """The console for a table: the terminal one, or a plain one at least ``min_width`` wide
+    when piped (names and sizes must stay whole in a file)."""
+    if console.is_terminal:
+        return console
+    from rich.console import Console
+
+    return Console(width=max(console.width, min_width), **PLAIN)
+
+
+def disk_error_message(e: OSError) -> str | None:
+    """``'no space left on device: <path>'`` for an OSError about the output, else None.
+
+    Libraries (pyarrow, zarr, numcodecs) sometimes raise an ``OSError`` without ``errno`` whose
+    text carries the reason; those are recognised by the C library's wording.
+    """
+    what = DISK_ERRORS.get(e.errno) if e.errno is not None else None
+    if what is None:
+        text = str(e)
+        for code, name in DISK_ERRORS.items():
+            if code in (errno.EACCES, errno.EPERM):
+                continue  # too generic to recognise from text alone
+            if os.strerror(code).lower() in text.lower():
+                what = name
+                break
+    if what is None:
+        return None
+    path = e.filename if e.filename is not None else None
+    if path is None:
+        return f"{what} ({e})" if str(e) else what
+    return f"{what}: {os.fsdecode(path)}"
+
+
+def print_error(message: str) -> None:
+    """``error: <message>`` on stderr, as plain text."""
+    typer.echo(f"error: {message}", err=True)
+
+
 def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Turn a ``GenebError`` into ``error: <message>`` on stderr and exit code 2."""
+    """Turn a ``GenebError``, or an OS error about the output (disk full, quota, read-only,
+    permission), into ``error: <message>`` on stderr and exit code 2, without a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except GenebError as e:
-            err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+            print_error(str(e))
+            raise typer.Exit(2) from None
+        except OSError as e:
+            msg = disk_error_message(e)
+            if msg is None:
+                raise
+            print_error(msg)
             raise typer.Exit(2) from None
 
     return wrapper

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from geneb import params
 from geneb.commands._common import cli_errors, show_progress
 
 
@@ -27,6 +28,10 @@ def demo(
     """
     from geneb.pipeline.demo import run_demo
 
+    # option checks, before any work (constraints: geneb.params)
+    params.check_option("--n-train", n_train, params.POSITIVE_INT)
+    params.check_option("--n-test", n_test, params.POSITIVE_INT)
+    params.PathParam("not_file").check_exists(out, "--out")
     res = run_demo(
         out,
         progress=show_progress(),

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from geneb import params
 from geneb.commands._common import cli_errors, console, show_progress
 
 
@@ -95,6 +96,21 @@ def extract(
     from rich.table import Table
 
     from geneb.extract.runner import extract as run_extract
+
+    # option checks, before any work (constraints: geneb.params)
+    for option, value, constraint in (
+        ("--batch-tokens", batch_tokens, params.BATCH_TOKENS),
+        ("--device", device, params.DEVICE),
+        ("--dtype", dtype, params.COMPUTE_DTYPE),
+        ("--max-length", max_length, params.MAX_LENGTH),
+        ("--pooling", pooling, params.POOLING),
+        ("--layer", layer, params.LAYER),
+        ("--truncation", truncation, params.TRUNCATION),
+        ("--seed", seed, params.SEED),
+        ("--storage-dtype", storage_dtype, params.STORAGE_DTYPE),
+        ("--block-rows", block_rows, params.POSITIVE_INT),
+    ):
+        params.check_option(option, value, constraint)
 
     results = run_extract(
         store,

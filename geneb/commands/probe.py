@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
+from geneb import params
 from geneb.commands._common import cli_errors, show_progress
+from geneb.errors import GenebError
 
 
 @cli_errors
@@ -68,9 +70,19 @@ def probe(
     """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C)."""
     from geneb.probe.engine import run_probes
 
-    Cs = ",".join(C) if C else "1.0"
+    # option checks, before any work (constraints: geneb.params)
+    shots_l = params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
+    seeds_l = params.parse_option_list("--seeds", seeds, params.SEED)
+    Cs = params.parse_option_list("--C", C, params.C_VALUE) or [1.0]  # noqa: N806
+    params.check_option("--probe", probe_kind, params.PROBE)
+    params.check_option("--backend", backend, params.BACKEND)
+    params.check_option("--workers", workers, params.WORKERS)
+    params.check_option("--scheduler", scheduler, params.SCHEDULER)
+    if not shots_l or not seeds_l:
+        raise GenebError(f"{'--shots' if not shots_l else '--seeds'}: expected at least one value")
     s = run_probes(
-        store, out, models=model or None, tasks=task or None, shots=shots, seeds=seeds, Cs=Cs,
+        store, out, models=model or None, tasks=task or None, shots=shots_l, seeds=seeds_l,
+        Cs=Cs,
         probe=probe_kind, backend=backend, workers=workers, scheduler=scheduler,
         standardize=standardize, take_all=take_all, progress=show_progress(),
     )

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from geneb.commands._common import cli_errors, console
-from geneb.errors import GenebError
+from geneb import params
+from geneb.commands._common import cli_errors
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -16,16 +16,6 @@ def _split(values: list[str] | None) -> list[str]:
     out: list[str] = []
     for v in values or []:
         out.extend(p.strip() for p in v.split(",") if p.strip())
-    return out
-
-
-def _floats(values: list[str], option: str) -> list[float]:
-    out = []
-    for v in values:
-        try:
-            out.append(float(v))
-        except ValueError:
-            raise GenebError(f"{option}: {v!r} is not a number (expected e.g. 0.1 or 1)") from None
     return out
 
 
@@ -64,19 +54,23 @@ def report(
         typer.Option("--exclude-from-scaling", help="Models to leave out of the scaling analysis."),
     ] = None,
     n_boot: Annotated[
-        int, typer.Option("--n-boot", min=100, help="Bootstrap resamples for the intervals.")
+        int, typer.Option("--n-boot", help="Bootstrap resamples for the intervals (>= 100).")
     ] = 2000,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     from geneb.analysis.report import build_report
 
+    # option checks, before any work (constraints: geneb.params)
+    regimes = params.parse_option_list("--regime", regime, params.SHOT, convert=str.lower)
+    Cs = params.parse_option_list("--C", C, params.C_VALUE)  # noqa: N806
+    params.check_option("--n-boot", n_boot, params.N_BOOT)
     index = build_report(
         results,
         out,
         model_info=model_info,
-        regimes=_split(regime) or None,
-        Cs=_floats(_split(C), "--C") or None,
+        regimes=regimes or None,
+        Cs=Cs or None,
         scaling_exclude=tuple(_split(exclude_from_scaling)),
         n_boot=n_boot,
     )
-    console.print(f"report written to {index}", highlight=False, soft_wrap=True)
+    typer.echo(f"report written to {index}")

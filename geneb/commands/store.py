@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from geneb.commands._common import cli_errors, console, err_console
+from geneb.commands._common import cli_errors, console, err_console, wide_console
 from geneb.errors import CorruptEntryError, unknown_name
 
 app = typer.Typer(no_args_is_help=True, help="Inspect, verify and export a feature store.")
@@ -36,7 +36,6 @@ def _key(store, model: str, task: str, split: str):
 @cli_errors
 def ls(path: StorePath) -> None:
     """List the entries: key, shape, dtype and status (complete / incomplete)."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -57,7 +56,7 @@ def ls(path: StorePath) -> None:
             status = f"incomplete ({info.get('rows_written', 0)}/{info.get('n_rows', '?')} rows)"
         shape = " x ".join(f"{s:,}" for s in info.get("shape", []))
         table.add_row(key.model, key.task, key.split, shape, info.get("dtype", "?"), status)
-    out = console if console.is_terminal else Console(width=max(console.width, 160))
+    out = wide_console(160)
     out.print(table)
     if not keys:
         console.print("(no entries yet: run `geneb extract` to fill the store)")

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geneb.commands._common import cli_errors, console
+from geneb.commands._common import cli_errors, console, wide_console
 
 app = typer.Typer(no_args_is_help=True, help="List and inspect tasks.")
 
@@ -25,8 +25,8 @@ DataDirOpt = Annotated[
 @cli_errors
 def list_(data_dir: DataDirOpt = None) -> None:
     """List the built-in synthetic tasks and every task folder under the data dir."""
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from geneb.tasks.catalog import default_data_dir, task_summaries
 
@@ -41,7 +41,7 @@ def list_(data_dir: DataDirOpt = None) -> None:
     for s in task_summaries(data_dir):
         if s.spec is None:
             broken += 1
-            table.add_row(s.name, "[red]error[/]", "", "", "", s.error or "", "")
+            table.add_row(s.name, Text("error", style="red"), "", "", "", s.error or "", "")
             continue
         size = {k: "" if v is None else f"{v:,}" for k, v in s.sizes.items()}
         table.add_row(
@@ -54,12 +54,14 @@ def list_(data_dir: DataDirOpt = None) -> None:
             "yes" if s.spec.synthetic else "no",
         )
     # piped output is not truncated to 80 columns: names and sizes must stay whole
-    out = console if console.is_terminal else Console(width=max(console.width, 140))
+    out = wide_console(140)
     out.print(table)
     if default_data_dir(data_dir) is None:
         console.print("(only built-in tasks: give --data-dir DIR or set GENEB_DATA_DIR)")
     if broken:
-        console.print(f"[red]{broken} task folder(s) failed to read; see the source column[/]")
+        console.print(
+            f"{broken} task folder(s) failed to read; see the source column", style="red"
+        )
 
 
 def task_report(task: Any) -> dict[str, Any]:
@@ -121,7 +123,7 @@ def show(
         return
     spec = report["spec"]
     if spec["synthetic"]:
-        console.print("[bold yellow]SYNTHETIC TASK: not real data[/]")
+        console.print("SYNTHETIC TASK: not real data", style="bold yellow")
     head = Table(title=f"task {spec['name']}", show_header=False)
     head.add_column("field")
     head.add_column("value", overflow="fold")

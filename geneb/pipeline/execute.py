@@ -65,7 +65,13 @@ def resolve_plan_tasks(plan: Plan) -> list[Task]:
 
 
 def validate(plan: Plan) -> list[Task]:
-    """All checks that need no computation; returns the loaded tasks."""
+    """All checks that need no computation; returns the loaded tasks.
+
+    Types and ranges of every plan value were checked when the plan was parsed
+    (:data:`geneb.params.PLAN_SECTIONS`); here come the checks that read files: model specs,
+    tasks and their splits, the model-info table, and the report folder (it must be one the
+    report may write into), so that nothing fails after extraction has started.
+    """
     src = str(plan.path or "plan")
     for mp in plan.models:
         check_model(mp, src)
@@ -73,12 +79,18 @@ def validate(plan: Plan) -> list[Task]:
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
         raise PlanError(f"{src}: two models would share the store key(s) {dup}: set 'name'")
-    if plan.probe.backend not in ("auto", "fast", "sklearn", "torch", "cuml"):
-        from geneb.errors import unknown_name
+    if plan.results_path.exists() and not plan.results_path.is_file():
+        raise PlanError(f"{src}: out: {str(plan.results_path)!r} exists and is not a file")
+    if plan.report:
+        from geneb.analysis.metadata import read_model_info
+        from geneb.analysis.report.output import check_output
 
-        raise PlanError(
-            f"{src}: {unknown_name('backend', plan.probe.backend, ['auto', 'fast', 'sklearn', 'torch', 'cuml'])}"  # noqa: E501
-        )
+        try:
+            check_output(plan.report_dir)
+            if plan.model_info is not None:
+                read_model_info(plan.model_info)
+        except GenebError as e:
+            raise PlanError(f"{src}: [report] {e}") from e
     return resolve_plan_tasks(plan)
 
 

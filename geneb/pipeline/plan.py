@@ -40,42 +40,23 @@ Example::
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geneb.errors import PlanError, did_you_mean
+from geneb.errors import PlanError
+from geneb.params import PLAN_SECTIONS, ParamError, PathParam, check_table, section_label
 from geneb.probe.schema import DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
 
-TOP_KEYS = {"store", "out", "data_dir", "models", "tasks", "probe", "report", "extract"}
-MODEL_KEYS = {
-    "model",
-    "name",
-    "max_length",
-    "pooling",
-    "layer",
-    "dtype",
-    "device",
-    "truncation",
-    "batch_tokens",
-    "trust_remote_code",
-    "storage_dtype",
-}
-TASK_KEYS = {"names", "folders", "collections"}
-PROBE_KEYS = {
-    "shots",
-    "seeds",
-    "C",
-    "probes",
-    "backend",
-    "workers",
-    "scheduler",
-    "standardize",
-    "take_all",
-}
-REPORT_KEYS = {"enabled", "model_info", "regimes", "C"}
-EXTRACT_KEYS = {"splits", "batch_tokens", "device", "overwrite"}
+#: Allowed keys per section, derived from the one declaration in :data:`PLAN_SECTIONS`.
+TOP_KEYS = {*PLAN_SECTIONS[""], "models", "tasks", "probe", "report", "extract"}
+MODEL_KEYS = set(PLAN_SECTIONS["models"])
+TASK_KEYS = set(PLAN_SECTIONS["tasks"])
+PROBE_KEYS = set(PLAN_SECTIONS["probe"])
+REPORT_KEYS = set(PLAN_SECTIONS["report"])
+EXTRACT_KEYS = set(PLAN_SECTIONS["extract"])
 
 
 @dataclass(frozen=True)
@@ -125,54 +106,74 @@ class Plan:
         return self.out / "report"
 
 
-def _check_keys(where: str, table: dict[str, Any], allowed: set[str], src: str) -> None:
-    for key in table:
-        if key not in allowed:
-            close = did_you_mean(key, allowed)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise PlanError(
-                f"{src}: unknown key {key!r} in {where}.{hint} "
-                f"Allowed keys: {', '.join(sorted(allowed))}"
-            )
+def _table(data: dict[str, Any], section: str, src: str) -> dict[str, Any]:
+    """The checked keys of ``[section]`` (absent: empty)."""
+    raw = data.get(section, {})
+    if not isinstance(raw, dict):
+        raise PlanError(f"{src}: {section!r} must be a table ([{section}]), got {raw!r}")
+    try:
+        return check_table(raw, PLAN_SECTIONS[section], section_label(section))
+    except ParamError as e:
+        raise PlanError(f"{src}: {e}") from None
 
 
-def _expect(value: Any, typ: type | tuple[type, ...], what: str, src: str) -> Any:
-    if not isinstance(value, typ) or (isinstance(value, bool) and typ in (int, float)):
-        names = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
-        raise PlanError(f"{src}: {what} must be {names}, got {value!r}")
-    return value
-
-
-def _list_of(value: Any, typ: type | tuple[type, ...], what: str, src: str) -> list[Any]:
-    if not isinstance(value, list):
-        value = [value]
-    return [_expect(v, typ, f"each entry of {what}", src) for v in value]
+def _regime(v: Any) -> str:
+    return str(v)
 
 
 def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
-    """Validate a plan mapping (from TOML) and resolve relative paths against ``base``."""
-    _check_keys("the plan", data, TOP_KEYS, src)
+    """Validate a plan mapping (from TOML) and resolve relative paths against ``base``.
+
+    Every key is checked against :data:`geneb.params.PLAN_SECTIONS` (type and range, the
+    section and key named), and values that depend on each other are checked together
+    (report C and regimes among the probed ones), so nothing runs on a bad plan.
+    """
+    top_spec = PLAN_SECTIONS[""]
+    unknown = {k: v for k, v in data.items() if k not in TOP_KEYS}
+    try:
+        check_table(unknown, top_spec, "")  # raises for the first unknown key
+        top = check_table({k: v for k, v in data.items() if k in top_spec}, top_spec, "")
+    except ParamError as e:
+        raise PlanError(f"{src}: {e}") from None
     for req in ("store", "out", "models", "tasks"):
         if req not in data:
             raise PlanError(f"{src}: missing required key {req!r}")
 
-    def path(p: Any, what: str) -> Path:
-        p = Path(_expect(p, str, what, src)).expanduser()
-        return p if p.is_absolute() else (base / p).resolve()
+    def path(p: str, key: str, label: str = "", spec: PathParam | None = None) -> Path:
+        q = Path(p).expanduser()
+        q = q if q.is_absolute() else (base / q).resolve()
+        if spec is not None:
+            try:
+                spec.check_exists(q, f"{label + ' ' if label else ''}{key}")
+            except ParamError as e:
+                raise PlanError(f"{src}: {e}") from None
+        return q
+
+    store = path(top["store"], "store", spec=top_spec["store"])  # type: ignore[arg-type]
+    out = path(top["out"], "out", spec=top_spec["out"])  # type: ignore[arg-type]
+    data_dir = (
+        path(top["data_dir"], "data_dir", spec=top_spec["data_dir"])  # type: ignore[arg-type]
+        if "data_dir" in top
+        else None
+    )
 
     models_raw = data["models"]
     if not isinstance(models_raw, list) or not models_raw:
         raise PlanError(f"{src}: 'models' must be a non-empty array of tables ([[models]])")
     models = []
     for i, m in enumerate(models_raw):
-        where = f"models[{i}]"
+        label = section_label("models", i)
         if isinstance(m, str):
             m = {"model": m}
-        _expect(m, dict, where, src)
-        _check_keys(where, m, MODEL_KEYS, src)
+        if not isinstance(m, dict):
+            raise PlanError(f"{src}: {label}: expected a table or a model name, got {m!r}")
+        try:
+            m = check_table(m, PLAN_SECTIONS["models"], label)
+        except ParamError as e:
+            raise PlanError(f"{src}: {e}") from None
         if "model" not in m:
-            raise PlanError(f"{src}: {where} needs a 'model' (adapter spec, folder or hub id)")
-        spec = _expect(m["model"], str, f"{where}.model", src)
+            raise PlanError(f"{src}: {label} needs a 'model' (adapter spec, folder or hub id)")
+        spec = m["model"]
         # local folders are relative to the plan file
         cand = Path(spec.removeprefix("random:")).expanduser()
         if not cand.is_absolute() and (base / cand).exists():
@@ -185,74 +186,78 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
     if dup:
         raise PlanError(f"{src}: models listed twice: {sorted(dup)} (give each a distinct name)")
 
-    tasks_raw = _expect(data["tasks"], dict, "tasks", src)
-    _check_keys("[tasks]", tasks_raw, TASK_KEYS, src)
-    tasks: list[str] = list(_list_of(tasks_raw.get("names", []), str, "tasks.names", src))
-    for f in _list_of(tasks_raw.get("folders", []), str, "tasks.folders", src):
-        p = path(f, "tasks.folders")
-        if not p.is_dir():
-            raise PlanError(f"{src}: task folder {str(p)!r} does not exist")
-        tasks.append(str(p))
-    for c in _list_of(tasks_raw.get("collections", []), str, "tasks.collections", src):
-        p = path(c, "tasks.collections")
-        if not p.is_dir():
-            raise PlanError(f"{src}: task collection {str(p)!r} does not exist")
+    if not isinstance(data["tasks"], dict):
+        raise PlanError(f"{src}: 'tasks' must be a table ([tasks]), got {data['tasks']!r}")
+    tk = _table(data, "tasks", src)
+    tspec = PLAN_SECTIONS["tasks"]
+    tasks: list[str] = list(tk.get("names", []))
+    for j, f in enumerate(tk.get("folders", [])):
+        tasks.append(str(path(f, f"folders[{j}]", "[tasks]", tspec["folders"].item)))  # type: ignore[attr-defined]
+    for j, c in enumerate(tk.get("collections", [])):
+        p = path(c, f"collections[{j}]", "[tasks]", tspec["collections"].item)  # type: ignore[attr-defined]
         subs = sorted(d for d in p.iterdir() if d.is_dir() and not d.name.startswith("."))
         if not subs:
-            raise PlanError(f"{src}: task collection {str(p)!r} holds no task folders")
+            raise PlanError(
+                f"{src}: [tasks] collections[{j}]: task collection {str(p)!r} holds no task folders"
+            )
         tasks.extend(str(d) for d in subs)
     if not tasks:
         raise PlanError(f"{src}: [tasks] names no task (use names, folders or collections)")
 
-    pr = _expect(data.get("probe", {}), dict, "probe", src)
-    _check_keys("[probe]", pr, PROBE_KEYS, src)
-    raw_shots = _list_of(pr.get("shots", list(REGIMES)), (str, int), "probe.shots", src)
-    shots = tuple(str(s) for s in raw_shots)
-    for s in shots:
-        if s != "full" and not (s.isdigit() and int(s) > 0):
-            raise PlanError(f"{src}: probe.shots entry {s!r}: expected a positive k or 'full'")
-    probes = tuple(_list_of(pr.get("probes", ["linear"]), str, "probe.probes", src))
-    for p in probes:
-        if p not in ("linear", "mlp"):
-            raise PlanError(f"{src}: probe.probes entry {p!r}: expected 'linear' or 'mlp'")
-    workers = pr.get("workers")
+    pr = _table(data, "probe", src)
+    shots = tuple(dict.fromkeys(_regime(s) for s in pr.get("shots", list(REGIMES))))
+    probes = tuple(dict.fromkeys(pr.get("probes", ["linear"])))
     probe = ProbePlan(
         shots=shots,
-        seeds=tuple(_list_of(pr.get("seeds", list(DEFAULT_SEEDS)), int, "probe.seeds", src)),
-        Cs=tuple(
-            float(c) for c in _list_of(pr.get("C", list(DEFAULT_C_SWEEP)), (int, float), "C", src)
-        ),
+        seeds=tuple(dict.fromkeys(pr.get("seeds", list(DEFAULT_SEEDS)))),
+        Cs=tuple(dict.fromkeys(float(c) for c in pr.get("C", list(DEFAULT_C_SWEEP)))),
         probes=probes,
-        backend=_expect(pr.get("backend", "auto"), str, "probe.backend", src),
-        workers=None if workers is None else _expect(workers, int, "probe.workers", src),
-        scheduler=pr.get("scheduler") or None,
-        standardize=_expect(pr.get("standardize", False), bool, "probe.standardize", src),
-        take_all=_expect(pr.get("take_all", False), bool, "probe.take_all", src),
+        backend=pr.get("backend", "auto"),
+        workers=pr.get("workers"),
+        scheduler=pr.get("scheduler"),
+        standardize=pr.get("standardize", False),
+        take_all=pr.get("take_all", False),
     )
 
-    rep = _expect(data.get("report", {}), dict, "report", src)
-    _check_keys("[report]", rep, REPORT_KEYS, src)
-    ex = _expect(data.get("extract", {}), dict, "extract", src)
-    _check_keys("[extract]", ex, EXTRACT_KEYS, src)
-    model_info = path(rep["model_info"], "report.model_info") if "model_info" in rep else None
-    if model_info is not None and not model_info.is_file():
-        raise PlanError(f"{src}: report.model_info file {str(model_info)!r} does not exist")
+    rep = _table(data, "report", src)
+    ex = _table(data, "extract", src)
+    model_info = (
+        path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])  # type: ignore[arg-type]
+        if "model_info" in rep
+        else None
+    )
+    report_regimes = (
+        tuple(dict.fromkeys(_regime(r) for r in rep["regimes"])) if "regimes" in rep else None
+    )
+    report_Cs = tuple(float(c) for c in rep["C"]) if "C" in rep else None  # noqa: N806
+    for j, r in enumerate(report_regimes or ()):
+        if r not in shots:
+            raise PlanError(
+                f"{src}: [report] regimes[{j}]: expected one of the probed [probe] shots "
+                f"({', '.join(shots)}), got {r!r}"
+            )
+    for j, c in enumerate(report_Cs or ()):
+        if "linear" not in probes or not any(math.isclose(c, pc) for pc in probe.Cs):
+            raise PlanError(
+                f"{src}: [report] C[{j}]: expected one of the probed [probe] C values "
+                f"({', '.join(f'{x:g}' for x in probe.Cs)}), got {c:g}"
+            )
     return Plan(
         path=None,
-        store=path(data["store"], "store"),
-        out=path(data["out"], "out"),
-        data_dir=path(data["data_dir"], "data_dir") if "data_dir" in data else None,
+        store=store,
+        out=out,
+        data_dir=data_dir,
         models=tuple(models),
         tasks=tuple(tasks),
         probe=probe,
-        report=_expect(rep.get("enabled", True), bool, "report.enabled", src),
+        report=rep.get("enabled", True),
         model_info=model_info,
-        report_regimes=tuple(str(r) for r in rep["regimes"]) if "regimes" in rep else None,
-        report_Cs=tuple(float(c) for c in rep["C"]) if "C" in rep else None,
-        splits=tuple(_list_of(ex.get("splits", ["train", "test"]), str, "extract.splits", src)),
+        report_regimes=report_regimes,
+        report_Cs=report_Cs,
+        splits=tuple(ex.get("splits", ["train", "test"])),
         batch_tokens=ex.get("batch_tokens"),
-        device=_expect(ex.get("device", "auto"), str, "extract.device", src),
-        overwrite=_expect(ex.get("overwrite", False), bool, "extract.overwrite", src),
+        device=ex.get("device", "auto"),
+        overwrite=ex.get("overwrite", False),
     )
 
 

@@ -1,0 +1,116 @@
+"""Everything the report's sections share, computed once from the results table.
+
+Sections read from a :class:`ReportContext`; they never recompute the selection of cells, so
+every section follows the same choices (standardisation, headline C, common tasks, regimes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from geneb.analysis.aggregates import aggregate_scores
+from geneb.analysis.metadata import model_metadata
+from geneb.analysis.performance import performance_matrix
+from geneb.analysis.rankings import model_rankings
+from geneb.analysis.scaling import use_published_params
+from geneb.analysis.table import (
+    choose_main_c,
+    choose_standardize,
+    common_tasks,
+    regime_order,
+    select,
+)
+from geneb.analysis.uncertainty import bootstrap_over_seeds, bootstrap_over_tasks
+
+
+@dataclass
+class ReportContext:
+    """The report's inputs and the shared selections and tables derived from them.
+
+    ``df_all`` is the validated table, ``df`` the one restricted to the asked regimes and Cs.
+    """
+
+    df_all: pd.DataFrame
+    df: pd.DataFrame
+    info: pd.DataFrame | None
+    Cs: Sequence[float] | None = None
+    scaling_exclude: Sequence[str] = ()
+    n_boot: int = 2000
+    boot_seed: int = 0
+    alpha: float = 0.05
+    extra: dict[str, Any] = field(default_factory=dict)  # for sections added later
+
+    def __post_init__(self) -> None:
+        self.std: bool = choose_standardize(self.df)
+        df_std = self.df[self.df["standardize"] == self.std].reset_index(drop=True)
+        self.n_other_std: int = len(self.df) - len(df_std)
+        self.main_c: float | None = choose_main_c(df_std, self.Cs)
+        self.data, self.dropped_tasks = common_tasks(df_std)
+        self.regs: list[str] = regime_order(self.data["regime"])
+        self.main_regime: str = "full" if "full" in self.regs else self.regs[-1]
+        self.models: list[str] = sorted(self.data["model"].unique())
+        self.categories: list[str] = sorted(self.data["category"].unique())
+        self.has_linear: bool = self.main_c is not None
+        self.main_sel: dict[str, Any] = (
+            dict(probe="linear", C=self.main_c, standardize=self.std)
+            if self.has_linear
+            else dict(probe="mlp", standardize=self.std)
+        )
+
+    @cached_property
+    def perf(self) -> pd.DataFrame:
+        """Per (context, model, task) cell: mean and sd of MCC over seeds."""
+        return performance_matrix(self.data)
+
+    @cached_property
+    def _sized(self) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+        """(agg, meta, note) with published parameter counts where the catalogue has them."""
+        return use_published_params(
+            aggregate_scores(self.perf), model_metadata(self.data, self.info)
+        )
+
+    @cached_property
+    def agg(self) -> pd.DataFrame:
+        """Macro/micro MCC per context, scope and model (the paper's definitions), with the
+        parameter count the scaling analysis uses (published where known, else measured)."""
+        return self._sized[0]
+
+    @cached_property
+    def ranks(self) -> pd.DataFrame:
+        return model_rankings(self.agg)
+
+    @cached_property
+    def meta(self) -> pd.DataFrame:
+        """Per model: parameter count used, measured count, its source, model-info columns."""
+        return self._sized[1]
+
+    @cached_property
+    def params_note(self) -> str:
+        """One sentence: which parameter counts (published or measured) the report used."""
+        return self._sized[2]
+
+    @cached_property
+    def agg_main(self) -> pd.DataFrame:
+        """Aggregates of the headline probe (every regime)."""
+        return select(self.agg, **self.main_sel)
+
+    @cached_property
+    def perf_main(self) -> pd.DataFrame:
+        return select(self.perf, **self.main_sel)
+
+    @cached_property
+    def boot_tasks(self) -> pd.DataFrame:
+        """Bootstrap over tasks (stratified by category) of the headline probe."""
+        return bootstrap_over_tasks(self.perf_main, n_boot=self.n_boot, seed=self.boot_seed)
+
+    @cached_property
+    def boot_seeds(self) -> pd.DataFrame:
+        """Bootstrap over seeds of the headline probe."""
+        return bootstrap_over_seeds(
+            select(self.data, **self.main_sel), n_boot=self.n_boot, seed=self.boot_seed
+        )

@@ -1,0 +1,23 @@
+"""Fit health: fits that did not converge, listed (and kept in every analysis)."""
+
+from __future__ import annotations
+
+from geneb.analysis.report.context import ReportContext
+from geneb.analysis.report.page import Page
+
+
+def health(page: Page, ctx: ReportContext) -> None:
+    """Non-converged fits, or a sentence saying every fit converged."""
+    bad = ctx.data[~ctx.data["converged"]]
+    page.h(2, "Fits that did not converge")
+    if bad.empty:
+        page.p("Every fit in the table converged.")
+        return
+    cols = [
+        c for c in ("model", "task", "regime", "seed", "C", "probe", "n_iter") if c in bad.columns
+    ]
+    page.table(
+        "nonconverged",
+        bad[cols],
+        f"{len(bad)} fits did not converge (kept in every analysis, not hidden)",
+    )

@@ -1,0 +1,35 @@
+"""Leaderboard: overall macro-MCC per regime with bootstrap intervals over tasks and seeds."""
+
+from __future__ import annotations
+
+from geneb.analysis.report.context import ReportContext
+from geneb.analysis.report.page import Page, regime_label
+from geneb.analysis.table import select
+
+
+def leaderboard(page: Page, ctx: ReportContext) -> None:
+    """One ranked table per regime, the headline regime first."""
+    page.h(2, "Leaderboard")
+    for regime in [ctx.main_regime] + [r for r in ctx.regs if r != ctx.main_regime]:
+        lb = select(select(ctx.ranks, regime=regime), **ctx.main_sel)
+        lb = lb[lb["scope"] == "overall"][
+            ["rank", "model", "n_params", "n_categories", "n_tasks", "macro_mcc", "micro_mcc"]
+        ]
+        bt = select(ctx.boot_tasks, regime=regime)[
+            ["model", "ci_low", "ci_high", "rank_ci_low", "rank_ci_high"]
+        ]
+        bs = select(ctx.boot_seeds, regime=regime)[["model", "ci_low", "ci_high"]].rename(
+            columns={"ci_low": "seed_ci_low", "ci_high": "seed_ci_high"}
+        )
+        lb = lb.merge(bt, on="model", how="left").merge(bs, on="model", how="left")
+        page.table(
+            f"leaderboard_{regime}",
+            lb,
+            f"Overall macro-MCC, {regime_label(regime)} (CIs: {ctx.n_boot} bootstrap "
+            "resamples over tasks within categories; seed_ci over seeds)",
+        )
+    page.p(
+        "macro-MCC is the mean over categories of each category's mean per-task MCC (per-task "
+        "MCC = mean over seeds); micro-MCC is the mean over all tasks. Ranks: 1 = best, ties "
+        "share the best rank."
+    )

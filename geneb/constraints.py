@@ -1,0 +1,244 @@
+"""Parameter constraints: small objects that say what a value must be, and check it.
+
+Types are strict, as a user of a typed file expects: an int is not a bool, a TOML string
+``"512"`` is not an int, ``"false"`` is not a bool. A failed check raises :class:`ParamError`
+with ``'<where>: expected <description>, got <value>'``. The named parameters built from these
+(and the plan's sections) are in :mod:`geneb.params`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+from geneb.errors import GenebError, did_you_mean
+
+
+class ParamError(GenebError):
+    """A parameter value has the wrong type or is out of range; the message names it."""
+
+
+class Constraint:
+    """One rule a value must satisfy; ``description`` completes "expected ..."."""
+
+    description: str = "a value"
+
+    def is_satisfied_by(self, value: Any) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def from_text(self, text: str) -> Any:
+        """The value a CLI string stands for (strings stay strings; see subclasses)."""
+        return text
+
+    def hint(self, value: Any) -> str:
+        """A did-you-mean suffix for a refused value (empty when there is none)."""
+        return ""
+
+    def check(self, value: Any, where: str) -> Any:
+        """Return ``value`` or raise ``ParamError('<where>: expected ..., got ...')``."""
+        if not self.is_satisfied_by(value):
+            raise ParamError(
+                f"{where}: expected {self.description}, got {value!r}{self.hint(value)}"
+            )
+        return value
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """An int (``type=int``) or finite number (``type=float``) in an interval.
+
+    ``closed`` is ``"both"``, ``"left"``, ``"right"`` or ``"neither"``; None bounds are open.
+    """
+
+    type: type
+    low: float | None
+    high: float | None
+    closed: str = "both"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if not (_is_int(value) if self.type is int else _is_real(value)):
+            return False
+        lo_ok = self.low is None or (
+            value >= self.low if self.closed in ("both", "left") else value > self.low
+        )
+        hi_ok = self.high is None or (
+            value <= self.high if self.closed in ("both", "right") else value < self.high
+        )
+        return lo_ok and hi_ok
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        kind = "int" if self.type is int else "number"
+        lo_in = self.closed in ("both", "left")
+        hi_in = self.closed in ("both", "right")
+        if self.high is None and self.low == 1 and kind == "int" and lo_in:
+            return "a positive int"
+        if self.high is None and self.low == 0:
+            return f"a non-negative {kind}" if lo_in else f"a positive {kind}"
+        if self.high is None and self.low is not None:
+            return f"an {kind} >= {self.low:g}" if lo_in else f"an {kind} > {self.low:g}"
+        if self.low is None and self.high is None:
+            return f"an {kind}" if kind == "int" else "a finite number"
+        lb = "[" if lo_in else "("
+        hb = "]" if hi_in else ")"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return f"{'an' if kind == 'int' else 'a'} {kind} in {lb}{lo}, {hi}{hb}"
+
+    def from_text(self, text: str) -> Any:
+        s = text.strip()
+        try:
+            return int(s) if self.type is int else float(s)
+        except ValueError:
+            return text
+
+
+@dataclass(frozen=True)
+class StrOptions(Constraint):
+    """A string among ``options``."""
+
+    options: tuple[str, ...]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.options
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return "one of " + ", ".join(repr(o) for o in self.options)
+
+    def hint(self, value: Any) -> str:
+        close = did_you_mean(value, self.options) if isinstance(value, str) else []
+        return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+@dataclass(frozen=True)
+class Pattern(Constraint):
+    """A string matching a regular expression (whole string); ``description`` says what."""
+
+    regex: str
+    description: str = "a string"  # type: ignore[assignment]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and re.fullmatch(self.regex, value) is not None
+
+
+@dataclass(frozen=True)
+class Boolean(Constraint):
+    """Strictly ``True`` or ``False`` (a string ``"false"`` is refused, not read as true)."""
+
+    description: str = "a bool (true or false)"  # type: ignore[assignment]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class String(Constraint):
+    """A non-empty string (names, hub ids, addresses)."""
+
+    description: str = "a non-empty string"  # type: ignore[assignment]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and value.strip() != ""
+
+
+@dataclass(frozen=True)
+class PathParam(Constraint):
+    """A path given as a non-empty string. ``kind`` is what must be there once resolved:
+    ``"file"``, ``"dir"``, ``"not_file"`` (absent or a folder: an output folder) or None."""
+
+    kind: str | None = None
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return "a path (a non-empty string)"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and value.strip() != ""
+
+    def check_exists(self, path: Any, where: str) -> None:
+        """Check the resolved path ``path`` (a ``pathlib.Path``) against :attr:`kind`."""
+        if self.kind == "file" and not path.is_file():
+            raise ParamError(f"{where}: expected an existing file, got {str(path)!r}")
+        if self.kind == "dir" and not path.is_dir():
+            raise ParamError(f"{where}: expected an existing folder, got {str(path)!r}")
+        if self.kind == "not_file" and path.exists() and not path.is_dir():
+            raise ParamError(
+                f"{where}: expected a folder (new or existing), got {str(path)!r}, "
+                "which is an existing file"
+            )
+
+
+@dataclass(frozen=True)
+class AnyOf(Constraint):
+    """A value satisfying at least one of ``constraints``."""
+
+    constraints: tuple[Constraint, ...]
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return any(c.is_satisfied_by(value) for c in self.constraints)
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return " or ".join(c.description for c in self.constraints)
+
+
+@dataclass(frozen=True)
+class ListOf(Constraint):
+    """A list of values each satisfying ``item`` (a lone value counts as a list of one when
+    ``scalar_ok``); at least ``min_len`` entries. Errors name the entry: ``seeds[2]``."""
+
+    item: Constraint
+    min_len: int = 1
+    scalar_ok: bool = True
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return f"a list of {self.item.description}"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        vals = value if isinstance(value, list) else [value] if self.scalar_ok else None
+        return (
+            vals is not None
+            and len(vals) >= self.min_len
+            and all(self.item.is_satisfied_by(v) for v in vals)
+        )
+
+    def check(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            if not self.scalar_ok:
+                raise ParamError(f"{where}: expected {self.description}, got {value!r}")
+            value = [value]
+        if len(value) < self.min_len:
+            raise ParamError(f"{where}: expected at least {self.min_len} entr"
+                             f"{'y' if self.min_len == 1 else 'ies'}, got an empty list")
+        return [self.item.check(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+@dataclass(frozen=True)
+class Regime(Constraint):
+    """A probe regime: ``"full"`` or a shot count k >= 1 (an int, or its digits as a string)."""
+
+    description: str = "'full' or a positive int k (shots per class)"  # type: ignore[assignment]
+
+    def hint(self, value: Any) -> str:
+        close = did_you_mean(value, ["full"]) if isinstance(value, str) else []
+        return " (did you mean 'full'?)" if close else ""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if _is_int(value):
+            return value >= 1
+        return isinstance(value, str) and (
+            value == "full" or (value.isdigit() and int(value) >= 1)
+        )
