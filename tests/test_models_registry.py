@@ -272,18 +272,22 @@ def test_plan_refuses_before_any_work(tmp_path: Path) -> None:
     from geneb.pipeline.execute import run_plan
     from geneb.pipeline.plan import load_plan
 
+    # refused when the plan is read (type/range of a key) or when it is validated (what the
+    # model accepts): either way before any work, with the models entry named
     cases = {
-        '[[models]]\nmodel = "kmer-5"\npooling = "max"': "option 'pooling' does not apply",
-        '[[models]]\nmodel = "DNABERT-2"': "--trust-remote-code",
-        '[[models]]\nmodel = "DNABERT-2"\ntrust_remote_code = "true"': "must be bool",
-        '[[models]]\nmodel = "Evo-2-7B"\ntrust_remote_code = true': "evo2",
-        '[[models]]\nmodel = "no-such-model"': "unknown model",
+        '[[models]]\nmodel = "kmer-5"\npooling = "max"': ("expected one of 'mean'", "[[models]]"),
+        '[[models]]\nmodel = "kmer-5"\npooling = "mean_nonspecial"': (
+            "option 'pooling' does not apply", "models entry"),
+        '[[models]]\nmodel = "DNABERT-2"': ("--trust-remote-code", "models entry"),
+        '[[models]]\nmodel = "DNABERT-2"\ntrust_remote_code = "true"': (
+            "expected a bool", "[[models]]"),
+        '[[models]]\nmodel = "Evo-2-7B"\ntrust_remote_code = true': ("evo2", "models entry"),
+        '[[models]]\nmodel = "no-such-model"': ("unknown model", "models entry"),
     }
-    for models, expected in cases.items():
-        plan = load_plan(_plan(tmp_path, models))
+    for models, (expected, where) in cases.items():
         with pytest.raises(PlanError) as e:
-            run_plan(plan)
-        assert expected in str(e.value) and "models entry" in str(e.value)
+            run_plan(load_plan(_plan(tmp_path, models)))
+        assert expected in str(e.value) and where in str(e.value), str(e.value)
         assert not (tmp_path / "store.zarr").exists() and not (tmp_path / "out").exists()
 
 
