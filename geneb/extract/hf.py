@@ -222,9 +222,7 @@ class HFEmbedder:
             return means
 
         policy = choose_policy(mixed, equal, embed, [own, other], tolerance_for(self.dtype_name))
-        self._grouping = {"padded": "any", "equal_length": "equal", "single": "single"}[
-            policy.mode
-        ]
+        self._grouping = {"padded": "any", "equal_length": "equal", "single": "single"}[policy.mode]
         self._side = policy.padding_side or own
         return policy
 

@@ -57,7 +57,7 @@ def _snapshot_commit(hub_id: str, snapshot: Path) -> str | None:
 
 
 def resolve_hub_id(hub_id: str) -> ModelSource:
-    """The cached snapshot of ``hub_id`` (its ``main`` ref), or a ModelError saying how to get it."""
+    """The cached snapshot of ``hub_id`` (its ``main`` ref), or an error saying how to get it."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 

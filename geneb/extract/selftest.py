@@ -132,3 +132,19 @@ def generic_policy(embedder: Any, tolerance: float = TOLERANCE["float32"]) -> Ba
         return np.asarray(embedder.embed(list(seqs)), dtype=np.float32)
 
     return choose_policy(mixed, equal, embed, [None], tolerance)
+
+
+def policy_of(embedder: Any) -> BatchPolicy:
+    """The embedder's own measured policy (``batch_policy``), else the generic self-test.
+
+    The generic result is cached on the embedder when it allows attributes.
+    """
+    policy = getattr(embedder, "batch_policy", None)
+    if isinstance(policy, BatchPolicy):
+        return policy
+    policy = generic_policy(embedder)
+    try:
+        embedder.batch_policy = policy
+    except (AttributeError, TypeError):
+        pass
+    return policy
