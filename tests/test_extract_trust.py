@@ -117,6 +117,7 @@ def test_trust_flag_must_be_a_bool(models_dir: Path, tmp_path: Path, bad: object
     store = tmp_path / "store"
     for call in (
         lambda: get_embedder(str(d), device="cpu", trust_remote_code=bad),
+        lambda: get_embedder("kmer-3", trust_remote_code=bad),
         lambda: extract(store, str(d), TASK, trust_remote_code=bad),
     ):
         with pytest.raises(TrustOptionError) as ei:

@@ -76,6 +76,10 @@ def get_embedder(spec: str, **options: Any) -> Embedder:
     """Build the embedder that ``spec`` names (see module doc). Options go to the adapter."""
     if not isinstance(spec, str) or not spec.strip():
         raise ModelError(f"a model must be a non-empty string, got {spec!r}")
+    if "trust_remote_code" in options:  # "false" must never switch code on (bool("false"))
+        from geneb.extract.trust import check_trust_flag
+
+        check_trust_flag(options["trust_remote_code"])
     spec = spec.strip()
     m = _KMER.match(spec)
     if m:
