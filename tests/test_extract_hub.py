@@ -123,3 +123,22 @@ def test_uncached_hub_id_fails_fast_and_writes_nothing(
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert f"hf download {missing}" in " ".join(res.output.split())
     assert not store.exists()  # no empty store left behind
+
+
+def test_cli_in_a_fresh_process_with_hub_offline_unset(
+    tmp_path: Path, models_dir: Path, data_dir: Path
+) -> None:
+    """The real environment variables (no patching): HF_HUB_OFFLINE=0, cache in HF_HUB_CACHE."""
+    import subprocess
+    import sys
+
+    root = build_cache(tmp_path / "hub", models_dir / "tiny" / TINY)
+    env = dict(os.environ, HF_HUB_OFFLINE="0", TRANSFORMERS_OFFLINE="0", HF_HUB_CACHE=str(root))
+    env["HF_HOME"] = str(tmp_path / "hf-home")  # nothing else to find there
+    store = tmp_path / "store.zarr"
+    cmd = [sys.executable, "-m", "geneb", "extract", "--store", str(store), "--model", HUB_ID]
+    cmd += ["--task", str(data_dir / TASK), "--split", "test", "--device", "cpu"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    e = FeatureStore(store).get(HUB_ID, TASK, "test")
+    assert e.provenance.revision == COMMIT
