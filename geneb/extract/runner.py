@@ -26,6 +26,7 @@ import numpy as np
 
 from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
+from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
 from geneb.extract.protocol import Embedder, ModelInfo, check_embedding
 from geneb.extract.registry import get_embedder
 from geneb.extract.selftest import BatchPolicy, policy_of
@@ -264,7 +265,11 @@ def extract(
                     policy,
                 )
             )
-    _warn_truncated(results, on_warning)
+    line = truncation_warning(results)
+    if line and on_warning is None:
+        print(line, file=sys.stderr, flush=True)
+    elif line:
+        on_warning(line)
     return results
 
 
@@ -277,53 +282,6 @@ def _preflight(spec: str, trust_remote_code: bool) -> None:
     if Path(bare).expanduser().is_dir() or HUB_ID.match(bare):
         src = resolve_source(bare)
         enforce_trust(src.folder, bare, trust_remote_code)
-
-
-def long_sequence_counts(embedder: Embedder, sequences: Sequence[str]) -> dict[str, int] | None:
-    """Rows longer than the model's context and tokens truncation drops (None: not known).
-
-    Counted from the adapter's own tokenisation (``prepare`` items with ``dropped``) before
-    the entry is written, so provenance holds the numbers for the whole split.
-    """
-    prepare = getattr(embedder, "prepare", None)
-    if prepare is None:
-        return None
-    truncated = dropped = windowed = 0
-    for b0 in range(0, len(sequences), 1024):
-        for item in prepare(sequences[b0 : b0 + 1024]):
-            if not hasattr(item, "dropped"):
-                return None
-            d = int(item.dropped)
-            truncated += d > 0
-            dropped += d
-            windowed += len(getattr(item, "windows", ())) > 1
-    return {
-        "rows": len(sequences),
-        "truncated_rows": truncated,
-        "dropped_tokens": dropped,
-        "windowed_rows": windowed,
-    }
-
-
-def _warn_truncated(results: list[ExtractResult], on_warning: Callable[[str], None] | None) -> None:
-    """ONE line for the whole call when any row embedded now was truncated."""
-    hit = [r for r in results if r.truncated_rows]
-    if not hit:
-        return
-    rows = sum(r.truncated_rows for r in hit)
-    toks = sum(r.dropped_tokens for r in hit)
-    total = sum(r.n_rows for r in hit)
-    where = ", ".join(f"{r.key} ({r.truncated_rows})" for r in hit)
-    ctx = hit[0].provenance.max_length if hit[0].provenance is not None else None
-    line = (
-        f"warning: {rows:,} of {total:,} rows were longer than the model context "
-        f"({ctx} tokens) and were truncated, {toks:,} tokens dropped: {where}; "
-        "--truncation window embeds them whole"
-    )
-    if on_warning is None:
-        print(line, file=sys.stderr, flush=True)
-    else:
-        on_warning(line)
 
 
 def _extract_one(
