@@ -142,3 +142,28 @@ def test_cli_in_a_fresh_process_with_hub_offline_unset(
     assert r.returncode == 0, r.stderr
     e = FeatureStore(store).get(HUB_ID, TASK, "test")
     assert e.provenance.revision == COMMIT
+
+
+def test_cached_hub_repo_with_custom_code_is_refused(
+    tmp_path: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trust rule holds for hub snapshots too: its code is not imported unless asked."""
+    import json
+    import shutil
+
+    from huggingface_hub import constants
+
+    src = tmp_path / "src"
+    shutil.copytree(models_dir / "tiny" / TINY, src)
+    marker = tmp_path / "marker"
+    (src / "evil.py").write_text(f"from pathlib import Path\nPath({str(marker)!r}).touch()\n")
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["auto_map"] = {"AutoModel": "evil.EvilModel"}
+    (src / "config.json").write_text(json.dumps(cfg))
+    root = build_cache(tmp_path / "hub", src, hub_id="geneb-test/evil")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
+    with pytest.raises(ModelError, match="geneb-test/evil.*--trust-remote-code"):
+        get_embedder("geneb-test/evil", device="cpu")
+    with pytest.raises(ModelError, match="geneb-test/evil"):
+        extract(tmp_path / "store", "random:geneb-test/evil", "syn_cpg_island")
+    assert not marker.exists() and not (tmp_path / "store").exists()
