@@ -24,7 +24,7 @@ from geneb.extract.families import FamilyRules, accepts, detect_rules
 from geneb.extract.hf_load import load_hf
 from geneb.extract.hub import resolve_source
 from geneb.extract.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
-from geneb.extract.trust import check_trust_flag
+from geneb.extract.trust import check_trust_flag, enforce_trust
 
 POOLINGS = ("mean", "mean_nonspecial")
 TRUNCATIONS = ("truncate", "window")
@@ -75,6 +75,10 @@ class HFEmbedder:
         self.truncation = truncation
         self.trust_remote_code = check_trust_flag(trust_remote_code)
         self.random_init_seed = random_init_seed
+        # where the files are and whether their code may run: known before torch is imported,
+        # so an uncached hub id or a refused folder fails at once
+        self._source = resolve_source(self.source)
+        self._remote_code = enforce_trust(self._source.folder, self.source, self.trust_remote_code)
         self.device = resolve_device(device)
         self.dtype_name = resolve_dtype(dtype, self.device)
         self._extra = dict(extra or {})
@@ -111,7 +115,7 @@ class HFEmbedder:
     def _load(self, rules_factory: Any) -> None:
         import transformers
 
-        source = resolve_source(self.source)
+        source = self._source
         loaded = load_hf(
             source,
             trust_remote_code=self.trust_remote_code,
@@ -130,7 +134,6 @@ class HFEmbedder:
         self._dim = int(hidden) if hidden else int(self._probe_dim())
         self._revision = loaded.revision
         self._hub = {"hub_id": source.hub_id, "hub_commit": source.commit} if source.is_hub else {}
-        self._remote_code = loaded.remote_code
         self._tf_version = transformers.__version__
 
     def _probe_dim(self) -> int:

@@ -65,9 +65,10 @@ def resolve_hub_id(hub_id: str) -> ModelSource:
         path = snapshot_download(hub_id, repo_type="model", local_files_only=True)
     except (LocalEntryNotFoundError, FileNotFoundError, OSError) as e:
         raise ModelError(
-            f"model {hub_id!r} is not in the local Hugging Face cache ({_cache_dir()}); geneb "
-            f"never downloads. On a machine with a network run `hf download {hub_id}` (same "
-            "HF_HOME / HF_HUB_CACHE), then copy that cache here, or pass a local folder"
+            f"model {hub_id!r}: no such folder, and as a hub id it is not in the local Hugging "
+            f"Face cache ({_cache_dir()}); geneb never downloads. On a machine with a network "
+            f"run `hf download {hub_id}` (same HF_HOME / HF_HUB_CACHE), then copy that cache "
+            "here, or pass a local folder"
         ) from e
     folder = Path(path)
     return ModelSource(hub_id, folder, hub_id, _snapshot_commit(hub_id, folder))
