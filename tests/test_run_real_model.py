@@ -74,7 +74,7 @@ def test_plan_with_real_hyenadna_end_to_end(
     models_dir: Path, data_dir: Path, tmp_path: Path
 ) -> None:
     model = models_dir / HYENA
-    lnc = capped_task(data_dir, "lncrna_ath_prelnc", 20, tmp_path / "tasks")
+    lnc = capped_task(data_dir, "lncrna_ath_prelnc", 10, tmp_path / "tasks")
     folders = [data_dir / "dhs_idhs_fflg", data_dir / "methyl_4mc_c_equisetifolia", lnc]
     plan = tmp_path / "plan.toml"
 
