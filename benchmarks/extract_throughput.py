@@ -11,6 +11,15 @@ Measured in one run, on the same loaded model and the same rows (issue 3 benchma
    same size. Target: >= 0.95x (pipeline overhead under 5%).
 3. peak RSS of a fresh process extracting 1x and 4x the rows (same model), and of kmer-8
    (256 KiB per row, so a non-streaming runner would grow by hundreds of MB): flat.
+4. batch invariance (issue 11, ``--invariance``): the REAL HyenaDNA checkpoint (which ignores
+   ``attention_mask`` and pads on the left) on a real variable-length task (default
+   ``dhs_idhs_fflg`` test, 50-300 bp): geneb's length-bucketed path under the measured batch
+   policy vs one sequence per forward vs the (wrong) batch padded the tokenizer's way, same
+   batches. Throughput of the three, and each row's error against the row embedded alone.
+   Target: bucketed >= 3x one-at-a-time, every row within 1e-4 of alone.
+
+       HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/extract_throughput.py --invariance \
+           --data-dir ../shared/data [--repeats 3]
 
 Default model: a MiniLM-sized BERT (hidden 384, 6 layers) with seeded random weights on the
 real DNABERT-2 BPE tokenizer, built in a temp folder (throughput does not depend on weight
@@ -230,6 +239,87 @@ def measure_rss(model: str, task: str, data_dir: str, n: int, batch_tokens: int)
     return json.loads(out.strip().splitlines()[-1])
 
 
+def invariance_modes(args) -> dict:
+    """Section 4: throughput and per-row error of three batchings of the real HyenaDNA."""
+    from geneb.extract.batching import policy_batches, token_budget_batches
+    from geneb.extract.registry import get_embedder
+    from geneb.extract.selftest import row_errors
+    from geneb.tasks.catalog import resolve_task
+
+    folder = Path(args.models_dir or Path(args.data_dir).parent / "models") / args.real_model
+    emb = get_embedder(str(folder), device="cpu", trust_remote_code=True)
+    seqs = resolve_task(args.inv_task, args.data_dir).split(args.inv_split).sequences
+    seqs = seqs[: args.inv_rows] if args.inv_rows else seqs
+    items = emb.prepare(seqs)
+    costs = emb.cost(items)
+    budget = args.batch_tokens or 4096
+    n, tokens = len(items), int(costs.sum())
+
+    def bucketed() -> np.ndarray:  # geneb's path: the measured policy decides the batches
+        out = np.empty((n, emb.dim), np.float32)
+        for idx in policy_batches(costs, budget, emb.batch_policy):
+            out[idx] = emb.embed_prepared([items[i] for i in idx])
+        return out
+
+    def alone() -> np.ndarray:
+        return np.vstack([emb.embed_prepared([p]) for p in items])
+
+    def padded() -> np.ndarray:  # same batches, padded on the tokenizer's side (the old path)
+        out = np.empty((n, emb.dim), np.float32)
+        for idx in token_budget_batches(costs, budget):
+            wins = [items[i].windows[0] for i in idx]
+            out[idx] = emb._forward(wins, emb.rules.padding_side)[0]
+        return out
+
+    for p in items[:8]:  # warm-up (first forward passes allocate and plan)
+        emb.embed_prepared([p])
+    runs: dict[str, list[Clock]] = {"bucketed": [], "alone": [], "padded": []}
+    embs: dict[str, np.ndarray] = {}
+    for r in range(args.repeats):  # interleaved against drifting load
+        order = list(runs) if r % 2 == 0 else list(reversed(runs))
+        for which in order:
+            with Clock() as c:
+                embs[which] = {"bucketed": bucketed, "alone": alone, "padded": padded}[which]()
+            runs[which].append(c)
+    res: dict = {
+        "model": emb.name,
+        "task": f"{args.inv_task}/{args.inv_split}",
+        "rows": n,
+        "tokens": tokens,
+        "batch_tokens": budget,
+        "policy": emb.batch_policy.describe(),
+    }
+    for which, clocks in runs.items():
+        wall, cpu = _med(clocks, "wall"), _med(clocks, "cpu")
+        err = row_errors(embs[which], embs["alone"])
+        res[which] = {
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "seq_per_s": n / wall,
+            "tok_per_s": tokens / wall,
+            "row_err_max": float(err.max()),
+            "row_err_median": float(np.median(err)),
+            "rows_over_1e-4": int((err > 1e-4).sum()),
+        }
+    a = res["alone"]
+    res["bucketed_vs_alone_wall"] = a["wall_s"] / res["bucketed"]["wall_s"]
+    res["bucketed_vs_alone_cpu"] = a["cpu_s"] / res["bucketed"]["cpu_s"]
+    res["padded_vs_alone_wall"] = a["wall_s"] / res["padded"]["wall_s"]
+    print(json.dumps(res, indent=1))
+    b, p = res["bucketed"], res["padded"]
+    print(
+        f"\n{emb.name} on {res['task']} ({n} rows, {tokens:,} tokens): "
+        f"bucketed {b['seq_per_s']:.1f} seq/s, one-at-a-time {a['seq_per_s']:.1f} seq/s, "
+        f"padded (wrong) {p['seq_per_s']:.1f} seq/s; bucketed = "
+        f"{res['bucketed_vs_alone_wall']:.2f}x one-at-a-time by wall time, "
+        f"{res['bucketed_vs_alone_cpu']:.2f}x by CPU time (target >= 3x). Rows over 1e-4 of "
+        f"alone: bucketed {b['rows_over_1e-4']}/{n} (max {b['row_err_max']:.2g}), padded "
+        f"{p['rows_over_1e-4']}/{n} (max {p['row_err_max']:.2g}, median "
+        f"{p['row_err_median']:.2g})"
+    )
+    return res
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--rss-child":
         m, t, d, n, bt = sys.argv[2:7]
@@ -253,7 +343,17 @@ def main() -> None:
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", default=None, help="also write the figures here")
+    ap.add_argument("--invariance", action="store_true", help="run only section 4")
+    ap.add_argument("--real-model", default="real/hyenadna-tiny-1k-anticapt")
+    ap.add_argument("--inv-task", default="dhs_idhs_fflg")
+    ap.add_argument("--inv-split", default="test")
+    ap.add_argument("--inv-rows", type=int, default=0, help="first N rows (0: all)")
     args = ap.parse_args()
+    if args.invariance:
+        res = invariance_modes(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=1))
+        return
 
     import torch
 

@@ -3,6 +3,8 @@
 Sorting by cost and filling each batch until ``rows * longest`` would exceed the budget keeps
 padding small (the main cost of a naive fixed-size loop on variable-length tasks) and bounds
 memory per forward pass. Results are scattered back, so callers see the original order.
+Which rows MAY share a batch is the model's measured ``BatchPolicy``: any (padding is exact),
+only equal token counts, or none.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 
 from geneb.errors import ModelError
 from geneb.extract.protocol import Embedder, check_embedding
+from geneb.extract.selftest import BatchPolicy, policy_of
 
 #: Token budget per batch when none is given: CPUs run fastest on batches whose activations
 #: stay cache-sized (a few thousand tokens); GPUs need large batches to fill the device.
@@ -27,10 +30,13 @@ def default_batch_tokens(device: str) -> int:
     return GPU_BATCH_TOKENS if str(device).startswith("cuda") else CPU_BATCH_TOKENS
 
 
-def token_budget_batches(costs: np.ndarray, batch_tokens: int) -> list[np.ndarray]:
+def token_budget_batches(
+    costs: np.ndarray, batch_tokens: int, same_cost: bool = False
+) -> list[np.ndarray]:
     """Split indices into batches: sorted by cost, each with ``len * max cost <= budget``.
 
     A single item above the budget still gets a batch of its own (it cannot be split here).
+    ``same_cost``: a batch never mixes costs (for models that padding would change).
     """
     if batch_tokens < 1:
         raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
@@ -43,10 +49,19 @@ def token_budget_batches(costs: np.ndarray, batch_tokens: int) -> list[np.ndarra
         end = start + 1
         # ascending costs: the padded cost of [start, end] is (end - start + 1) * costs[end]
         while end < n and (end - start + 1) * int(costs[order[end]]) <= batch_tokens:
+            if same_cost and costs[order[end]] != costs[order[start]]:
+                break
             end += 1
         batches.append(order[start:end])
         start = end
     return batches
+
+
+def policy_batches(costs: np.ndarray, batch_tokens: int, policy: BatchPolicy) -> list[np.ndarray]:
+    """Batches of item indices that ``policy`` allows: mixed, equal cost only, or one each."""
+    if policy.one_per_batch:
+        return [np.array([i]) for i in np.argsort(np.asarray(costs), kind="stable")]
+    return token_budget_batches(costs, batch_tokens, same_cost=policy.same_length_only)
 
 
 def prepared_api(embedder: Embedder) -> tuple[Any, Any, Any]:
@@ -71,10 +86,11 @@ def embed_bucketed(
 ) -> tuple[np.ndarray, int]:
     """Embed ``sequences`` in token-budget batches; rows in input order. Returns (emb, tokens)."""
     prepare, cost, embed_prepared = prepared_api(embedder)
+    policy = policy_of(embedder)
     items = prepare(sequences)
     costs = np.asarray(cost(items), dtype=np.int64)
     out = np.empty((len(sequences), embedder.dim), dtype=np.float32)
-    for idx in token_budget_batches(costs, batch_tokens):
+    for idx in policy_batches(costs, batch_tokens, policy):
         emb = embed_prepared([items[i] for i in idx])
         out[idx] = check_embedding(emb, len(idx), embedder.dim, embedder.name)
     return out, int(costs.sum())

@@ -1,19 +1,17 @@
-"""``hf``: any transformers encoder from a local folder or a hub id, frozen and mean-pooled.
+"""``hf``: any transformers encoder from a local folder or a cached hub id, frozen and pooled.
 
-Loading: explicit dtype, no pooler (``add_pooling_layer=False`` where the class accepts it),
-eval mode, ``torch.inference_mode``. Custom model code is never run without
-``trust_remote_code=True`` and never prompts: a model that declares custom code is refused
-with a clear error (even when transformers would silently fall back to a built-in class).
-Pooling: mask-weighted mean over non-padding tokens of the last hidden state (default), or
-over non-special tokens, or of another layer. Long sequences: ``truncate`` or ``window``.
+Loading (``geneb.extract.hf_load``): explicit dtype, no pooler, eval mode, never the network,
+never custom code unless ``trust_remote_code=True`` was given for this model. Pooling:
+mask-weighted mean over non-padding tokens of the last hidden state (default), or over
+non-special tokens, or of another layer. Long sequences: ``truncate`` (counted) or
+``window``. Batching: what the load-time self-test (``geneb.extract.selftest``) measured to
+leave every row equal to the sequence embedded alone (padding side, equal-length-only
+batches, or one sequence per forward).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,12 +20,14 @@ import numpy as np
 
 from geneb.errors import ModelError, unknown_name
 from geneb.extract.device import resolve_device, resolve_dtype, torch_dtype
-from geneb.extract.families import FamilyRules, accepts, detect_rules, is_dnabert1, lowercases
-from geneb.extract.registry import HUB_ID_RE as _HUB_ID  # the one spec grammar
+from geneb.extract.families import FamilyRules, accepts, detect_rules
+from geneb.extract.hf_load import load_hf
+from geneb.extract.hub import resolve_source
+from geneb.extract.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
+from geneb.extract.trust import check_trust_flag, enforce_trust
 
 POOLINGS = ("mean", "mean_nonspecial")
 TRUNCATIONS = ("truncate", "window")
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json")
 
 
 @dataclass(frozen=True)
@@ -35,32 +35,11 @@ class Prepared:
     """One sequence ready for the model: one or more windows of token ids."""
 
     windows: tuple[np.ndarray, ...]
+    dropped: int = 0  # content tokens cut off by truncation (never embedded)
 
     @property
     def n_tokens(self) -> int:
         return sum(len(w) for w in self.windows)
-
-
-def weights_sha256(folder: Path) -> str:
-    """sha256 over the names and bytes of the weight files in ``folder`` (sorted by name)."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
-    if not files:
-        raise ModelError(f"no weight files ({', '.join(WEIGHT_SUFFIXES)}) in {folder}")
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode() + b"\0")
-        with open(p, "rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""):
-                h.update(block)
-    return "sha256:" + h.hexdigest()
-
-
-def _remote_code_refusal(source: str, what: str) -> ModelError:
-    return ModelError(
-        f"model {source!r} declares custom code ({what}). geneb does not run downloaded code "
-        "unless asked, and loading it with a built-in class instead would give wrong "
-        "embeddings: inspect the code, then pass --trust-remote-code (trust_remote_code=True)"
-    )
 
 
 class HFEmbedder:
@@ -94,8 +73,12 @@ class HFEmbedder:
         self.pooling = pooling
         self.layer = int(layer)
         self.truncation = truncation
-        self.trust_remote_code = bool(trust_remote_code)
+        self.trust_remote_code = check_trust_flag(trust_remote_code)
         self.random_init_seed = random_init_seed
+        # where the files are and whether their code may run: known before torch is imported,
+        # so an uncached hub id or a refused folder fails at once
+        self._source = resolve_source(self.source)
+        self._remote_code = enforce_trust(self._source.folder, self.source, self.trust_remote_code)
         self.device = resolve_device(device)
         self.dtype_name = resolve_dtype(dtype, self.device)
         self._extra = dict(extra or {})
@@ -120,6 +103,9 @@ class HFEmbedder:
         self._room = room
         base = name or self._default_name()
         self._name = f"random:{base}" if random_init_seed is not None and not name else base
+        self._side = self.rules.padding_side
+        self._grouping = "any"
+        self.batch_policy = self._self_test()
 
     # ------------------------------------------------------------------ loading
     def _default_name(self) -> str:
@@ -127,95 +113,16 @@ class HFEmbedder:
         return p.resolve().name if p.is_dir() else self.source
 
     def _load(self, rules_factory: Any) -> None:
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        import torch
         import transformers
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
-        from transformers.models.auto.modeling_auto import MODEL_MAPPING
 
-        src = self.source
-        local = Path(src).is_dir()
-        if not local and not _HUB_ID.match(src):
-            raise ModelError(
-                f"model {src!r}: no such folder, and not a hub id of the form 'org/name'"
-            )
-        trc = self.trust_remote_code
-        try:
-            config = AutoConfig.from_pretrained(src, trust_remote_code=trc)
-        except ValueError as e:
-            if "trust_remote_code" in str(e) or "custom code" in str(e):
-                raise _remote_code_refusal(src, "a custom configuration class") from None
-            raise ModelError(f"cannot read the config of model {src!r}: {e}") from e
-        except OSError as e:
-            where = "folder" if local else "hub id (offline? set HF_HUB_OFFLINE=0 to download)"
-            raise ModelError(f"cannot load model {src!r} as a {where}: {e}") from e
-        auto_map = getattr(config, "auto_map", None) or {}
-        if not trc and "AutoModel" in auto_map:
-            raise _remote_code_refusal(src, f"auto_map AutoModel -> {auto_map['AutoModel']}")
-        try:
-            tok = AutoTokenizer.from_pretrained(src, trust_remote_code=trc)
-        except ValueError as e:
-            if "trust_remote_code" in str(e) or "custom code" in str(e):
-                raise _remote_code_refusal(src, "a custom tokenizer class") from None
-            raise ModelError(f"cannot load the tokenizer of model {src!r}: {e}") from e
-        except OSError as e:
-            raise ModelError(f"cannot load the tokenizer of model {src!r}: {e}") from e
-        if is_dnabert1(tok) and lowercases(tok):
-            # DNABERT-1 repositories say do_lower_case=True: every k-mer would become [UNK]
-            tok = AutoTokenizer.from_pretrained(src, trust_remote_code=trc, do_lower_case=False)
-        # we tokenise without truncation on purpose (then truncate or window ourselves)
-        getattr(tok, "deprecation_warnings", {})[
-            "sequence-length-is-longer-than-the-specified-maximum"
-        ] = True
-        if tok.pad_token_id is None:
-            raise ModelError(f"tokenizer of {src!r} has no padding token; cannot batch")
-
-        tdt = torch_dtype(self.dtype_name)
-        builtin = type(config) in MODEL_MAPPING and "AutoModel" not in auto_map
-        cls = MODEL_MAPPING[type(config)] if builtin else None
-        kwargs: dict[str, Any] = {}
-        if cls is not None and "add_pooling_layer" in _init_params(cls):
-            kwargs["add_pooling_layer"] = False
-        try:
-            if self.random_init_seed is not None:
-                with torch.random.fork_rng(devices=[]):
-                    torch.manual_seed(int(self.random_init_seed))
-                    if cls is not None:
-                        model = cls(config, **kwargs)
-                    else:
-                        model = AutoModel.from_config(config, trust_remote_code=trc)
-                model = model.to(tdt)
-            else:
-                with _quiet_transformers():
-                    if cls is not None:
-                        model, load_info = cls.from_pretrained(
-                            src, config=config, dtype=tdt, output_loading_info=True, **kwargs
-                        )
-                    else:
-                        try:
-                            model, load_info = AutoModel.from_pretrained(
-                                src,
-                                trust_remote_code=True,
-                                dtype=tdt,
-                                add_pooling_layer=False,
-                                output_loading_info=True,
-                            )
-                        except TypeError:
-                            model, load_info = AutoModel.from_pretrained(
-                                src, trust_remote_code=True, dtype=tdt, output_loading_info=True
-                            )
-                missing = sorted(load_info.get("missing_keys", []) or [])
-                if missing:
-                    # weights left at random init would silently corrupt every embedding
-                    raise ModelError(
-                        f"model {src!r}: {len(missing)} weights missing from the checkpoint "
-                        f"(e.g. {', '.join(missing[:3])}); refusing to embed with random ones"
-                    )
-        except (OSError, ValueError, RuntimeError) as e:
-            if isinstance(e, ModelError):
-                raise
-            raise ModelError(f"cannot load the weights of model {src!r}: {e}") from e
-        model.eval()
+        source = self._source
+        loaded = load_hf(
+            source,
+            trust_remote_code=self.trust_remote_code,
+            torch_dtype=torch_dtype(self.dtype_name),
+            random_init_seed=self.random_init_seed,
+        )
+        config, tok, model = loaded.config, loaded.tokenizer, loaded.model
         model.to(self.device)
         self.config, self.tokenizer, self.model = config, tok, model
         self.rules: FamilyRules = (rules_factory or detect_rules)(config, tok, model)
@@ -225,16 +132,8 @@ class HFEmbedder:
         self._n_params = int(sum(p.numel() for p in model.parameters()))
         hidden = getattr(config, "hidden_size", None) or getattr(config, "d_model", None)
         self._dim = int(hidden) if hidden else int(self._probe_dim())
-        commit = getattr(config, "_commit_hash", None)
-        base_rev = (
-            commit
-            if (commit and not local)
-            else (weights_sha256(Path(src)) if local else f"hub:{src}")
-        )
-        if self.random_init_seed is not None:
-            self._revision = f"random-init:seed={int(self.random_init_seed)}:config-of:{base_rev}"
-        else:
-            self._revision = base_rev
+        self._revision = loaded.revision
+        self._hub = {"hub_id": source.hub_id, "hub_commit": source.commit} if source.is_hub else {}
         self._tf_version = transformers.__version__
 
     def _probe_dim(self) -> int:
@@ -271,14 +170,19 @@ class HFEmbedder:
     def info(self):
         from geneb.extract.protocol import ModelInfo
 
-        extra = {
+        extra: dict[str, Any] = {
             "model_source": self.source,
             "model_class": type(self.model).__name__,
             "input_rules": self.rules.describe(),
             "max_length_source": self._max_source,
             "padding_side": self.rules.padding_side,
             "transformers": self._tf_version,
+            "batch_invariance": self.batch_policy.describe(),
+            "trust_remote_code": self.trust_remote_code,
         }
+        if self._remote_code:
+            extra["remote_code"] = list(self._remote_code)
+        extra.update(self._hub)
         if self.random_init_seed is not None:
             extra["random_init_seed"] = int(self.random_init_seed)
             extra["control"] = "same architecture, seeded random weights (no pretraining)"
@@ -299,6 +203,33 @@ class HFEmbedder:
             extra=extra,
         )
 
+    # ------------------------------------------------------------------ batch invariance
+    def _self_test(self) -> BatchPolicy:
+        """Measure how this model may be batched (see ``geneb.extract.selftest``)."""
+        mixed_seqs, equal_seqs = probe_sequences()
+        mixed: list[Prepared] = []
+        seen: set[int] = set()
+        for p in self.prepare(mixed_seqs):
+            if p.n_tokens not in seen:  # distinct token counts only
+                seen.add(p.n_tokens)
+                mixed.append(p)
+        groups: dict[int, list[Prepared]] = {}
+        for p in self.prepare(equal_seqs):
+            groups.setdefault(p.n_tokens, []).append(p)
+        equal = max(groups.values(), key=len)
+        own = self.rules.padding_side
+        other = "right" if own == "left" else "left"
+
+        def embed(items: Sequence[Prepared], side: str | None) -> np.ndarray:
+            means, _ = self._forward([w for p in items for w in p.windows], side or own)
+            return means
+
+        policy = choose_policy(mixed, equal, embed, [own, other], tolerance_for(self.dtype_name))
+        self._grouping = {"padded": "any", "equal_length": "equal", "single": "single"}[policy.mode]
+        self._side = policy.padding_side or own
+        return policy
+
+    # ------------------------------------------------------------------ embedding
     def prepare(self, sequences: Sequence[str]) -> list[Prepared]:
         """Tokenise once: content ids, then the [prefix] content [suffix] frame per window."""
         texts = [self.rules.transform(s) for s in sequences]
@@ -309,13 +240,15 @@ class HFEmbedder:
         out: list[Prepared] = []
         for body in bodies:
             b = np.asarray(body, dtype=np.int64)
-            if len(b) <= room or self.truncation == "truncate":
-                wins = (np.concatenate([pre, b[:room], suf]),)
+            if len(b) <= room:
+                out.append(Prepared((np.concatenate([pre, b, suf]),)))
+            elif self.truncation == "truncate":
+                out.append(Prepared((np.concatenate([pre, b[:room], suf]),), len(b) - room))
             else:
                 wins = tuple(
                     np.concatenate([pre, b[i : i + room], suf]) for i in range(0, len(b), room)
                 )
-            out.append(Prepared(wins))
+                out.append(Prepared(wins))
         return out
 
     def cost(self, items: Sequence[Prepared]) -> np.ndarray:
@@ -329,33 +262,48 @@ class HFEmbedder:
         return self.embed_prepared(self.prepare(sequences))
 
     def embed_prepared(self, items: Sequence[Prepared]) -> np.ndarray:
-        """Forward all windows of ``items`` as one padded batch; pool; combine windows."""
-        import torch
-
+        """Embed ``items`` (any mix of lengths): forward passes as the batch policy allows."""
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         wins = [w for p in items for w in p.windows]
         owner = np.repeat(np.arange(len(items)), [len(p.windows) for p in items])
         lens = np.fromiter((len(w) for w in wins), dtype=np.int64, count=len(wins))
-        width = int(lens.max())
+        if self._grouping == "single":
+            groups = [np.array([i]) for i in range(len(wins))]
+        elif self._grouping == "equal":
+            groups = [np.flatnonzero(lens == n) for n in np.unique(lens)]
+        else:
+            groups = [np.arange(len(wins))]
+        means = np.empty((len(wins), self.dim), dtype=np.float32)
+        counts = np.empty(len(wins), dtype=np.float64)
+        for g in groups:
+            means[g], counts[g] = self._forward([wins[i] for i in g], self._side)
+        if len(wins) == len(items):
+            return means
+        # windows -> sequences: mean of window means weighted by pooled token count
+        out = np.zeros((len(items), self.dim), dtype=np.float64)
+        np.add.at(out, owner, means.astype(np.float64) * counts[:, None])
+        tot = np.bincount(owner, weights=counts, minlength=len(items))
+        return (out / np.maximum(tot, 1)[:, None]).astype(np.float32)
+
+    def _forward(self, wins: Sequence[np.ndarray], side: str) -> tuple[np.ndarray, np.ndarray]:
+        """ONE forward pass of ``wins`` padded on ``side``: (pooled means, pooled counts)."""
+        import torch
+
+        width = max(len(w) for w in wins)
         ids = np.full((len(wins), width), self.tokenizer.pad_token_id, dtype=np.int64)
         mask = np.zeros((len(wins), width), dtype=np.int64)
-        left = self.rules.padding_side == "left"
         for r, w in enumerate(wins):
-            if left:
-                ids[r, width - len(w) :] = w
-                mask[r, width - len(w) :] = 1
-            else:
-                ids[r, : len(w)] = w
-                mask[r, : len(w)] = 1
+            sl = slice(width - len(w), width) if side == "left" else slice(0, len(w))
+            ids[r, sl] = w
+            mask[r, sl] = 1
         pool_mask = mask
         if self.pooling == "mean_nonspecial":
             pool_mask = mask * ~np.isin(ids, self._special_ids)
         t_ids = torch.from_numpy(ids).to(self.device)
-        t_mask = torch.from_numpy(mask).to(self.device)
         kwargs: dict[str, Any] = {"input_ids": t_ids}
         if self._accepts_mask:
-            kwargs["attention_mask"] = t_mask
+            kwargs["attention_mask"] = torch.from_numpy(mask).to(self.device)
         if self.rules.token_type_ids:
             kwargs["token_type_ids"] = torch.zeros_like(t_ids)
         with torch.inference_mode():
@@ -378,32 +326,10 @@ class HFEmbedder:
                 hidden = states[self.layer]
             m = torch.from_numpy(pool_mask).to(self.device, dtype=torch.float32).unsqueeze(-1)
             sums = (hidden.float() * m).sum(dim=1)
-            counts = m.sum(dim=1)
-            means = (sums / counts.clamp(min=1)).cpu().numpy()
-            counts_np = counts.squeeze(-1).cpu().numpy()
-        if len(wins) == len(items):
-            return means.astype(np.float32, copy=False)
-        # windows -> sequences: mean of window means weighted by pooled token count
-        out = np.zeros((len(items), self.dim), dtype=np.float64)
-        np.add.at(out, owner, means.astype(np.float64) * counts_np[:, None])
-        tot = np.bincount(owner, weights=counts_np, minlength=len(items))
-        return (out / np.maximum(tot, 1)[:, None]).astype(np.float32)
-
-
-@contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """Silence transformers' load report and progress bar while loading (then restore)."""
-    from transformers.utils import logging as tlog
-
-    level, bar = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
-    tlog.set_verbosity_error()
-    tlog.disable_progress_bar()
-    try:
-        yield
-    finally:
-        tlog.set_verbosity(level)
-        if bar:
-            tlog.enable_progress_bar()
+            cnt = m.sum(dim=1)
+            means = (sums / cnt.clamp(min=1)).cpu().numpy().astype(np.float32, copy=False)
+            counts = cnt.squeeze(-1).cpu().numpy().astype(np.float64)
+        return means, counts
 
 
 def _position_limit(config: Any) -> int | None:
@@ -418,12 +344,3 @@ def _position_limit(config: Any) -> int | None:
     if getattr(config, "model_type", "") in ("esm", "roberta", "xlm-roberta", "camembert"):
         return mpe - 2
     return mpe
-
-
-def _init_params(cls: type) -> set[str]:
-    import inspect
-
-    try:
-        return set(inspect.signature(cls.__init__).parameters)
-    except (TypeError, ValueError):  # pragma: no cover
-        return set()

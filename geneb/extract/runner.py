@@ -5,6 +5,12 @@ partial one, refuse a stale one unless ``overwrite``). Rows are processed in blo
 task's original order, so memory stays flat and a killed run resumes where the store's
 verified rows end; inside a block rows are sorted by token count and batched under a token
 budget, then written back in original order. Each model is loaded once per run.
+
+Nothing is written before every model spec passed the cheap checks (hub cache, trust rule)
+and the first model loaded: the store is created only then. How rows may share a batch is
+the model's measured batch policy (``geneb.extract.selftest``); how many rows were longer
+than the model's context (and how many tokens truncation dropped) is counted before the
+entry is written, recorded in provenance, and announced in one warning line.
 """
 
 from __future__ import annotations
@@ -13,14 +19,18 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from geneb.errors import ModelError, StaleEntryError, StoreError
-from geneb.extract.batching import default_batch_tokens, prepared_api, token_budget_batches
+from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
+from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
 from geneb.extract.protocol import Embedder, ModelInfo, check_embedding
 from geneb.extract.registry import check_spec, get_embedder
+from geneb.extract.selftest import BatchPolicy, policy_of
+from geneb.extract.trust import check_trust_flag
 from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
 
@@ -41,6 +51,8 @@ class ExtractResult:
     rows_embedded: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    truncated_rows: int = 0  # rows longer than the model's context, cut (--truncation truncate)
+    dropped_tokens: int = 0  # tokens those rows lost
     provenance: Provenance | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -142,6 +154,7 @@ def extract(
     seed: int | None = None,
     block_rows: int | None = None,
     on_block: Callable[[StoreKey, int, int], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> list[ExtractResult]:
     """Embed every split of every task with every model into ``store``; see module doc.
 
@@ -151,8 +164,10 @@ def extract(
     ``batch_tokens`` defaults to ``default_batch_tokens(device)`` (4096 on CPU, 65536 on
     CUDA). ``seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows per block
     (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
-    block is handed to the store (for progress reporting and tests).
+    block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
+    one warning line about truncated rows (default: printed to stderr).
     """
+    trust_remote_code = check_trust_flag(trust_remote_code)
     models = _as_list(models)
     splits = _as_list(splits)
     if not models:
@@ -179,12 +194,12 @@ def extract(
     for spec in models:  # specs and options are checked before the store is touched
         if not hasattr(spec, "embed"):
             check_spec(spec, **options)
-    if isinstance(store, FeatureStore):
-        if store.mode != "a":
-            raise StoreError(f"store {store.path} is open read-only; open it with mode='a'")
-        fs = store
-    else:
-        fs = FeatureStore(store, "a")
+    for spec in models:  # hub ids not cached, code not allowed: refused before any work
+        if isinstance(spec, str):
+            _preflight(spec, trust_remote_code)
+    if isinstance(store, FeatureStore) and store.mode != "a":
+        raise StoreError(f"store {store.path} is open read-only; open it with mode='a'")
+    fs = store if isinstance(store, FeatureStore) else None
     task_list = _resolve_tasks(tasks, data_dir)  # bad task names fail before any model loads
     if not task_list:
         raise ModelError("no task given (--task)")
@@ -196,11 +211,18 @@ def extract(
     for spec in models:
         # loaded once for all tasks and splits (an already built Embedder is used as is)
         embedder = spec if hasattr(spec, "embed") else get_embedder(spec, **dict(options))
+        if fs is None:  # created only once a model has loaded: a refused model writes nothing
+            fs = FeatureStore(store, "a")  # type: ignore[arg-type]
         info = model_info(embedder)
         model_key = name or embedder.name
         rows_per_block = block_rows or default_block_rows(embedder.dim)
         budget = batch_tokens or default_batch_tokens(model_info(embedder).device)
-        run_extra = {"batch_tokens": budget, "block_rows": rows_per_block}
+        policy = policy_of(embedder)
+        run_extra = {
+            "batch_tokens": budget,
+            "block_rows": rows_per_block,
+            "batch_invariance": policy.describe(),
+        }
         jobs = []
         stale = []
         for task in task_list:
@@ -211,6 +233,11 @@ def extract(
                 plan = fs.plan(key, prov, overwrite=overwrite)
                 if plan.action == "refuse":
                     stale.append(f"{key}: {plan.reason}")
+                elif plan.action != "skip":
+                    counts = long_sequence_counts(embedder, split.sequences)
+                    if counts is not None:
+                        extra = dict(run_extra, long_sequences=counts)
+                        prov = build_provenance(info, model_key, task, split, storage_dtype, extra)
                 jobs.append((key, split, prov, plan))
         if stale:
             raise StaleEntryError(
@@ -238,9 +265,26 @@ def extract(
                     overwrite,
                     progress,
                     on_block,
+                    policy,
                 )
             )
+    line = truncation_warning(results)
+    if line and on_warning is None:
+        print(line, file=sys.stderr, flush=True)
+    elif line:
+        on_warning(line)
     return results
+
+
+def _preflight(spec: str, trust_remote_code: bool) -> None:
+    """Cheap checks of a folder / hub-id spec before anything is loaded or written."""
+    from geneb.extract.hub import HUB_ID, resolve_source
+    from geneb.extract.trust import enforce_trust
+
+    bare = spec.strip().removeprefix("random:").removeprefix("hf:")
+    if Path(bare).expanduser().is_dir() or HUB_ID.match(bare):
+        src = resolve_source(bare)
+        enforce_trust(src.folder, bare, trust_remote_code)
 
 
 def _extract_one(
@@ -255,6 +299,7 @@ def _extract_one(
     overwrite: bool,
     progress: bool,
     on_block: Callable[[StoreKey, int, int], None] | None,
+    policy: BatchPolicy,
 ) -> ExtractResult:
     prepare, cost, embed_prepared = prepared_api(embedder)
     n, dim = len(split), embedder.dim
@@ -286,7 +331,7 @@ def _extract_one(
                 items = prepare(split.sequences[b0:b1])
                 costs = np.asarray(cost(items), dtype=np.int64)
                 block = np.empty((b1 - b0, dim), dtype=np.float32)
-                for idx in token_budget_batches(costs, batch_tokens):
+                for idx in policy_batches(costs, batch_tokens, policy):
                     emb = embed_prepared([items[i] for i in idx])
                     block[idx] = check_embedding(emb, len(idx), dim, embedder.name)
                 skip = max(0, start - b0)
@@ -303,8 +348,19 @@ def _extract_one(
         finally:
             if bar is not None:
                 bar.close()
+    counts = prov.extra.get("long_sequences") or {}
     return ExtractResult(
-        key, action, reason, n, dim, embedded, tokens, time.perf_counter() - t0, provenance=prov
+        key,
+        action,
+        reason,
+        n,
+        dim,
+        embedded,
+        tokens,
+        time.perf_counter() - t0,
+        int(counts.get("truncated_rows", 0)),
+        int(counts.get("dropped_tokens", 0)),
+        provenance=prov,
     )
 
 

@@ -1,0 +1,150 @@
+"""Batch invariance, measured: how a model may be batched so no row depends on its batch-mates.
+
+A config cannot say whether padding leaks into real tokens (HyenaDNA and other convolution or
+state-space models ignore ``attention_mask``; their tokenizers often pad on the left), so
+when a model is loaded geneb embeds a few sequences of different lengths alone and together
+and compares. The first layout that reproduces every row alone within tolerance wins:
+
+1. ``padded``: any lengths share a batch, padded on the tokenizer's side;
+2. ``padded`` on the other side (e.g. right padding for a causal model pooled over real
+   tokens: padding after the last real token cannot reach it), if the adapter can switch;
+3. ``equal_length``: only sequences of identical token count share a batch (no padding);
+4. ``single``: one sequence per forward pass.
+
+Tolerance (fp32): per row, max |batched - alone| <= 1e-4 x max |alone|. The decision and every
+measured error go into provenance (``extra.batch_invariance``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+
+MODES = ("padded", "equal_length", "single")
+#: max |batched - alone| / max |alone| allowed per row, by compute dtype. fp32 is the issue's
+#: 1e-4; half precisions get a few units of their rounding error (2**-11, 2**-8), far below
+#: what padding leaks (tens of percent), so a leaking model still fails.
+TOLERANCE = {"float32": 1e-4, "float16": 8 * 2.0**-11, "bfloat16": 8 * 2.0**-8}
+#: base lengths of the mixed-length probe sequences (short, so the test costs little)
+MIXED_LENGTHS = (5, 12, 31, 77, 160)
+EQUAL_LENGTH = 48
+N_EQUAL = 8
+SEED = 20261130
+
+
+@dataclass(frozen=True)
+class BatchPolicy:
+    """How the runner may batch a model, and the measurements that decided it."""
+
+    mode: str  # one of MODES
+    padding_side: str | None  # side used in "padded" mode (None: the adapter's own)
+    tolerance: float
+    errors: dict[str, float] = field(default_factory=dict)  # layout -> worst row error
+    note: str = ""
+
+    @property
+    def same_length_only(self) -> bool:
+        return self.mode == "equal_length"
+
+    @property
+    def one_per_batch(self) -> bool:
+        return self.mode == "single"
+
+    def describe(self) -> dict[str, Any]:
+        """The provenance record (``extra.batch_invariance``)."""
+        out: dict[str, Any] = {
+            "mode": self.mode,
+            "padding_side": self.padding_side,
+            "tolerance": self.tolerance,
+            "max_rel_error": {k: float(f"{v:.3g}") for k, v in self.errors.items()},
+        }
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def probe_sequences() -> tuple[list[str], list[str]]:
+    """(mixed-length, equal-length) DNA probe sequences, the same on every run."""
+    rng = np.random.default_rng(SEED)
+    bases = np.array(list("ACGT"))
+    mixed = ["".join(rng.choice(bases, n)) for n in MIXED_LENGTHS]
+    equal = ["".join(rng.choice(bases, EQUAL_LENGTH)) for _ in range(N_EQUAL)]
+    return mixed, equal
+
+
+def row_errors(batched: np.ndarray, alone: np.ndarray) -> np.ndarray:
+    """Per row: max |batched - alone| / max |alone| (0 for an all-zero reference row)."""
+    b = np.asarray(batched, dtype=np.float64)
+    a = np.asarray(alone, dtype=np.float64)
+    diff = np.abs(b - a).max(axis=1)
+    scale = np.abs(a).max(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        err = np.where(scale > 0, diff / scale, np.where(diff > 0, np.inf, 0.0))
+    return np.nan_to_num(err, nan=np.inf)
+
+
+def tolerance_for(dtype: str) -> float:
+    return TOLERANCE.get(dtype, TOLERANCE["bfloat16"])
+
+
+def choose_policy(
+    mixed: Sequence[T],
+    equal: Sequence[T],
+    embed: Callable[[Sequence[T], str | None], np.ndarray],
+    sides: Sequence[str | None],
+    tolerance: float,
+) -> BatchPolicy:
+    """Run the self-test; ``embed(items, side)`` embeds ``items`` as ONE forward batch.
+
+    ``mixed`` must hold items of at least two different token counts and ``equal`` items of
+    one token count; ``sides`` lists the padding sides to try, the adapter's own first.
+    """
+    errors: dict[str, float] = {}
+    own = sides[0]
+    alone_mixed = np.vstack([embed([x], own) for x in mixed])
+    if len(mixed) >= 2:
+        for side in sides:
+            key = f"padded_{side}" if side else "padded"
+            err = float(row_errors(embed(mixed, side), alone_mixed).max())
+            errors[key] = err
+            if err <= tolerance:
+                return BatchPolicy("padded", side, tolerance, errors)
+    note = "" if len(mixed) >= 2 else "no two probe sequences of different token counts"
+    if len(equal) >= 2:
+        alone_equal = np.vstack([embed([x], own) for x in equal])
+        err = float(row_errors(embed(equal, own), alone_equal).max())
+        errors["equal_length"] = err
+        if err <= tolerance:
+            return BatchPolicy("equal_length", None, tolerance, errors, note)
+    return BatchPolicy("single", None, tolerance, errors, note)
+
+
+def generic_policy(embedder: Any, tolerance: float = TOLERANCE["float32"]) -> BatchPolicy:
+    """The self-test through ``embedder.embed`` alone (plugins, k-mers): padding is theirs."""
+    mixed, equal = probe_sequences()
+
+    def embed(seqs: Sequence[str], side: str | None) -> np.ndarray:
+        return np.asarray(embedder.embed(list(seqs)), dtype=np.float32)
+
+    return choose_policy(mixed, equal, embed, [None], tolerance)
+
+
+def policy_of(embedder: Any) -> BatchPolicy:
+    """The embedder's own measured policy (``batch_policy``), else the generic self-test.
+
+    The generic result is cached on the embedder when it allows attributes.
+    """
+    policy = getattr(embedder, "batch_policy", None)
+    if isinstance(policy, BatchPolicy):
+        return policy
+    policy = generic_policy(embedder)
+    try:
+        embedder.batch_policy = policy
+    except (AttributeError, TypeError):
+        pass
+    return policy
