@@ -129,9 +129,9 @@ def test_unknown_spec_lists_choices() -> None:
 
 
 def test_hf_uses_the_registry_grammar() -> None:
-    from geneb.extract import hf
+    from geneb.extract import hub
 
-    assert hf._HUB_ID is registry.HUB_ID_RE
+    assert hub.HUB_ID is registry.HUB_ID_RE
 
 
 # ----------------------------------------------------------------------------- plugins

@@ -9,13 +9,11 @@ The snapshot's commit hash becomes the model revision in provenance.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from geneb.errors import ModelError
-
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+from geneb.extract.registry import HUB_ID_RE as HUB_ID  # the one spec grammar
 
 
 @dataclass(frozen=True)

@@ -292,6 +292,8 @@ def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False) -> None:
     if m.kind in ("catalogue", "hub") and m.catalogue is not None and m.hub_id is None:
         raise ModelError(f"model {m.name!r}: the catalogue has no checked hub id for it")
     if m.trust_remote_code and not trust_remote_code:
+        if m.path is not None:
+            label = f"{label} ({m.path})"  # a folder: say where the code is
         raise ModelError(
             f"model {label!r} runs its own Python code (custom modelling code per "
             f"{m.source or 'its config'}); geneb never runs it unless asked: inspect the code, "
@@ -314,6 +316,10 @@ def _module_of(package: str) -> str:
 def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
     """Everything checkable about ``spec`` and ``options`` without loading: meta, options
     (returns those that are set), and the catalogue's trust/loader/package rules."""
+    if "trust_remote_code" in options:  # "false" must never switch code on (bool("false"))
+        from geneb.extract.trust import check_trust_flag
+
+        check_trust_flag(options["trust_remote_code"])
     meta = get_model_meta(spec)
     opts = check_options(meta, options)
     if meta.kind != "plugin":
