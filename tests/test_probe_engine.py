@@ -54,7 +54,7 @@ def test_real_grid_shape_and_provenance(real):
     assert len(df) == 2 * 2 * 3 * 3 * 2 == summary.n_cells == summary.n_computed
     # full-data fits are solved once per C, not once per seed
     assert summary.n_fits == 2 * 2 * (2 * 3 * 2 + 2)
-    assert df.converged.all() and (df.backend == "sklearn").all() and df.standardize.all()
+    assert df.converged.all() and (df.backend == "torch").all() and df.standardize.all()
     for name, task in tasks.items():
         sub = df[df.task == name]
         assert set(sub.category) == {task.spec.category}
@@ -209,7 +209,7 @@ def test_mlp_probe_rows(synth):
     s = _run(fs, out, probe="mlp", tasks=["t_tri"], shots="10,full", Cs=(1.0, 10.0))
     df = read_results(out)
     assert len(df) == s.n_computed == 2 * 2  # C does not multiply MLP cells
-    assert df.C.isna().all() and (df.probe == "mlp").all() and (df.backend == "sklearn").all()
+    assert df.C.isna().all() and (df.probe == "mlp").all() and (df.backend == "torch").all()
     assert s.n_fits == 4  # the MLP depends on the seed: full-data fits are not shared
     again = _run(fs, out, probe="mlp", tasks=["t_tri"], shots="10,full")
     assert again.n_computed == 0
