@@ -90,12 +90,28 @@ def extract(
             help="Rows per block: sorted and batched together, then streamed to the store.",
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Spread (model, task) jobs over N local Dask "
+                     "workers (one GPU each with --device cuda, via dask-cuda)."),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Spread (model, task) jobs over the running Dask "
+                     "cluster at this address (tcp://...); the store must be shared."),
+    ] = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
     from rich.table import Table
 
     from geneb.extract.runner import extract as run_extract
 
+    cluster: dict[str, object] = {}
+    if workers is not None or scheduler is not None:  # same options, run on a Dask cluster
+        from geneb.extract import distributed
+
+        run_extract = distributed.extract_on_cluster  # type: ignore[assignment]
+        cluster = {"workers": workers, "scheduler": scheduler}
     results = run_extract(
         store,
         model,
@@ -116,6 +132,7 @@ def extract(
         truncation=truncation,
         seed=seed,
         block_rows=block_rows,
+        **cluster,
     )
     table = Table(title=f"geneb extract -> {store}")
     for col in ("entry", "action", "rows", "dim", "seq/s", "tok/s"):

@@ -383,7 +383,8 @@ def _train_large(probes: list[_Probe], local: list[int], sources: list[np.ndarra
             perm = np.arange(n)
             p.rng.shuffle(perm)
             p.order = p.order[perm]
-        rows = torch.from_numpy(np.stack([p.order + b for p, b in zip(act, base, strict=True)])).to(device)
+        order = np.stack([p.order + b for p, b in zip(act, base, strict=True)])
+        rows = torch.from_numpy(order).to(device)
         P = len(act)
         total = None
         for b0 in range(0, n, bs):
