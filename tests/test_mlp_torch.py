@@ -78,9 +78,13 @@ def test_a_cell_does_not_depend_on_its_stack():
     cells += [ProbeCell("5", 5, s, 1.0, np.sort(np.concatenate(
         [rng.choice(np.flatnonzero(y == c), 5, replace=False) for c in (0, 1)])))
         for s in (4, 5, 6, 7)]
-    cfg = MLPConfig(max_iter=60)
+    cfg = MLPConfig(max_iter=60, tol=3e-3)  # every probe stops by the rule, at its own epoch
     together = fit_mlps(problem, cells, cfg=cfg)
     assert len({f.n_iter for f in together}) > 2  # probes really stopped at different epochs
+    sharded = fit_mlps(problem, cells, cfg=cfg, threads=2)  # two stacks in two threads
+    for a, b in zip(together, sharded, strict=True):
+        assert a.n_iter == b.n_iter
+        np.testing.assert_allclose(a.proba, b.proba, atol=1e-5)
     for cell, fit in zip(cells, together, strict=True):
         alone = fit_mlps(problem, [cell], cfg=cfg)[0]
         assert alone.n_iter == fit.n_iter and alone.converged == fit.converged

@@ -41,6 +41,7 @@ import contextlib
 import math
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -421,6 +422,56 @@ def _predict(params: dict[str, np.ndarray], X_test: Any, classes: np.ndarray, n_
     return out
 
 
+def _train_probes(probes: list[_Probe], designs: list[np.ndarray], y: np.ndarray,
+                  cfg: MLPConfig, device: str) -> None:
+    """Train ``probes`` as stacks: few-shot ones together, larger ones by row count."""
+    import torch
+
+    with torch.no_grad():  # grad mode is per thread
+        small: dict[int, list[_Probe]] = {}
+        large: dict[tuple[int, int], list[_Probe]] = {}
+        for p in probes:
+            if len(p.idx) <= cfg.batch_size:
+                small.setdefault(p.n_out, []).append(p)
+            else:
+                large.setdefault((len(p.idx), p.n_out), []).append(p)
+        for group in small.values():
+            _train_small(group, [designs[p.source] for p in group],
+                         [_targets(y[p.idx], p.classes) for p in group], cfg, device)
+        for group in large.values():
+            used = sorted({p.source for p in group})
+            remap = {s: j for j, s in enumerate(used)}
+            first = {p.source: p for p in reversed(group)}
+            _train_large(group, [remap[p.source] for p in group], [designs[s] for s in used],
+                         [_targets(y[first[s].idx], first[s].classes) for s in used], cfg,
+                         device)
+
+
+def _shards(probes: list[_Probe], threads: int | None, cfg: MLPConfig) -> list[list[_Probe]]:
+    """Split probes over ``threads`` CPU threads by estimated cost (greedy, largest first).
+
+    Why not torch's own threads: OpenMP's barriers inside every GEMM stall whenever one of
+    its threads is descheduled, which on a shared 2-core machine made 2 threads 6x slower
+    than 1; independent stacks per Python thread (torch releases the GIL) never wait on each
+    other. A probe's answer does not depend on its stack, so the split changes no number.
+    """
+    n = max(1, int(threads or 1))
+    if n == 1 or len(probes) < 2:
+        return [probes]
+
+    def cost(p: _Probe) -> float:  # per epoch: rows through the GEMMs + the Adam pass
+        rows = len(p.idx)
+        return rows + 64.0 * math.ceil(rows / cfg.batch_size)
+
+    load = [0.0] * min(n, len(probes))
+    out: list[list[_Probe]] = [[] for _ in load]
+    for p in sorted(probes, key=cost, reverse=True):
+        j = load.index(min(load))
+        out[j].append(p)
+        load[j] += cost(p)
+    return [o for o in out if o]
+
+
 def fit_mlps(problem: ProbeProblem, cells: Sequence[ProbeCell], *, cfg: MLPConfig,
              device: str = "cpu", threads: int | None = None) -> list[CellFit]:
     """Train one protocol MLP per cell (its rows, its seed) and return test probabilities.
@@ -454,23 +505,14 @@ def fit_mlps(problem: ProbeProblem, cells: Sequence[ProbeCell], *, cfg: MLPConfi
                 designs.append(np.ascontiguousarray(Xc))
                 tests.append(Xt)
             p.source = src_of[key]
-        small: dict[int, list[_Probe]] = {}
-        large: dict[tuple[int, int], list[_Probe]] = {}
-        for p in probes:
-            if len(p.idx) <= cfg.batch_size:
-                small.setdefault(p.n_out, []).append(p)
-            else:
-                large.setdefault((len(p.idx), p.n_out), []).append(p)
-        for group in small.values():
-            _train_small(group, [designs[p.source] for p in group],
-                         [_targets(y[p.idx], p.classes) for p in group], cfg, device)
-        for group in large.values():
-            used = sorted({p.source for p in group})
-            remap = {s: j for j, s in enumerate(used)}
-            first = {p.source: p for p in reversed(group)}
-            _train_large(group, [remap[p.source] for p in group], [designs[s] for s in used],
-                         [_targets(y[first[s].idx], first[s].classes) for s in used], cfg,
-                         device)
+        shards = _shards(probes, threads, cfg) if device == "cpu" else [probes]
+        if len(shards) == 1:
+            _train_probes(probes, designs, y, cfg, device)
+        else:  # one Python thread per core, one torch thread each: no OpenMP barriers
+            with torch_threads(1), ThreadPoolExecutor(len(shards)) as ex:
+                for f in [ex.submit(_train_probes, sh, designs, y, cfg, device)
+                          for sh in shards]:
+                    f.result()
         test_dev: dict[int, Any] = {}
         out = []
         for p in probes:
