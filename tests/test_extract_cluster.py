@@ -10,7 +10,6 @@ import signal
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -112,3 +111,59 @@ def test_cli_extract_with_workers(tmp_path, data_dir):
                                    "kmer-3", "--task", "nope", "--workers", "2",
                                    "--scheduler", "tcp://127.0.0.1:1"])
     assert bad.exit_code == 2 and "exactly one of workers" in bad.output
+
+
+def _plan(tmp_path: Path, data_dir: Path, extract_table: str = "") -> Path:
+    folders = ", ".join(f'"{data_dir / t}"' for t in TASKS)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f"""
+store = "store.zarr"
+out = "out"
+[[models]]
+model = "kmer-2"
+[tasks]
+folders = [{folders}]
+[probe]
+shots = ["10", "full"]
+seeds = [13]
+C = [1.0]
+probes = ["linear", "mlp"]
+standardize = true
+[report]
+enabled = false
+{extract_table}
+""")
+    return plan
+
+
+@pytest.mark.timeout(240)
+def test_geneb_run_with_workers(tmp_path, data_dir):
+    """`geneb run --workers 2`: extraction and probing (the torch MLP included) on a local
+    cluster; the store equals a single-process extraction, the MLP rows say backend torch."""
+    import pandas as pd
+
+    from geneb.cli import app
+
+    r = CliRunner().invoke(app, ["run", str(_plan(tmp_path, data_dir)), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    ref = extract(tmp_path / "ref", "kmer-2", [str(data_dir / t) for t in TASKS])
+    assert len(ref) == 4
+    assert _entries(tmp_path / "store.zarr") == _entries(tmp_path / "ref")
+    res = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    assert len(res) == 2 * 2 * 2  # tasks x regimes x probes
+    assert set(res.loc[res.probe == "mlp", "backend"]) == {"torch"}
+
+
+def test_plan_extract_cluster_keys(tmp_path, data_dir):
+    from geneb.errors import PlanError
+    from geneb.pipeline.plan import load_plan
+
+    p = load_plan(_plan(tmp_path, data_dir, "[extract]\nworkers = 3\n"))
+    assert p.extract_workers == 3 and p.extract_scheduler is None
+    p = load_plan(_plan(tmp_path, data_dir, '[extract]\nscheduler = "tcp://h:8786"\n'))
+    assert p.extract_scheduler == "tcp://h:8786" and p.extract_workers is None
+    with pytest.raises(PlanError, match="extract.workers or extract.scheduler, not both"):
+        load_plan(_plan(tmp_path, data_dir,
+                        '[extract]\nworkers = 2\nscheduler = "tcp://h:8786"\n'))
+    with pytest.raises(PlanError, match="extract.workers must be >= 1, got 0"):
+        load_plan(_plan(tmp_path, data_dir, "[extract]\nworkers = 0\n"))

@@ -75,7 +75,7 @@ PROBE_KEYS = {
     "take_all",
 }
 REPORT_KEYS = {"enabled", "model_info", "regimes", "C"}
-EXTRACT_KEYS = {"splits", "batch_tokens", "device", "overwrite"}
+EXTRACT_KEYS = {"splits", "batch_tokens", "device", "overwrite", "workers", "scheduler"}
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,8 @@ class Plan:
     batch_tokens: int | None = None
     device: str = "auto"
     overwrite: bool = False
+    extract_workers: int | None = None  # [extract] workers: a local Dask cluster
+    extract_scheduler: str | None = None  # [extract] scheduler: a running one
 
     @property
     def results_path(self) -> Path:
@@ -253,7 +255,21 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         batch_tokens=ex.get("batch_tokens"),
         device=_expect(ex.get("device", "auto"), str, "extract.device", src),
         overwrite=_expect(ex.get("overwrite", False), bool, "extract.overwrite", src),
+        extract_workers=_extract_workers(ex, src),
+        extract_scheduler=_expect(ex["scheduler"], str, "extract.scheduler", src)
+        if "scheduler" in ex else None,
     )
+
+
+def _extract_workers(ex: dict[str, Any], src: str) -> int | None:
+    if "workers" not in ex:
+        return None
+    w = _expect(ex["workers"], int, "extract.workers", src)
+    if w < 1:
+        raise PlanError(f"{src}: extract.workers must be >= 1, got {w}")
+    if "scheduler" in ex:
+        raise PlanError(f"{src}: give extract.workers or extract.scheduler, not both")
+    return w
 
 
 def load_plan(path: str | Path) -> Plan:
