@@ -193,3 +193,26 @@ def test_real_task_mcc_matches_sklearn_per_regime(data_dir):
         m1 = [matthews_corrcoef(yt, f.proba.argmax(1)) for f in mine]
         m2 = [matthews_corrcoef(yt, f.proba.argmax(1)) for f in ref]
         assert abs(np.mean(m1) - np.mean(m2)) <= tol, (regime, m1, m2)
+
+
+def test_engine_dispatches_the_mlp_by_backend(tmp_path):
+    """run_probes: the MLP runs on torch by default and on scikit-learn with
+    backend='sklearn'; each records its backend; the two agree on every cell."""
+    from geneb.probe.engine import run_probes
+    from geneb.probe.results import read_results
+    from geneb.probe.testing import gaussian_task
+    from geneb.store import FeatureStore
+
+    fs = FeatureStore(tmp_path / "s.zarr", "a")
+    gaussian_task(fs, "m", "t", n_train=240, n_test=80, n_classes=3, dim=12, sep=1.5)
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    sa = run_probes(fs, a, probe="mlp", shots="10,full", seeds="13,17", workers=1)
+    sb = run_probes(fs, b, probe="mlp", backend="sklearn", shots="10,full", seeds="13,17",
+                    workers=1)
+    assert sa.backend == "torch" and sb.backend == "sklearn" and sa.n_computed == 4
+    da, db = read_results(a), read_results(b)
+    assert set(da.backend) == {"torch"} and set(db.backend) == {"sklearn"}
+    key = ["regime", "seed"]
+    da, db = da.sort_values(key).reset_index(drop=True), db.sort_values(key).reset_index(drop=True)
+    np.testing.assert_allclose(da.mcc, db.mcc, atol=0.03)
+    assert (abs(da.n_iter - db.n_iter) <= 2).all()

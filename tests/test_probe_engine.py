@@ -54,7 +54,7 @@ def test_real_grid_shape_and_provenance(real):
     assert len(df) == 2 * 2 * 3 * 3 * 2 == summary.n_cells == summary.n_computed
     # full-data fits are solved once per C, not once per seed
     assert summary.n_fits == 2 * 2 * (2 * 3 * 2 + 2)
-    assert df.converged.all() and (df.backend == "torch").all() and df.standardize.all()
+    assert df.converged.all() and (df.backend == "sklearn").all() and df.standardize.all()
     for name, task in tasks.items():
         sub = df[df.task == name]
         assert set(sub.category) == {task.spec.category}
