@@ -209,7 +209,7 @@ def test_mlp_probe_rows(synth):
     s = _run(fs, out, probe="mlp", tasks=["t_tri"], shots="10,full", Cs=(1.0, 10.0))
     df = read_results(out)
     assert len(df) == s.n_computed == 2 * 2  # C does not multiply MLP cells
-    assert df.C.isna().all() and (df.probe == "mlp").all() and (df.backend == "torch").all()
+    assert df.C.isna().all() and (df.probe == "mlp").all() and (df.backend == "sklearn").all()
     assert s.n_fits == 4  # the MLP depends on the seed: full-data fits are not shared
     again = _run(fs, out, probe="mlp", tasks=["t_tri"], shots="10,full")
     assert again.n_computed == 0
