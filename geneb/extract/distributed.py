@@ -132,6 +132,8 @@ def extract_on_cluster(
     if not all(isinstance(m, str) for m in model_list):
         raise ModelError("models must be spec strings on a cluster (they are loaded by the "
                          "workers), got a built embedder")
+    # a local model folder travels as an absolute path (workers may run elsewhere)
+    model_list = [os.path.abspath(m) if os.path.isdir(m) else m for m in model_list]
     if name is not None and len(model_list) != 1:
         raise ModelError(f"--name {name!r} names one model, but {len(model_list)} were given")
     if not task_list:
