@@ -69,6 +69,22 @@ def resolve_device(device: str) -> str:
 
 
 @contextlib.contextmanager
+def _strict_float32(device: str) -> Iterator[None]:
+    """float32 GEMMs on CUDA (no TF32, whatever the process set), restored afterwards."""
+    import torch
+
+    if not device.startswith("cuda"):
+        yield
+        return
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+
+
+@contextlib.contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
     """Run with ``n`` torch intra-op threads (None: leave as is), restored afterwards."""
     import torch
@@ -136,7 +152,7 @@ def fit_mlps(problem: ProbeProblem, cells: Sequence[ProbeCell], *, cfg: MLPConfi
 
     if not cells:
         return []
-    with torch_threads(threads), torch.no_grad():
+    with torch_threads(threads), torch.no_grad(), _strict_float32(device):
         X = np.ascontiguousarray(problem.X_train, dtype=np.float32)
         y = np.asarray(problem.y_train, dtype=np.int64)
         probes = [_Probe(i, np.asarray(c.train_idx, np.int64), int(c.seed),
