@@ -7,7 +7,7 @@ float64) are printed with wall times. Backends that cannot be imported are repor
 skipped.
 
     python benchmarks/gpu_check.py --data-dir ../shared/data \
-        --tasks gue_mouse_0,gue_splice_reconstructed --seeds 13,17 --Cs 0.01,1,100
+        --tasks gue_mouse_0,gue_splice_reconstructed --seeds 13,17 --Cs 0.01,1,100 [--mlp]
 """
 
 from __future__ import annotations
@@ -55,7 +55,16 @@ def main() -> None:
     ap.add_argument("--Cs", default="0.01,0.1,1,10,100")
     ap.add_argument("--backends", default="sklearn,fast,torch-cuda,cuml")
     ap.add_argument("--json")
+    ap.add_argument("--mlp", action="store_true",
+                    help="also time the torch MLP probe on CUDA (benchmarks/mlp_probe.py "
+                         "--device cuda: time per pair, projected study hours, MCC vs sklearn)")
     args = ap.parse_args()
+    if args.mlp:
+        import subprocess
+        import sys
+
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "mlp_probe.py"), "--device",
+                        "cuda", "--data-dir", args.data_dir, "--k", str(args.k)], check=False)
     seeds = [int(s) for s in args.seeds.split(",")]
     Cs = [float(c) for c in args.Cs.split(",")]
     report = []

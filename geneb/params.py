@@ -131,6 +131,8 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "batch_tokens": BATCH_TOKENS,
         "device": DEVICE,
         "overwrite": BOOL,
+        "workers": WORKERS,
+        "scheduler": SCHEDULER,
     },
 }
 

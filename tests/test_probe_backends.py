@@ -129,4 +129,6 @@ def test_auto_backend_is_cuml_only_when_usable():
 
     expect = "cuml" if cuml_available() else "fast"
     assert _resolve_backend("auto", "linear") == expect
-    assert _resolve_backend("cuml" if expect == "fast" else "sklearn", "mlp") == "sklearn"
+    # the MLP: torch by default (linear-only names map to it), scikit-learn when asked
+    assert _resolve_backend("auto", "mlp") == _resolve_backend("cuml", "mlp") == "torch"
+    assert _resolve_backend("sklearn", "mlp") == "sklearn"

@@ -91,6 +91,16 @@ def extract(
             help="Rows per block: sorted and batched together, then streamed to the store.",
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Spread (model, task) jobs over N local Dask "
+                     "workers (one GPU each with --device cuda, via dask-cuda)."),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Spread (model, task) jobs over the running Dask "
+                     "cluster at this address (tcp://...); the store must be shared."),
+    ] = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
     from rich.table import Table
@@ -109,9 +119,17 @@ def extract(
         ("--seed", seed, params.SEED),
         ("--storage-dtype", storage_dtype, params.STORAGE_DTYPE),
         ("--block-rows", block_rows, params.POSITIVE_INT),
+        ("--workers", workers, params.WORKERS),
+        ("--scheduler", scheduler, params.SCHEDULER),
     ):
         params.check_option(option, value, constraint)
 
+    cluster: dict[str, object] = {}
+    if workers is not None or scheduler is not None:  # same options, run on a Dask cluster
+        from geneb.extract import distributed
+
+        run_extract = distributed.extract_on_cluster  # type: ignore[assignment]
+        cluster = {"workers": workers, "scheduler": scheduler}
     results = run_extract(
         store,
         model,
@@ -132,6 +150,7 @@ def extract(
         truncation=truncation,
         seed=seed,
         block_rows=block_rows,
+        **cluster,
     )
     table = Table(title=f"geneb extract -> {store}")
     for col in ("entry", "action", "rows", "dim", "seq/s", "tok/s"):

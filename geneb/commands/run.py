@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -17,16 +18,33 @@ def run(
         bool,
         typer.Option("--dry-run", help="Validate; print what would be computed."),
     ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Run extraction and probing on N local Dask "
+                     "workers (overrides the plan's [extract]/[probe] workers/scheduler)."),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Run extraction and probing on the running Dask "
+                     "cluster at this address (overrides the plan)."),
+    ] = None,
 ) -> None:
     """Run a plan: extract what is missing, probe the new cells, rebuild the report.
 
     Safe to rerun after an interruption: finished store entries and result cells are kept.
     """
+    from geneb.errors import PlanError
     from geneb.pipeline.execute import dry_run as do_dry_run
     from geneb.pipeline.execute import run_plan
     from geneb.pipeline.plan import load_plan
 
     p = load_plan(plan)
+    if workers is not None and scheduler is not None:
+        raise PlanError(f"give --workers or --scheduler, not both (got {workers} and "
+                        f"{scheduler!r})")
+    if workers is not None or scheduler is not None:
+        p = replace(p, extract_workers=workers, extract_scheduler=scheduler,
+                    probe=replace(p.probe, workers=workers, scheduler=scheduler))
     if dry_run:
         for line in do_dry_run(p).lines():
             typer.echo(line)

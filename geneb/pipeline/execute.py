@@ -8,8 +8,9 @@ so rerunning an interrupted plan continues where it stopped.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,43 +176,14 @@ def run_plan(
     log: Callable[[str], Any] = lambda s: None,
 ) -> RunSummary:
     """Run extract -> probe -> report for ``plan``; safe to rerun after an interruption."""
-    from geneb.extract.runner import extract
     from geneb.probe.engine import run_probes
 
     t0 = time.perf_counter()
     tasks = validate(plan)
     summary = RunSummary()
     plan.out.mkdir(parents=True, exist_ok=True)
-    keys = []
-    for mp in plan.models:
-        opts = dict(mp.options)
-        batch_tokens = opts.pop("batch_tokens", None) or plan.batch_tokens
-        kwargs: dict[str, Any] = {"device": opts.pop("device", plan.device)}
-        if batch_tokens:
-            kwargs["batch_tokens"] = int(batch_tokens)
-        t1 = time.perf_counter()
-        results = extract(
-            plan.store,
-            [mp.model],
-            tasks,
-            plan.splits,
-            name=mp.name,
-            overwrite=plan.overwrite,
-            progress=progress,
-            **kwargs,
-            **opts,
-        )
-        key = results[0].key.model if results else model_key(mp)
-        keys.append(key)
-        done = [r for r in results if r.action != "skip"]
-        summary.extracted += len(done)
-        summary.skipped_entries += len(results) - len(done)
-        msg = (
-            f"extract {key}: {len(done)} entries written, {len(results) - len(done)} skipped "
-            f"({time.perf_counter() - t1:.1f} s)"
-        )
-        summary.steps.append(msg)
-        log(msg)
+    with _extract_cluster(plan) as client:
+        keys = _extract_all(plan, tasks, client, summary, progress, log)
     task_names = [t.spec.name for t in tasks]
     for probe in plan.probe.probes:
         t1 = time.perf_counter()
@@ -255,3 +227,70 @@ def run_plan(
         log(msg)
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+@contextlib.contextmanager
+def _extract_cluster(plan: Plan) -> Iterator[Any]:
+    """The Dask client extraction runs on ([extract] workers / scheduler), or None."""
+    if plan.extract_workers is None and not plan.extract_scheduler:
+        yield None
+        return
+    from geneb.extract.distributed import connect, start_cluster
+
+    cluster = None
+    if plan.extract_scheduler:
+        client = connect(plan.extract_scheduler)
+    else:
+        cluster, client = start_cluster(int(plan.extract_workers or 1), plan.device)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _extract_all(plan: Plan, tasks: list[Task], client: Any, summary: RunSummary,
+                 progress: bool, log: Callable[[str], Any]) -> list[str]:
+    """Extract every model of the plan (in this process, or on ``client``'s cluster)."""
+    from geneb.extract.runner import extract
+
+    keys = []
+    for mp in plan.models:
+        opts = dict(mp.options)
+        batch_tokens = opts.pop("batch_tokens", None) or plan.batch_tokens
+        kwargs: dict[str, Any] = {"device": opts.pop("device", plan.device)}
+        if batch_tokens:
+            kwargs["batch_tokens"] = int(batch_tokens)
+        t1 = time.perf_counter()
+        if client is not None:  # (model, task-chunk) jobs on the Dask cluster
+            from geneb.extract.distributed import extract_on_cluster
+
+            results = extract_on_cluster(
+                plan.store, [mp.model], list(plan.tasks),
+                plan.splits, client=client, name=mp.name, overwrite=plan.overwrite,
+                data_dir=str(plan.data_dir) if plan.data_dir else None, **kwargs, **opts)
+        else:
+            results = extract(
+                plan.store,
+                [mp.model],
+                tasks,
+                plan.splits,
+                name=mp.name,
+                overwrite=plan.overwrite,
+                progress=progress,
+                **kwargs,
+                **opts,
+            )
+        key = results[0].key.model if results else model_key(mp)
+        keys.append(key)
+        done = [r for r in results if r.action != "skip"]
+        summary.extracted += len(done)
+        summary.skipped_entries += len(results) - len(done)
+        msg = (
+            f"extract {key}: {len(done)} entries written, {len(results) - len(done)} skipped "
+            f"({time.perf_counter() - t1:.1f} s)"
+        )
+        summary.steps.append(msg)
+        log(msg)
+    return keys

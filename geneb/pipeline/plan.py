@@ -96,6 +96,8 @@ class Plan:
     batch_tokens: int | None = None
     device: str = "auto"
     overwrite: bool = False
+    extract_workers: int | None = None  # [extract] workers: a local Dask cluster
+    extract_scheduler: str | None = None  # [extract] scheduler: a running one
 
     @property
     def results_path(self) -> Path:
@@ -258,7 +260,16 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         batch_tokens=ex.get("batch_tokens"),
         device=ex.get("device", "auto"),
         overwrite=ex.get("overwrite", False),
+        extract_workers=_extract_workers(ex, src),
+        extract_scheduler=ex.get("scheduler"),
     )
+
+
+def _extract_workers(ex: dict[str, Any], src: str) -> int | None:
+    """``[extract] workers`` (type and range already checked against geneb.params)."""
+    if "workers" in ex and "scheduler" in ex:
+        raise PlanError(f"{src}: [extract] workers, scheduler: give one of them, not both")
+    return ex.get("workers")
 
 
 def load_plan(path: str | Path) -> Plan:

@@ -222,7 +222,9 @@ def _resolve_backend(backend: str, probe: str) -> str:
     from geneb.probe.solvers import BACKENDS, get_backend
 
     if probe == "mlp":
-        return "sklearn"
+        from geneb.probe.mlp import resolve_mlp_backend
+
+        return resolve_mlp_backend(backend)
     if backend == "auto":
         from geneb.probe.solvers.cuml_backend import cuml_available
 
@@ -281,10 +283,11 @@ def solve_group(
             standardize=standardize,
             max_iter=MAX_ITER,
         )
-        if probe == "mlp":  # imported only here: scikit-learn costs ~0.8 s to import
-            from geneb.probe.mlp import MLPProbe
+        if probe == "mlp":  # dispatch by MLP backend (torch by default, or sklearn)
+            from geneb.probe.mlp import get_mlp_probe
 
-            solver: Any = MLPProbe(blas_threads=blas_threads)
+            solver: Any = get_mlp_probe(backend, blas_threads=blas_threads,
+                                        fit_threads=fit_threads)
         elif backend == "fast" and fit_threads is not None:
             solver = get_backend(backend, fit_threads=fit_threads)
         else:

@@ -1,0 +1,182 @@
+"""Extraction over a Dask cluster: (model, tasks) jobs spread over workers, one store.
+
+Why this shape: loading a model is the expensive, memory-hungry step, so a job is one model
+on a *set* of tasks; the worker that runs it loads the model once and works through those
+tasks with the ordinary runner (``geneb.extract.runner.extract``), so every guarantee of a
+single process holds unchanged:
+
+* each (model, task, split) entry is written under the store's per-entry lock
+  (``geneb.store.locking``: an ``flock`` on the entry's directory, released by the kernel
+  when a worker dies), and a second run or job touching the same entry fails with
+  ``EntryLockedError`` instead of interleaving rows;
+* rows are verified on disk block by block, so a job whose worker was killed is resumed
+  where its verified rows end, whether Dask retries it on another worker or the command is
+  rerun; finished entries are skipped; stale entries are refused (per job, i.e. per model
+  and task set, as the single-process runner refuses per model).
+
+Jobs: each model's tasks are split into ``ceil(workers / models)`` chunks (at most one per
+task), so a cluster with more workers than models still has work for every worker while no
+worker loads a model more than once per chunk. Results come back in the order of a
+single-process run (models, then tasks, then splits).
+
+Clusters: ``scheduler="tcp://host:8786"`` uses a running cluster (the store must be on a file
+system every worker sees); ``workers=N`` starts a local one: CPU worker processes with one
+thread each, or, when ``device`` asks for CUDA, ``dask_cuda.LocalCUDACluster`` with one
+worker per GPU (``dask-cuda`` imported only then; each worker sees its own device as
+``cuda``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from geneb.errors import GenebError, ModelError
+from geneb.extract.runner import ExtractResult, extract
+
+#: How long to wait for an existing scheduler to answer (checked before any work).
+SCHEDULER_TIMEOUT = "15s"
+
+
+def plan_jobs(models: Sequence[str], tasks: Sequence[str], n_workers: int
+              ) -> list[tuple[str, list[str]]]:
+    """(model, task chunk) jobs: every model's tasks in ``ceil(n_workers / models)`` chunks
+    (contiguous, in the given order; never more chunks than tasks)."""
+    per_model = max(1, min(len(tasks), math.ceil(n_workers / max(1, len(models)))))
+    jobs = []
+    for m in models:
+        size = math.ceil(len(tasks) / per_model)
+        for a in range(0, len(tasks), size):
+            jobs.append((m, list(tasks[a:a + size])))
+    return jobs
+
+
+def _job(store: str, model: str, tasks: list[str], splits: tuple[str, ...],
+         kwargs: dict[str, Any]) -> list[ExtractResult]:
+    """Runs on a worker: load ``model`` once, extract every split of every task in ``tasks``."""
+    return extract(store, model, tasks, splits, **kwargs)
+
+
+def _is_cuda(device: str | None) -> bool:
+    return bool(device) and str(device).lower().startswith("cuda")
+
+
+def start_cluster(workers: int, device: str | None) -> tuple[Any, Any]:
+    """(cluster, client) of ``workers`` local workers: GPU workers via dask-cuda when
+    ``device`` is CUDA, else CPU processes with one thread each."""
+    from distributed import Client, LocalCluster
+
+    if _is_cuda(device):
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError as e:
+            raise GenebError(
+                f"--device {device} with --workers needs dask-cuda (pip install "
+                f"'geneb[gpu]' or dask-cuda): {e}"
+            ) from e
+        cluster = LocalCUDACluster(n_workers=workers, threads_per_worker=1,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+    return cluster, Client(cluster)
+
+
+def connect(scheduler: str) -> Any:
+    """A client of the running cluster at ``scheduler``; a clear error when unreachable."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise GenebError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
+
+
+def extract_on_cluster(
+    store: str | os.PathLike[str],
+    models: str | Sequence[str],
+    tasks: str | Sequence[str],
+    splits: Sequence[str] = ("train", "test"),
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    client: Any | None = None,
+    data_dir: str | None = None,
+    device: str = "auto",
+    name: str | None = None,
+    **kwargs: Any,
+) -> list[ExtractResult]:
+    """``geneb.extract.runner.extract`` with its (model, task) work spread over Dask workers.
+
+    Give exactly one of ``scheduler`` (a running cluster), ``workers`` (a local cluster of
+    that many workers, closed at the end) or ``client`` (a connected Dask client, kept open:
+    several calls can share one cluster). ``models`` and ``tasks`` are specs/names as the
+    runner takes them (strings: they travel to the workers); every other keyword goes to the
+    runner unchanged.
+    Bad arguments, unknown tasks and missing splits fail here, before any job starts.
+    """
+    model_list = [models] if isinstance(models, str) else list(models)
+    task_list = [tasks] if isinstance(tasks, str) else list(tasks)
+    splits_t = tuple([splits] if isinstance(splits, str) else splits)
+    if sum(x is not None for x in (scheduler, workers, client)) != 1:
+        raise GenebError("give exactly one of workers (a local cluster) or scheduler (an "
+                         f"existing one), got workers={workers!r} and scheduler={scheduler!r}")
+    if workers is not None and workers < 1:
+        raise GenebError(f"workers must be >= 1, got {workers}")
+    if not model_list:
+        raise ModelError("no model given (--model)")
+    if not all(isinstance(m, str) for m in model_list):
+        raise ModelError("models must be spec strings on a cluster (they are loaded by the "
+                         "workers), got a built embedder")
+    # a local model folder travels as an absolute path (workers may run elsewhere)
+    model_list = [os.path.abspath(m) if os.path.isdir(m) else m for m in model_list]
+    if name is not None and len(model_list) != 1:
+        raise ModelError(f"--name {name!r} names one model, but {len(model_list)} were given")
+    if not task_list:
+        raise ModelError("no task given (--task)")
+    if not isinstance(store, (str, os.PathLike)):
+        raise GenebError("store must be a path on a cluster (workers open it themselves)")
+    store_s = os.fspath(store)
+    store_s = store_s if "://" in store_s else os.path.abspath(store_s)
+    # tasks resolved here: a typo or a missing split fails before any worker loads a model;
+    # the workers get absolute task folders so they need no data_dir of their own
+    from geneb.tasks.catalog import resolve_task
+
+    resolved = []
+    for t in task_list:
+        task = resolve_task(str(t), data_dir)
+        for s in splits_t:
+            task.split(s)
+        resolved.append(os.path.abspath(t) if os.path.isdir(t) else str(t))
+    if data_dir is not None:
+        data_dir = os.path.abspath(data_dir)
+    job_kwargs = dict(kwargs, device=device, name=name, data_dir=data_dir)
+    job_kwargs.pop("progress", None)  # bars from many workers would interleave
+    cluster = None
+    own = client is None
+    if scheduler:
+        client = connect(scheduler)
+    try:
+        if client is None:
+            cluster, client = start_cluster(int(workers or 1), device)
+        n_workers = max(1, len(client.nthreads()) or (workers or 1))
+        jobs = plan_jobs(model_list, resolved, n_workers)
+        run = uuid.uuid4().hex[:8]
+        futures = [client.submit(_job, store_s, m, ts, splits_t, job_kwargs, pure=False,
+                                 key=f"geneb-extract-{run}-{i}")
+                   for i, (m, ts) in enumerate(jobs)]
+        try:
+            results = client.gather(futures)
+        except BaseException:
+            client.cancel(futures)
+            raise
+    finally:
+        if own and client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    return [r for job in results for r in job]
