@@ -36,6 +36,7 @@ class CellFit:
     n_iter: int
     converged: bool
     fit_seconds: float
+    n_convergence_warnings: int | None = None  # ConvergenceWarnings raised; None: not counted
 
 
 @dataclass(frozen=True, eq=False)
