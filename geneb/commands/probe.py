@@ -14,7 +14,9 @@ from geneb.commands._common import cli_errors, show_progress
 def probe(
     store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
     out: Annotated[
-        Path, typer.Option("--out", help="Results table (parquet); created or extended.")
+        Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
+                           "results.parquet), created or extended; a single-file table of an "
+                           "older geneb is migrated.")
     ],
     model: Annotated[
         list[str] | None,
@@ -45,6 +47,11 @@ def probe(
         str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
                           "torch or cuml.")
     ] = "auto",
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="converged (every probe solved to its optimum) or "
+                          "paper (the GENEB paper's literal LogisticRegression(C, max_iter=1000); "
+                          "recorded per row, side by side with converged cells).")
+    ] = "converged",
     workers: Annotated[
         int | None,
         typer.Option("--workers", min=1, help="Local worker processes (default: all cores; "
@@ -66,16 +73,31 @@ def probe(
     ] = False,
 ) -> None:
     """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C)."""
+    from geneb.errors import GenebError
     from geneb.probe.engine import run_probes
 
     Cs = ",".join(C) if C else "1.0"
-    s = run_probes(
-        store, out, models=model or None, tasks=task or None, shots=shots, seeds=seeds, Cs=Cs,
-        probe=probe_kind, backend=backend, workers=workers, scheduler=scheduler,
-        standardize=standardize, take_all=take_all, progress=show_progress(),
-    )
+    try:
+        s = run_probes(
+            store, out, models=model or None, tasks=task or None, shots=shots, seeds=seeds,
+            Cs=Cs, probe=probe_kind, backend=backend, protocol=protocol, workers=workers,
+            scheduler=scheduler, standardize=standardize, take_all=take_all,
+            progress=show_progress(),
+        )
+    except GenebError as e:  # library errors name parameters; the CLI names its options
+        raise type(e)(_option_names(str(e))) from None
     typer.echo(  # a plain line: no rich import on the probe path
         f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
-        f"model x task jobs, backend {s.backend}), {s.n_reused} reused, "
-        f"{s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
+        f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
+        f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
     )
+
+
+#: ``run_probes`` parameter spellings in its messages -> this command's options.
+_OPTIONS = {"protocol=": "--protocol ", "probe=": "--probe ", "backend=": "--backend "}
+
+
+def _option_names(msg: str) -> str:
+    for param, opt in _OPTIONS.items():
+        msg = msg.replace(param, opt)
+    return msg

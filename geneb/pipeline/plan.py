@@ -32,6 +32,7 @@ Example::
     backend = "auto"
     workers = 2                      # or scheduler = "tcp://host:8786"
     standardize = false
+    protocol = "converged"           # or "paper": the paper's literal LogisticRegression
 
     [report]
     enabled = true
@@ -73,6 +74,7 @@ PROBE_KEYS = {
     "scheduler",
     "standardize",
     "take_all",
+    "protocol",
 }
 REPORT_KEYS = {"enabled", "model_info", "regimes", "C"}
 EXTRACT_KEYS = {"splits", "batch_tokens", "device", "overwrite"}
@@ -96,6 +98,7 @@ class ProbePlan:
     scheduler: str | None = None
     standardize: bool = False
     take_all: bool = False
+    protocol: str = "converged"  # or "paper" (linear probe only; see geneb.probe.schema)
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,11 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         scheduler=pr.get("scheduler") or None,
         standardize=_expect(pr.get("standardize", False), bool, "probe.standardize", src),
         take_all=_expect(pr.get("take_all", False), bool, "probe.take_all", src),
+        protocol=_expect(pr.get("protocol", "converged"), str, "probe.protocol", src),
     )
+    if probe.protocol not in ("converged", "paper"):
+        raise PlanError(f"{src}: probe.protocol {probe.protocol!r}: expected 'converged' or "
+                        "'paper'")
 
     rep = _expect(data.get("report", {}), dict, "report", src)
     _check_keys("[report]", rep, REPORT_KEYS, src)

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from geneb.errors import ProbeError, unknown_name
-from geneb.probe import parts, protocol
+from geneb.probe import parts
+from geneb.probe import protocol as _protocol
 from geneb.probe.plan import (
     PROBES,
     Done,
@@ -74,7 +75,7 @@ def run_probes(
     Cs: str | Iterable[float] = (1.0,),  # noqa: N803 - C is the conventional name
     probe: str = "linear",
     backend: str = "auto",
-    protocol_name: str = DEFAULT_PROTOCOL,
+    protocol: str = DEFAULT_PROTOCOL,
     workers: int | None = None,
     scheduler: str | None = None,
     standardize: bool = False,
@@ -86,29 +87,29 @@ def run_probes(
 
     ``out`` is a results folder (created when absent; a single-file table of an older geneb is
     migrated into one). Rerunning computes nothing; extending seeds/Cs/models/tasks computes
-    only the new cells. ``protocol_name="paper"`` fits the paper's literal scikit-learn probe
+    only the new cells. ``protocol="paper"`` fits the paper's literal scikit-learn probe
     (cells recorded side by side with converged ones). ``workers=1`` (or a single (model,
     task) with ``workers=None``) runs in this process; otherwise a Dask LocalCluster
     (processes, one thread and one BLAS thread each) or the cluster at ``scheduler`` runs one
     job per (model, task).
     """
     t0 = time.perf_counter()
-    shots_t = protocol.parse_shots(shots)
-    seeds_t = protocol.parse_seeds(seeds)
-    Cs_t = protocol.parse_Cs(Cs)
+    shots_t = _protocol.parse_shots(shots)
+    seeds_t = _protocol.parse_seeds(seeds)
+    Cs_t = _protocol.parse_Cs(Cs)
     if probe not in PROBES:
         raise unknown_name("probe", probe, PROBES)
     if workers is not None and workers < 1:
         raise ProbeError(f"workers must be >= 1, got {workers}")
     if workers is not None and scheduler:
         raise ProbeError("give either workers (a local cluster) or scheduler (an existing one)")
-    backend_name = resolve_backend(backend, probe, protocol_name)
+    backend_name = resolve_backend(backend, probe, protocol)
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
     client = connect(scheduler) if scheduler else None
     try:
         return _run(fs, Path(out), client, models=models, tasks=tasks, shots=shots_t,
                     seeds=seeds_t, Cs=Cs_t, probe=probe, backend_name=backend_name,
-                    protocol_name=protocol_name, workers=workers, standardize=standardize,
+                    protocol_name=protocol, workers=workers, standardize=standardize,
                     take_all=take_all, progress=progress, on_group_done=on_group_done, t0=t0)
     finally:
         if client is not None:

@@ -227,14 +227,14 @@ def resolve_backend(backend: str, probe: str, protocol_name: str = DEFAULT_PROTO
     from geneb.probe.solvers import BACKENDS, get_backend
 
     if protocol_name not in PROTOCOLS:
-        raise unknown_name("protocol", protocol_name, PROTOCOLS)
+        raise unknown_name("protocol", str(protocol_name), PROTOCOLS)
     if protocol_name == "paper":
         if probe != "linear":
-            raise ProbeError(f"protocol 'paper' is the paper's logistic regression: it applies to "
-                             f"probe 'linear', got probe {probe!r}")
+            raise ProbeError(f"protocol='paper' is the paper's logistic regression: it applies to "
+                             f"probe='linear', got probe={probe!r}")
         if backend not in ("auto", PAPER_BACKEND):
-            raise ProbeError(f"protocol 'paper' fits scikit-learn's LogisticRegression itself: "
-                             f"backend must be 'auto' or 'sklearn', got {backend!r}")
+            raise ProbeError(f"protocol='paper' fits scikit-learn's LogisticRegression itself: "
+                             f"backend must be 'auto' or 'sklearn', got backend={backend!r}")
         return PAPER_BACKEND
     if probe == "mlp":
         return "sklearn"

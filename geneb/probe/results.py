@@ -193,18 +193,25 @@ def cell_ids(table: pa.Table) -> list[CellId]:
 
 
 def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> pa.Table:
-    """Concatenate; for duplicate cell identities keep the last row (at its own position)."""
+    """Concatenate; for duplicate cell identities keep the newest row (at its own position).
+
+    Newest: from the later table (part); within one table, the later ``created`` time, then
+    the later row (hand-made or legacy single files may hold several rows of a cell)."""
     tables = [t for t in tables if t is not None]
     if not tables:
         return RESULTS_SCHEMA.empty_table()
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     if not dedupe:
         return table
-    last: dict[CellId, int] = {}
-    for i, cid in enumerate(cell_ids(table)):
-        last[cid] = i
-    if len(last) == table.num_rows:
+    ids = cell_ids(table)
+    if len(set(ids)) == table.num_rows:
         return table
+    part = [i for i, t in enumerate(tables) for _ in range(t.num_rows)]
+    created = [c or "" for c in table.column("created").to_pylist()]
+    order = sorted(range(table.num_rows), key=lambda i: (part[i], created[i]))
+    last: dict[CellId, int] = {}
+    for i in order:
+        last[ids[i]] = i
     return table.take(pa.array(sorted(last.values()), type=pa.int64()))
 
 
