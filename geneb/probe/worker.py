@@ -103,7 +103,7 @@ def solve_group(
         for f, r in zip(fits, results, strict=True):
             out.append({
                 "fit_id": f.fit_id,
-                **compute_metrics(y_test, r.proba, n_classes),
+                **compute_metrics(y_test, r.proba, n_classes, y_pred=r.pred),
                 "n_iter": int(r.n_iter),
                 "converged": bool(r.converged),
                 "n_convergence_warnings": r.n_convergence_warnings,
