@@ -76,7 +76,9 @@ def resolve(p: Path) -> Path | None:
 def read_parquet_file(f: Path, label: Path) -> pa.Table:
     """One parquet file with page checksums verified; errors name ``label`` (the table)."""
     try:
-        return pq.read_table(f, page_checksum_verification=True)
+        # ParquetFile: ~3x less overhead per small file than pq.read_table (no dataset layer)
+        with pq.ParquetFile(f, page_checksum_verification=True) as pf:
+            return pf.read()
     except FileNotFoundError:
         raise
     except Exception as e:  # pyarrow raises OSError/ArrowInvalid for corrupt files
