@@ -62,6 +62,8 @@ class ProbeRunSummary:
     #: check), "plan", "solve" (in-process: the fits; Dask: jobs incl. their reads, overlapped
     #: with writing), "write" (appending parts)
     timings: dict[str, float] = field(default_factory=dict)
+    #: in-process runs: (model, task, seconds solving it) per pair, in solve order
+    pair_solve_seconds: tuple[tuple[str, str, float], ...] = ()
 
 
 def run_probes(
@@ -181,6 +183,7 @@ def _run(
     args = dict(probe=probe, backend=backend_name, standardize=standardize,
                 protocol_name=protocol_name)
     bar = progress_bar(n_fits, progress)
+    pair_s: list[tuple[str, str, float]] = []
     t = time.perf_counter()
     try:
         if not todo:
@@ -193,7 +196,8 @@ def _run(
                                   **args, storage_dtype=p.storage_dtype,
                                   fit_threads=min(n_procs, default_workers()),
                                   entries=read.pop((p.model, p.task), None))
-                tm["solve"] += time.perf_counter() - ts
+                pair_s.append((p.model, p.task, time.perf_counter() - ts))
+                tm["solve"] += pair_s[-1][2]
                 writer.pair(p, res)
                 bar.update(len(p.fits))
         else:
@@ -208,7 +212,7 @@ def _run(
         out=out_p, backend=backend_name, n_cells=n_cells, n_skipped=n_skipped,
         n_reused=len(reused_rows), n_computed=writer.n_rows - len(reused_rows), n_fits=n_fits,
         n_groups=len(todo), seconds=time.perf_counter() - t0, protocol=protocol_name,
-        timings=tm,
+        timings=tm, pair_solve_seconds=tuple(pair_s),
     )
 
 
