@@ -37,7 +37,6 @@ import json
 import multiprocessing as mp
 import resource
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -232,8 +231,9 @@ def main() -> None:
               f"{ph['per_pair_s']:.2f} s  ({comp})")
     print(f"2N/N total time: {full['total_s'] / half['total_s']:.2f} (linear in pairs: 2.00)")
     print(f"peak RSS of the probing process: {peak_mb:.0f} MB")
-    print(f"projection, {proj['pairs']} pairs (GENEB sizes): linear {proj['linear_solve_h_1core']:.1f}"
-          f" h + MLP {proj['mlp_solve_h_1core']:.1f} h on 1 core, read/plan/write "
+    print(f"projection, {proj['pairs']} pairs (GENEB sizes): linear "
+          f"{proj['linear_solve_h_1core']:.1f} h + MLP {proj['mlp_solve_h_1core']:.1f} h "
+          f"on 1 core, read/plan/write "
           f"{proj['read_plan_write_h']:.2f} h; 2 cores {proj['cpu_2cores_h']:.1f} h; "
           f"one GPU (projection) {proj['gpu_projection_h']:.1f} h")
     if args.json:

@@ -96,7 +96,9 @@ def read_table(path: str | os.PathLike[str]) -> pa.Table:
         raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
     if p.is_dir() and not parts.list_parts(p) and any(
             n.endswith(".parquet") for n in os.listdir(p)):
-        raise GenebError(f"{str(p)!r} is a folder but not a geneb results table (no part-*.parquet)")
+        raise GenebError(
+            f"{str(p)!r} is a folder but not a geneb results table (no part-*.parquet)"
+        )
     try:
         tables = _read_raw(p)
     except FileNotFoundError as e:
