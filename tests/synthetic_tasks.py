@@ -43,7 +43,8 @@ def make_task(root: Path, name: str, n_classes: int, n_train: int, n_test: int,
         (folder / f"{split}.csv").write_text("\n".join(lines) + "\n")
     meta = {"name": name, "category": category, "n_classes": n_classes,
             "source": "synthetic (made by the test suite)", "license": "CC0-1.0",
-            "n_train": n_train, "n_test": n_test, "length_min": length // 2, "length_max": 2 * length - 1,
+            "n_train": n_train, "n_test": n_test, "length_min": length // 2,
+            "length_max": 2 * length - 1,
             "alphabet": "ACGT"}
     (folder / "task.json").write_text(json.dumps(meta, indent=1))
     return folder

@@ -17,12 +17,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
-
 from synthetic_tasks import make_tasks
 
 from geneb.errors import ProbeError
-from geneb.probe.metrics import predict_from_proba  # the engine's rule: ties to the lower class
 from geneb.extract.registry import get_embedder
+from geneb.probe.metrics import predict_from_proba  # the engine's rule: ties to the lower class
 from geneb.probe.solvers import get_backend
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
@@ -96,7 +95,8 @@ def check_against_sklearn(Xtr, ytr, Xte, yte, K, standardize, Cs):
         proba, pred, ref_conv = sklearn_reference(Xtr, ytr, Xte, cell, standardize)
         assert fit.proba.shape == (len(yte), K)
         np.testing.assert_allclose(fit.proba.sum(1), 1.0, atol=1e-12)
-        d_mcc = abs(matthews_corrcoef(yte, pred) - matthews_corrcoef(yte, predict_from_proba(fit.proba)))
+        d_mcc = abs(matthews_corrcoef(yte, pred)
+                    - matthews_corrcoef(yte, predict_from_proba(fit.proba)))
         worst = max(worst, d_mcc)
         if ref_conv:
             assert np.abs(fit.proba - proba).max() < 2e-4, (cell.regime, cell.seed, cell.C)

@@ -103,7 +103,7 @@ def test_row_blocks_keep_task_order_for_any_thread_count():
 
 
 @pytest.mark.parametrize("task,K", [("gue_emp_h3k4me3", 2), ("gue_splice_reconstructed", 3)])
-def test_full_data_path_has_the_same_bits_for_any_thread_count(src, task, K):
+def test_full_data_path_has_the_same_bits_for_any_thread_count(src, task, K):  # noqa: F811
     """Fixed row blocks and Gram panels with an ordered reduction: one, two and three threads
     must give identical coefficients, iteration counts and probabilities."""
     Xtr, ytr, Xte, _ = load_kmer(src, task, k=3, n_train=2400)
