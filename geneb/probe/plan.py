@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from geneb.errors import EntryIncompleteError, ProbeError, StoreError, unknown_name
 from geneb.probe import protocol
-from geneb.probe.results import cell_ids
+from geneb.probe.results import cell_ids, indices
 from geneb.probe.schema import (
     DEFAULT_PROTOCOL,
     PROTOCOLS,
@@ -90,7 +90,7 @@ class Done:
         full = [i for i, (r, p) in enumerate(zip(regime, probe, strict=True))
                 if r == "full" and p == "linear"]
         if full:  # only these rows are needed whole
-            rows = table.take(pa.array(full, type=pa.int64())).to_pylist()
+            rows = table.take(indices(full)).to_pylist()
             for i, r in zip(full, rows, strict=True):
                 out.reusable.setdefault(seedless(ids[i]), r)
         return out
