@@ -176,3 +176,12 @@ def test_concurrent_appends_lose_nothing(tmp_path):
         assert pr.exitcode == 0
     t = read_table(p)
     assert t.num_rows == 45 and len(parts.list_parts(p)) == 45
+
+
+def test_a_foreign_folder_is_never_written_into(tmp_path):
+    task = tmp_path / "my_task"
+    task.mkdir()
+    (task / "train.csv").write_text("sequence,label\nACGT,0\n")
+    with pytest.raises(GenebError, match="not a geneb results table.*train.csv"):
+        append_results([_row()], task)
+    assert os.listdir(task) == ["train.csv"]

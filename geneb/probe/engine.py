@@ -26,7 +26,6 @@ from geneb.probe import protocol as _protocol
 from geneb.probe.plan import (
     PROBES,
     Done,
-    Pair,
     check_finite,
     inspect_pair,
     plan_pair,
@@ -215,6 +214,3 @@ def _run(
         timings=tm, pair_solve_seconds=tuple(pair_s),
     )
 
-
-# kept importable from here for callers of the former single module
-_Pair = Pair

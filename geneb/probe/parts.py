@@ -184,6 +184,14 @@ def _ensure_folder(p: Path, migrate: Callable[[Path], pa.Table]) -> None:
     if not p.exists() and m.is_dir():  # killed between unlinking the file and the rename
         os.replace(m, p)
     if p.is_dir():
+        names = os.listdir(p)
+        other = sorted(n for n in names if not n.startswith(".") and not _is_part(n))
+        if other and not any(_is_part(n) for n in names):  # never write into a foreign folder
+            raise GenebError(
+                f"{str(p)!r} is a folder that is not a geneb results table (it holds "
+                f"{', '.join(other[:3])}{' ...' if len(other) > 3 else ''}); give a new path "
+                f"or an existing results table"
+            )
         return
     try:
         if p.exists():
