@@ -11,6 +11,7 @@ from geneb.commands import extract as _extract
 from geneb.commands import models as _models
 from geneb.commands import probe as _probe
 from geneb.commands import report as _report
+from geneb.commands import results as _results
 from geneb.commands import run as _run
 from geneb.commands import store as _store
 from geneb.commands import tasks as _tasks
@@ -26,6 +27,7 @@ app = typer.Typer(
 app.add_typer(_tasks.app, name="tasks", help="List and inspect tasks.")
 app.add_typer(_store.app, name="store", help="Inspect, verify and export a feature store.")
 app.add_typer(_models.app, name="models", help="List model adapters.")
+app.add_typer(_results.app, name="results", help="Maintain a results table (compact its parts).")
 app.command("extract")(_extract.extract)
 app.command("probe")(_probe.probe)
 app.command("report")(_report.report)

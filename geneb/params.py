@@ -74,6 +74,7 @@ COMPUTE_DTYPE = StrOptions(
 DEVICE = Pattern(r"auto|cpu|mps|cuda(:[0-9]+)?", "auto, cpu, cuda, cuda:N or mps")
 PROBE = StrOptions(("linear", "mlp"))
 BACKEND = StrOptions(("auto", "fast", "sklearn", "torch", "cuml"))
+PROTOCOL = StrOptions(("converged", "paper"))
 SCHEDULER = Pattern(
     r"(tcp|tls|inproc|ucx|ws|wss)://\S+|[^\s:/]+:[0-9]+",
     "a Dask scheduler address (tcp://host:port or host:port)",
@@ -119,6 +120,7 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "scheduler": SCHEDULER,
         "standardize": BOOL,
         "take_all": BOOL,
+        "protocol": PROTOCOL,
     },
     "report": {
         "enabled": BOOL,

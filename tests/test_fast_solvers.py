@@ -1,8 +1,9 @@
 """The fast and torch backends reach scikit-learn's optimum (checked against independent fits).
 
 References are plain scikit-learn ``LogisticRegression`` fits in float64 at tol 1e-10 on the
-same rows (standardised, when asked, by sklearn's own ``StandardScaler``), on real k-mer
-spectra of tasks from ../shared/data.
+same rows (standardised, when asked, by sklearn's own ``StandardScaler``), on k-mer spectra of
+task folders of two sources: ``synthetic`` ones the tests make (``synthetic_tasks.py``: they
+run in a fresh clone) and the real ones of ../shared/data (skipped when it is absent).
 """
 
 from __future__ import annotations
@@ -16,14 +17,28 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
+from synthetic_tasks import make_tasks
 
 from geneb.errors import ProbeError
 from geneb.extract.registry import get_embedder
+from geneb.probe.metrics import predict_from_proba  # the engine's rule: ties to the lower class
 from geneb.probe.solvers import get_backend
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
 from geneb.probe.solvers.fast import FastBackend, snap_ties
 from geneb.probe.solvers.fast_full import solve_path
+
+
+@pytest.fixture(scope="module")
+def synthetic_dir(tmp_path_factory):
+    return make_tasks(tmp_path_factory.mktemp("synthetic_tasks"))
+
+
+@pytest.fixture(params=["synthetic", "real"])
+def src(request):
+    """A data dir holding the tasks the tests name: made here, or ../shared/data."""
+    name = "synthetic_dir" if request.param == "synthetic" else "data_dir"
+    return request.getfixturevalue(name)
 
 
 def load_kmer(data_dir, task: str, k: int, n_train: int | None = None):
@@ -80,7 +95,8 @@ def check_against_sklearn(Xtr, ytr, Xte, yte, K, standardize, Cs):
         proba, pred, ref_conv = sklearn_reference(Xtr, ytr, Xte, cell, standardize)
         assert fit.proba.shape == (len(yte), K)
         np.testing.assert_allclose(fit.proba.sum(1), 1.0, atol=1e-12)
-        d_mcc = abs(matthews_corrcoef(yte, pred) - matthews_corrcoef(yte, fit.proba.argmax(1)))
+        d_mcc = abs(matthews_corrcoef(yte, pred)
+                    - matthews_corrcoef(yte, predict_from_proba(fit.proba)))
         worst = max(worst, d_mcc)
         if ref_conv:
             assert np.abs(fit.proba - proba).max() < 2e-4, (cell.regime, cell.seed, cell.C)
@@ -88,20 +104,20 @@ def check_against_sklearn(Xtr, ytr, Xte, yte, K, standardize, Cs):
 
 
 @pytest.mark.parametrize("standardize", [True, False])
-def test_binary_every_regime_matches_sklearn(data_dir, standardize):
-    Xtr, ytr, Xte, yte = load_kmer(data_dir, "dhs_idhs_fflg", k=4)
+def test_binary_every_regime_matches_sklearn(src, standardize):
+    Xtr, ytr, Xte, yte = load_kmer(src, "dhs_idhs_fflg", k=4)
     check_against_sklearn(Xtr, ytr, Xte, yte, 2, standardize, Cs=(0.01, 1.0, 100.0))
 
 
 @pytest.mark.parametrize("standardize", [True, False])
-def test_multiclass_every_regime_matches_sklearn(data_dir, standardize):
-    Xtr, ytr, Xte, yte = load_kmer(data_dir, "gue_splice_reconstructed", k=3, n_train=900)
+def test_multiclass_every_regime_matches_sklearn(src, standardize):
+    Xtr, ytr, Xte, yte = load_kmer(src, "gue_splice_reconstructed", k=3, n_train=900)
     check_against_sklearn(Xtr, ytr, Xte, yte, 3, standardize, Cs=(0.1, 10.0))
 
 
-def test_few_shot_high_dim_matches_sklearn(data_dir):
+def test_few_shot_high_dim_matches_sklearn(src):
     """d = 1024 >> n: the row-space reduction is exact (3 classes, standardised)."""
-    Xtr, ytr, Xte, yte = load_kmer(data_dir, "gue_splice_reconstructed", k=5, n_train=300)
+    Xtr, ytr, Xte, yte = load_kmer(src, "gue_splice_reconstructed", k=5, n_train=300)
     cells = [c for c in grid(ytr, 3, (0.01, 1.0, 100.0), seeds=(17,)) if c.regime != "full"]
     fits = FastBackend().solve(ProbeProblem(Xtr, ytr, Xte, 3, standardize=True), cells)
     for cell, fit in zip(cells, fits, strict=True):
@@ -109,7 +125,7 @@ def test_few_shot_high_dim_matches_sklearn(data_dir):
         assert fit.converged
         assert np.abs(fit.proba - proba).max() < 2e-4
         assert matthews_corrcoef(yte, pred) == pytest.approx(
-            matthews_corrcoef(yte, fit.proba.argmax(1)), abs=0.005)
+            matthews_corrcoef(yte, predict_from_proba(fit.proba)), abs=0.005)
 
 
 def _sk_coef(X, y, C):
@@ -148,8 +164,8 @@ def test_batched_newton_with_padding_matches_sklearn_coefficients(K):
 
 
 @pytest.mark.parametrize("task,K", [("dhs_idhs_fflg", 2), ("gue_splice_reconstructed", 3)])
-def test_warm_started_path_matches_sklearn_coefficients(data_dir, task, K):
-    Xtr, ytr, _, _ = load_kmer(data_dir, task, k=3, n_train=600)
+def test_warm_started_path_matches_sklearn_coefficients(src, task, K):
+    Xtr, ytr, _, _ = load_kmer(src, task, k=3, n_train=600)
     X = StandardScaler().fit_transform(Xtr.astype(np.float64))
     Xa = np.hstack([X, np.ones((len(X), 1))])
     Cs = [0.01, 1.0, 100.0]
@@ -232,10 +248,10 @@ def test_bad_blas_thread_setting(monkeypatch):
 
 
 @pytest.mark.parametrize("K", [2, 3])
-def test_torch_backend_on_cpu_equals_fast(data_dir, K):
+def test_torch_backend_on_cpu_equals_fast(src, K):
     pytest.importorskip("torch")
     task = "dhs_idhs_fflg" if K == 2 else "gue_splice_reconstructed"
-    Xtr, ytr, Xte, _ = load_kmer(data_dir, task, k=3, n_train=600)
+    Xtr, ytr, Xte, _ = load_kmer(src, task, k=3, n_train=600)
     cells = grid(ytr, K, (0.1, 10.0), seeds=(13,))
     prob = ProbeProblem(Xtr, ytr, Xte, K, standardize=True)
     tb = get_backend("torch", device="cpu")
@@ -248,9 +264,9 @@ def test_torch_backend_on_cpu_equals_fast(data_dir, K):
 
 
 @pytest.mark.parametrize("task,K", [("dhs_idhs_fflg", 2), ("gue_splice_reconstructed", 3)])
-def test_fast_agrees_with_the_sklearn_backend(data_dir, task, K):
+def test_fast_agrees_with_the_sklearn_backend(src, task, K):
     """The engine's two CPU backends give the same cells (both converged) on real spectra."""
-    Xtr, ytr, Xte, yte = load_kmer(data_dir, task, k=3, n_train=600)
+    Xtr, ytr, Xte, yte = load_kmer(src, task, k=3, n_train=600)
     cells = grid(ytr, K, (0.01, 1.0, 100.0), seeds=(997,))
     prob = ProbeProblem(Xtr, ytr, Xte, K, standardize=True)
     fast = get_backend("fast").solve(prob, cells)
@@ -262,11 +278,11 @@ def test_fast_agrees_with_the_sklearn_backend(data_dir, task, K):
             matthews_corrcoef(yte, r.proba.argmax(1)), abs=0.005)
 
 
-def test_few_shot_chunks_give_the_same_answer(data_dir, monkeypatch):
+def test_few_shot_chunks_give_the_same_answer(src, monkeypatch):
     """Splitting the stacked few-shot problems into memory-bounded chunks changes nothing."""
     import geneb.probe.solvers.fast as fast
 
-    Xtr, ytr, Xte, _ = load_kmer(data_dir, "gue_splice_reconstructed", k=4, n_train=300)
+    Xtr, ytr, Xte, _ = load_kmer(src, "gue_splice_reconstructed", k=4, n_train=300)
     cells = [c for c in grid(ytr, 3, (0.1, 10.0)) if c.regime != "full"]
     prob = ProbeProblem(Xtr, ytr, Xte, 3, standardize=True)
     whole = FastBackend().solve(prob, cells)

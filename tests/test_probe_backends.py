@@ -124,7 +124,7 @@ def test_unknown_backend_suggests():
 
 
 def test_auto_backend_is_cuml_only_when_usable():
-    from geneb.probe.engine import _resolve_backend
+    from geneb.probe.plan import resolve_backend as _resolve_backend
     from geneb.probe.solvers.cuml_backend import cuml_available
 
     expect = "cuml" if cuml_available() else "fast"

@@ -13,6 +13,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
+from synthetic_tasks import make_tasks
 from threadpoolctl import threadpool_limits
 
 from geneb.errors import EntryIncompleteError, GenebError, ProbeError, UnknownNameError
@@ -28,10 +29,19 @@ KEY = ["model", "task", "regime", "seed", "C"]
 
 
 @pytest.fixture(scope="module")
-def real(data_dir, tmp_path_factory):
+def synthetic_dir(tmp_path_factory):
+    return make_tasks(tmp_path_factory.mktemp("synthetic_tasks"))
+
+
+@pytest.fixture(scope="module", params=["synthetic", "real"])
+def real(request, tmp_path_factory):
+    """Task folders with k-mer features: made by the tests (a fresh clone runs these) or the
+    real ones of ../shared/data (skipped when absent)."""
     from geneb.tasks.catalog import resolve_task
 
-    root = tmp_path_factory.mktemp("real")
+    data_dir = request.getfixturevalue("synthetic_dir" if request.param == "synthetic"
+                                       else "data_dir")
+    root = tmp_path_factory.mktemp(request.param)
     fs = FeatureStore(root / "store", "a")
     tasks = {name: resolve_task(name, str(data_dir)) for name in REAL_TASKS}
     for model, k in MODELS.items():

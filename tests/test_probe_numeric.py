@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import special
 from sklearn.preprocessing import StandardScaler
-from test_fast_solvers import load_kmer
+from test_fast_solvers import load_kmer, src, synthetic_dir  # noqa: F401 - fixtures
 from threadpoolctl import threadpool_limits
 
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
@@ -103,10 +103,10 @@ def test_row_blocks_keep_task_order_for_any_thread_count():
 
 
 @pytest.mark.parametrize("task,K", [("gue_emp_h3k4me3", 2), ("gue_splice_reconstructed", 3)])
-def test_full_data_path_has_the_same_bits_for_any_thread_count(data_dir, task, K):
+def test_full_data_path_has_the_same_bits_for_any_thread_count(src, task, K):  # noqa: F811
     """Fixed row blocks and Gram panels with an ordered reduction: one, two and three threads
     must give identical coefficients, iteration counts and probabilities."""
-    Xtr, ytr, Xte, _ = load_kmer(data_dir, task, k=3, n_train=2400)
+    Xtr, ytr, Xte, _ = load_kmer(src, task, k=3, n_train=2400)
     X = StandardScaler().fit_transform(Xtr.astype(np.float64))
     Xa = np.hstack([X, np.ones((len(X), 1))])
     Cs = [0.01, 1.0, 100.0]

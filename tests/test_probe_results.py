@@ -24,7 +24,10 @@ def _row(**kw):
 def test_roundtrip_and_types(tmp_path):
     p = write_results([_row(), _row(regime="full", k=None, seed=17, train_rows=[])],
                       tmp_path / "r.parquet")
-    assert pq.read_schema(p).equals(RESULTS_SCHEMA)
+    # a folder of parquet parts, each with the schema; pandas and pyarrow read the folder
+    parts = sorted(p.glob("part-*.parquet"))
+    assert len(parts) == 1 and pq.read_schema(parts[0]).equals(RESULTS_SCHEMA)
+    assert len(pd.read_parquet(p)) == 2
     df = read_results(p)
     assert list(df.columns) == list(RESULT_COLUMNS)
     assert df.k.isna().tolist() == [False, True]
@@ -53,7 +56,7 @@ def test_foreign_files_are_clear_errors(tmp_path):
     with pytest.raises(GenebError, match="no results table"):
         read_results(tmp_path / "missing.parquet")
     bad = tmp_path / "bad.parquet"
-    bad.write_text("not parquet")
+    bad.write_text("not parquet")  # a single file: the format of geneb <= 0.1
     with pytest.raises(GenebError, match="not a readable parquet"):
         read_results(bad)
     other = tmp_path / "other.parquet"

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import GenebError, unknown_name
+from geneb.probe.schema import ANALYSIS_KEY
 
 #: Columns that identify one probe configuration; analyses group by them so that numbers from
 #: different probes, regularisation strengths or regimes are never mixed.
@@ -32,6 +33,7 @@ OPTIONAL_DEFAULTS: dict[str, object] = {
     "converged": True,
     "n_iter": np.nan,
     "backend": "",
+    "protocol": "converged",
     "geneb_version": "",
     "sklearn_version": "",
     "created": "",
@@ -39,7 +41,8 @@ OPTIONAL_DEFAULTS: dict[str, object] = {
 }
 
 #: The key of one fit; a table with two rows for the same key keeps the latest (``created``).
-FIT_KEY: tuple[str, ...] = ("model", "task", "regime", "seed", "C", "probe", "standardize")
+#: Defined once in ``geneb.probe.schema`` (the cell identity without the store version).
+FIT_KEY: tuple[str, ...] = ANALYSIS_KEY
 
 
 def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
@@ -104,8 +107,12 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
         found = sorted(df.loc[df["task"] == task, "category"].unique())
         raise GenebError(f"{where}: task {task!r} appears with several categories {found}")
     order = df["created"].astype(str)
-    df = df.assign(_order=order).sort_values("_order", kind="stable")
-    df = df.drop_duplicates(list(FIT_KEY), keep="last").drop(columns="_order")
+    df["protocol"] = df["protocol"].fillna("converged").astype(str)
+    # a linear cell's backend is not part of its identity (every backend reaches the optimum)
+    backend = df["backend"].fillna("").astype(str).where(df["probe"] != "linear", "")
+    df = df.assign(_order=order, _backend=backend).sort_values("_order", kind="stable")
+    key = ["_backend" if c == "backend" else c for c in FIT_KEY]
+    df = df.drop_duplicates(key, keep="last").drop(columns=["_order", "_backend"])
     return df.sort_index().reset_index(drop=True)
 
 

@@ -16,7 +16,9 @@ from geneb.errors import GenebError
 def probe(
     store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
     out: Annotated[
-        Path, typer.Option("--out", help="Results table (parquet); created or extended.")
+        Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
+                           "results.parquet), created or extended; a single-file table of an "
+                           "older geneb is migrated.")
     ],
     model: Annotated[
         list[str] | None,
@@ -47,6 +49,11 @@ def probe(
         str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
                           "torch or cuml.")
     ] = "auto",
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="converged (every probe solved to its optimum) or "
+                          "paper (the GENEB paper's literal LogisticRegression(C, max_iter=1000); "
+                          "recorded per row, side by side with converged cells).")
+    ] = "converged",
     workers: Annotated[
         int | None,
         typer.Option("--workers", min=1, help="Local worker processes (default: all cores; "
@@ -76,18 +83,32 @@ def probe(
     Cs = params.parse_option_list("--C", C, params.C_VALUE) or [1.0]  # noqa: N806
     params.check_option("--probe", probe_kind, params.PROBE)
     params.check_option("--backend", backend, params.BACKEND)
+    params.check_option("--protocol", protocol, params.PROTOCOL)
     params.check_option("--workers", workers, params.WORKERS)
     params.check_option("--scheduler", scheduler, params.SCHEDULER)
     if not shots_l or not seeds_l:
         raise GenebError(f"{'--shots' if not shots_l else '--seeds'}: expected at least one value")
-    s = run_probes(
-        store, out, models=model or None, tasks=task or None, shots=shots_l, seeds=seeds_l,
-        Cs=Cs,
-        probe=probe_kind, backend=backend, workers=workers, scheduler=scheduler,
-        standardize=standardize, take_all=take_all, progress=show_progress(),
-    )
+    try:
+        s = run_probes(
+            store, out, models=model or None, tasks=task or None, shots=shots_l, seeds=seeds_l,
+            Cs=Cs, probe=probe_kind, backend=backend, protocol=protocol, workers=workers,
+            scheduler=scheduler, standardize=standardize, take_all=take_all,
+            progress=show_progress(),
+        )
+    except GenebError as e:  # library errors name parameters; the CLI names its options
+        raise type(e)(_option_names(str(e))) from None
     typer.echo(  # a plain line: no rich import on the probe path
         f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
-        f"model x task jobs, backend {s.backend}), {s.n_reused} reused, "
-        f"{s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
+        f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
+        f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
     )
+
+
+#: ``run_probes`` parameter spellings in its messages -> this command's options.
+_OPTIONS = {"protocol=": "--protocol ", "probe=": "--probe ", "backend=": "--backend "}
+
+
+def _option_names(msg: str) -> str:
+    for param, opt in _OPTIONS.items():
+        msg = msg.replace(param, opt)
+    return msg

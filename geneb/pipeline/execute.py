@@ -135,27 +135,39 @@ def dry_run(plan: Plan) -> DryRun:
     n_pairs = len(plan.models) * len(tasks)
     for probe in plan.probe.probes:
         d.cells_total += n_pairs * (per_linear if probe == "linear" else per_mlp)
-    if plan.results_path.is_file():
+    if plan.results_path.exists():  # a results folder (or a single-file table of geneb <= 0.1)
         d.cells_present = _cells_present(plan, [model_key(m) for m in plan.models], tasks)
     d.report = f"report: {plan.report_dir / 'index.html'}" if plan.report else "report: disabled"
     return d
 
 
 def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
-    from geneb.probe.results import read_results
+    """Cells of the plan's grid already in the results table (what a rerun skips), counted
+    once per cell identity as ``geneb.probe.schema`` defines it (store version aside: the
+    store may not exist yet in a dry run)."""
+    from geneb.probe.plan import resolve_backend
+    from geneb.probe.results import read_table
+    from geneb.probe.schema import ANALYSIS_KEY, CELL_IDENTITY, cell_id
 
-    df = read_results(plan.results_path)
-    df = df[df["model"].isin(models) & df["task"].isin([t.spec.name for t in tasks])]
-    df = df[df["regime"].isin(plan.probe.shots) & df["seed"].isin(plan.probe.seeds)]
-    df = df[df["standardize"] == plan.probe.standardize]
-    lin = df[(df["probe"] == "linear") & df["C"].isin(plan.probe.Cs)]
-    mlp = df[df["probe"] == "mlp"]
-    n = 0
-    if "linear" in plan.probe.probes:
-        n += len(lin.drop_duplicates(["model", "task", "regime", "seed", "C"]))
-    if "mlp" in plan.probe.probes:
-        n += len(mlp.drop_duplicates(["model", "task", "regime", "seed"]))
-    return n
+    names = {t.spec.name for t in tasks}
+    pp = plan.probe
+    Cs = {float(c) for c in pp.Cs}
+    mlp_backend = resolve_backend(pp.backend, "mlp") if "mlp" in pp.probes else None
+    pos = [CELL_IDENTITY.index(c) for c in ANALYSIS_KEY]
+    seen: set[tuple[object, ...]] = set()
+    for r in read_table(plan.results_path).to_pylist():
+        if not (r["model"] in models and r["task"] in names and r["regime"] in pp.shots
+                and r["seed"] in pp.seeds and bool(r["standardize"]) == pp.standardize):
+            continue
+        if r["probe"] == "linear":
+            ok = ("linear" in pp.probes and r["C"] in Cs
+                  and (r["protocol"] or "converged") == pp.protocol)
+        else:
+            ok = r["probe"] == "mlp" and mlp_backend is not None and r["backend"] == mlp_backend
+        if ok:
+            cid = cell_id(r)
+            seen.add(tuple(cid[i] for i in pos))
+    return len(seen)
 
 
 @dataclass
@@ -197,6 +209,7 @@ def run_plan(
             Cs=plan.probe.Cs if probe == "linear" else (1.0,),
             probe=probe,
             backend=plan.probe.backend,
+            protocol=plan.probe.protocol if probe == "linear" else "converged",
             workers=plan.probe.workers,
             scheduler=plan.probe.scheduler,
             standardize=plan.probe.standardize,

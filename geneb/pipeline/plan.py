@@ -32,6 +32,7 @@ Example::
     backend = "auto"
     workers = 2                      # or scheduler = "tcp://host:8786"
     standardize = false
+    protocol = "converged"           # or "paper": the paper's literal LogisticRegression
 
     [report]
     enabled = true
@@ -77,6 +78,7 @@ class ProbePlan:
     scheduler: str | None = None
     standardize: bool = False
     take_all: bool = False
+    protocol: str = "converged"  # or "paper" (linear probe only; see geneb.probe.schema)
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,7 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         scheduler=pr.get("scheduler"),
         standardize=pr.get("standardize", False),
         take_all=pr.get("take_all", False),
+        protocol=pr.get("protocol", "converged"),
     )
 
     rep = _table(data, "report", src)

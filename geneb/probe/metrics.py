@@ -63,13 +63,18 @@ def _binary_auroc(is_pos: np.ndarray, score: np.ndarray) -> float:
     return float((ranks[is_pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def compute_metrics(y_true: np.ndarray, proba: np.ndarray, n_classes: int) -> dict[str, float]:
-    """MCC, accuracy, macro-F1 and AUROC (or None) of probabilities ``proba`` (n, K)."""
+def compute_metrics(
+    y_true: np.ndarray, proba: np.ndarray, n_classes: int, y_pred: np.ndarray | None = None
+) -> dict[str, float]:
+    """MCC, accuracy, macro-F1 and AUROC (or None) of probabilities ``proba`` (n, K).
+
+    ``y_pred`` overrides the predicted classes (the paper protocol scores scikit-learn's own
+    ``predict``, whose argmax of decision values may split near-ties differently)."""
     y_true = np.asarray(y_true, dtype=np.int64)
     proba = np.asarray(proba, dtype=np.float64)
     if proba.shape != (len(y_true), n_classes):
         raise ValueError(f"proba has shape {proba.shape}, expected ({len(y_true)}, {n_classes})")
-    y_pred = predict_from_proba(proba)
+    y_pred = predict_from_proba(proba) if y_pred is None else np.asarray(y_pred, np.int64)
     k = n_classes
     cm = np.bincount(y_true * k + y_pred, minlength=k * k).reshape(k, k)
     tp = np.diag(cm).astype(np.float64)

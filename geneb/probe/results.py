@@ -1,95 +1,120 @@
-"""Read, write and merge the results table (parquet, ``RESULTS_SCHEMA``).
+"""Read, write, merge and compact the results table (``RESULTS_SCHEMA``).
 
-Writes are atomic (a temp file in the same folder, then ``os.replace``), so a reader or a
-killed run never sees half a table. Merging keeps one row per cell identity
-(``CELL_IDENTITY``); a newer row for the same cell replaces the older one.
+The table at a path is a folder of append-only parquet parts (``geneb.probe.parts``): each
+finished (model, task) adds one part, so a write costs the same whatever the table holds.
+Reading returns one row per cell identity (``geneb.probe.schema.cell_id``), the newest one;
+``pandas.read_parquet(path)`` and ``pyarrow.dataset.dataset(path)`` read the same folder and
+return every stored row. A single-file table of an older geneb is read in place and migrated
+to a folder by the first write; ``compact`` folds the parts into one.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from geneb.errors import GenebError
-from geneb.probe.schema import CELL_IDENTITY, RESULT_COLUMNS, RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
+from geneb.probe import parts
+from geneb.probe.schema import (
+    CELL_IDENTITY,
+    DEFAULT_PROTOCOL,
+    LEGACY_DEFAULTS,
+    READABLE_SCHEMA_VERSIONS,
+    RESULT_COLUMNS,
+    RESULTS_SCHEMA,
+    RESULTS_SCHEMA_VERSION,
+    CellId,
+    cell_id,
+)
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s to import; `geneb probe` never needs it
     import pandas as pd
 
-CellId = tuple[Any, ...]
+__all__ = [
+    "append_results",
+    "cell_id",
+    "cell_ids",
+    "compact",
+    "merge_tables",
+    "read_results",
+    "read_table",
+    "rows_to_table",
+    "write_results",
+]
 
 
-def _norm(v: Any) -> Any:
-    """Identity values comparable across pandas/arrow/python: NaN and None are both None."""
-    if v is None:
-        return None
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    if hasattr(v, "item"):  # numpy scalars
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def cell_id(row: Mapping[str, Any]) -> CellId:
-    """The identity of one result row (a rerun skips cells whose identity is present)."""
-    out = []
-    for col in CELL_IDENTITY:
-        v = _norm(row.get(col))
-        if col == "seed" and v is not None:
-            v = int(v)
-        elif col == "C" and v is not None:
-            v = float(v)
-        elif col == "standardize" and v is not None:
-            v = bool(v)
-        out.append(v)
-    return tuple(out)
-
-
-def read_table(path: str | os.PathLike[str]) -> pa.Table:
-    """The table at ``path`` cast to ``RESULTS_SCHEMA``; clear errors for foreign files."""
-    p = Path(path)
-    if not p.exists():
-        raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
-    try:
-        table = pq.read_table(p)
-    except Exception as e:
-        raise GenebError(f"{str(p)!r} is not a readable parquet results table: {e}") from e
-    missing = [c for c in RESULT_COLUMNS if c not in table.column_names]
+def _conform(table: pa.Table, f: Path) -> pa.Table:
+    """One stored file as a ``RESULTS_SCHEMA`` table: checked, version-1 files migrated."""
+    missing = [c for c in RESULT_COLUMNS
+               if c not in table.column_names and c not in LEGACY_DEFAULTS]
     if missing:
         raise GenebError(
-            f"{str(p)!r} is not a geneb results table: missing column(s) {', '.join(missing)}"
+            f"{str(f)!r} is not a geneb results table: missing column(s) {', '.join(missing)}"
         )
     versions = set(table.column("schema_version").to_pylist())
-    if versions - {RESULTS_SCHEMA_VERSION}:
+    if versions - set(READABLE_SCHEMA_VERSIONS):
         raise GenebError(
-            f"{str(p)!r} has results schema version(s) {sorted(versions)}; this geneb reads "
-            f"version {RESULTS_SCHEMA_VERSION}"
+            f"{str(f)!r} has results schema version(s) {sorted(versions)}; this geneb reads "
+            f"version(s) {', '.join(map(str, READABLE_SCHEMA_VERSIONS))}"
         )
+    if table.schema.equals(RESULTS_SCHEMA, check_metadata=False):
+        return table
+    n = table.num_rows
+    for col, default in LEGACY_DEFAULTS.items():
+        if col not in table.column_names:
+            typ = RESULTS_SCHEMA.field(col).type
+            table = table.append_column(col, pa.array([default] * n, type=typ))
+    if versions != {RESULTS_SCHEMA_VERSION}:
+        table = table.set_column(table.column_names.index("schema_version"), "schema_version",
+                                 pa.array([RESULTS_SCHEMA_VERSION] * n, type=pa.int32()))
     try:
         return table.select(list(RESULT_COLUMNS)).cast(RESULTS_SCHEMA)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        raise GenebError(f"{str(p)!r}: columns do not have the results schema types: {e}") from e
+        raise GenebError(f"{str(f)!r}: columns do not have the results schema types: {e}") from e
+
+
+def _read_raw(p: Path) -> list[pa.Table]:
+    return parts.read_raw(p, _conform)
+
+
+def _migrate(p: Path) -> pa.Table:
+    """A single-file table, checked and in today's schema (what migration stores)."""
+    return merge_tables(_read_raw(p), dedupe=False)
+
+
+def read_table(path: str | os.PathLike[str]) -> pa.Table:
+    """The table at ``path`` (folder or legacy file): one row per cell, the newest; rows in
+    write order. Clear errors for a missing path, foreign or corrupt files."""
+    p = Path(path)
+    if parts.resolve(p) is None:
+        raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
+    if p.is_dir() and not parts.list_parts(p) and any(
+            n.endswith(".parquet") for n in os.listdir(p)):
+        raise GenebError(
+            f"{str(p)!r} is a folder but not a geneb results table (no part-*.parquet)"
+        )
+    try:
+        tables = _read_raw(p)
+    except FileNotFoundError as e:
+        raise GenebError(f"results table {str(p)!r} changed while being read: {e}") from e
+    return merge_tables(tables)
 
 
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/fit)."""
+    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell)."""
     return read_table(path).to_pandas()
 
 
 def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     """Result rows (dicts with every schema column) as an arrow table; names missing keys."""
+    if any(c not in r for r in rows for c in LEGACY_DEFAULTS):  # rows made for version 1
+        rows = [{**LEGACY_DEFAULTS, **r, "schema_version": RESULTS_SCHEMA_VERSION} for r in rows]
     for i, r in enumerate(rows):
         missing = [c for c in RESULT_COLUMNS if c not in r]
         if missing:
@@ -156,84 +181,101 @@ def _column(values: list[Any], typ: pa.DataType) -> pa.Array | None:
     return None
 
 
-def merge_tables(tables: Iterable[pa.Table]) -> pa.Table:
-    """Concatenate; for duplicate cell identities keep the last row."""
+def cell_ids(table: pa.Table) -> list[CellId]:
+    """``cell_id`` of every row, computed column-wise (no per-row dicts: a 300k-row table
+    takes a fraction of a second). Same normalisation as ``cell_id`` (checked by tests)."""
+    cols = [table.column(c).to_pylist() for c in CELL_IDENTITY]
+    i_c, i_probe, i_proto, i_back = (CELL_IDENTITY.index(c)
+                                     for c in ("C", "probe", "protocol", "backend"))
+    cols[i_c] = [None if v is None or v != v else float(v) for v in cols[i_c]]
+    cols[i_proto] = [DEFAULT_PROTOCOL if v is None else v for v in cols[i_proto]]
+    cols[i_back] = [None if p == "linear" else b
+                    for p, b in zip(cols[i_probe], cols[i_back], strict=True)]
+    return list(zip(*cols, strict=True))
+
+
+def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> pa.Table:
+    """Concatenate; for duplicate cell identities keep the newest row (at its own position).
+
+    Newest: from the later table (part); within one table, the later ``created`` time, then
+    the later row (hand-made or legacy single files may hold several rows of a cell)."""
     tables = [t for t in tables if t is not None]
     if not tables:
         return RESULTS_SCHEMA.empty_table()
-    table = pa.concat_tables(tables)
-    ids = table.select(list(CELL_IDENTITY)).to_pylist()
-    last: dict[CellId, int] = {}
-    for i, r in enumerate(ids):
-        last[cell_id(r)] = i
-    keep = sorted(last.values())
-    if len(keep) == table.num_rows:
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    if not dedupe:
         return table
-    return table.take(pa.array(keep, type=pa.int64()))
+    ids = cell_ids(table)
+    if len(set(ids)) == table.num_rows:
+        return table
+    part = [i for i, t in enumerate(tables) for _ in range(t.num_rows)]
+    created = [c or "" for c in table.column("created").to_pylist()]
+    order = sorted(range(table.num_rows), key=lambda i: (part[i], created[i]))
+    last: dict[CellId, int] = {}
+    for i in order:
+        last[ids[i]] = i
+    return table.take(indices(sorted(last.values())))
 
 
-def write_table(table: pa.Table, path: str | os.PathLike[str]) -> Path:
-    """Write atomically: temp file beside ``path``, fsync, then rename over it."""
+def indices(positions: Sequence[int]) -> pa.Array:
+    """Row positions as an int64 arrow array without ``pa.array`` (which imports pandas,
+    ~0.25 s of a ``geneb probe`` start)."""
+    buf = pa.py_buffer(np.asarray(positions, dtype=np.int64))
+    return pa.Array.from_buffers(pa.int64(), len(positions), [None, buf])
+
+
+def _as_schema(table: pa.Table) -> pa.Table:
+    # cast only when needed: ``Table.cast`` imports pyarrow.compute (~50 ms per process)
+    return table if table.schema.equals(RESULTS_SCHEMA, check_metadata=True) else (
+        table.cast(RESULTS_SCHEMA))
+
+
+def append_table(path: str | os.PathLike[str], new: pa.Table) -> Path:
+    """Add ``new`` (a results-schema table) to the table at ``path`` as one new part.
+
+    Costs what ``new`` costs, whatever the table holds; safe against concurrent writers and
+    kill -9 (see ``geneb.probe.parts``)."""
+    return parts.append_part(Path(path), _as_schema(new), _migrate)
+
+
+def append_results(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Add result rows (dicts with every schema column) to the table at ``path``."""
+    return append_table(path, rows_to_table(list(rows)))
+
+
+def merge_into(path: str | os.PathLike[str], new: pa.Table) -> Path:
+    """Former name of :func:`append_table` (rows of a cell already present win by being newer)."""
+    return append_table(path, new)
+
+
+def compact(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """Fold every part of the table at ``path`` into one holding the newest row per cell;
+    return (parts before, rows kept). Atomic and safe while other runs write the table."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    os.close(fd)
-    try:
-        # cast only when needed: ``Table.cast`` imports pyarrow.compute (~50 ms per process)
-        same = table.schema.equals(RESULTS_SCHEMA, check_metadata=True)
-        pq.write_table(table if same else table.cast(RESULTS_SCHEMA), tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p
+    if parts.resolve(p) is None:
+        raise GenebError(f"no results table at {str(p)!r} (nothing to compact)")
+    n, table = parts.replace_all(p, merge_tables, _read_raw, _migrate)
+    return n, table.num_rows
 
 
 def write_results(rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame,
                   path: str | os.PathLike[str]) -> Path:
-    """Write a whole table (rows or a DataFrame with the schema's columns) atomically."""
+    """Make ``rows_or_df`` (rows, or a DataFrame with the schema's columns) the whole table at
+    ``path`` (a folder; what was there before is replaced)."""
     pd_mod = sys.modules.get("pandas")  # not imported yet: cannot be a DataFrame
     if pd_mod is not None and isinstance(rows_or_df, pd_mod.DataFrame):
-        missing = [c for c in RESULT_COLUMNS if c not in rows_or_df.columns]
+        df = rows_or_df.copy()
+        for col, default in LEGACY_DEFAULTS.items():
+            if col not in df.columns:
+                df[col] = default
+        missing = [c for c in RESULT_COLUMNS if c not in df.columns]
         if missing:
             raise GenebError(f"results DataFrame lacks column(s) {', '.join(missing)}")
-        table = pa.Table.from_pandas(rows_or_df[list(RESULT_COLUMNS)], schema=RESULTS_SCHEMA,
+        table = pa.Table.from_pandas(df[list(RESULT_COLUMNS)], schema=RESULTS_SCHEMA,
                                      preserve_index=False)
     else:
         table = rows_to_table(list(rows_or_df))
-    return write_table(table, path)
-
-
-def merge_into(path: str | os.PathLike[str], new: pa.Table) -> pa.Table:
-    """Merge ``new`` into the table on disk at ``path`` and write it atomically.
-
-    The table is re-read under an exclusive lock, so two runs writing one table (different
-    tasks, or the same cells) never drop each other's rows; duplicates keep the newest row.
-    """
     p = Path(path)
-    with _table_lock(p):
-        old = read_table(p) if p.exists() else None
-        merged = merge_tables([old, new])
-        write_table(merged, p)
-    return merged
+    parts.overwrite(p, table, _migrate)
+    return p
 
-
-def append_results(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> pa.Table:
-    """Merge ``rows`` into the table at ``path`` (created if absent) and write it atomically."""
-    return merge_into(path, rows_to_table(list(rows)))
-
-
-@contextlib.contextmanager
-def _table_lock(p: Path) -> Iterator[None]:
-    """Exclusive advisory lock on ``.<name>.lock`` beside the table (released if killed)."""
-    import fcntl
-
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p.parent / f".{p.name}.lock", os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the other writer (each hold is short)
-        yield
-    finally:
-        os.close(fd)

@@ -1,20 +1,39 @@
-"""The results table: one typed, versioned row per probe fit.
+"""The results table: one typed, versioned row per probe fit, and what identifies a cell.
 
-This module is the contract between the probe engine (writes rows) and analysis (reads them).
-Analysis reads only this table, so everything it needs (category, parameter count) is in it.
+This module is the contract between the probe engine (writes rows) and analysis (reads them),
+and the ONE place that says which columns a row has (``RESULTS_SCHEMA``) and which of them make
+up a cell's identity (``CELL_IDENTITY``, ``cell_id``). The engine skips a cell whose identity is
+already in the table, ``geneb run`` counts present cells with it, and analysis de-duplicates
+with ``ANALYSIS_KEY`` (the identity without the store-version columns, so that after an entry
+is re-extracted the newest row wins). Everything a cell's numbers depend on is in the identity:
+the stored embeddings (fingerprint AND storage dtype), the train rows (regime, seed), C, the
+probe, its protocol, standardisation, and, for the MLP (whose backends differ statistically
+rather than solving the same optimum), the backend.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from typing import Any
+
 import pyarrow as pa
 
-RESULTS_SCHEMA_VERSION = 1
+#: 2: ``protocol``, ``storage_dtype`` and ``n_convergence_warnings`` added (version 1 tables
+#: are read and migrated: see ``LEGACY_DEFAULTS``).
+RESULTS_SCHEMA_VERSION = 2
+READABLE_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
 
 #: Regime names as stored in the ``regime`` column. ``k`` holds the shots per class (null: full).
 REGIMES: tuple[str, ...] = ("1", "10", "full")
 DEFAULT_SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
 DEFAULT_C_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 MAX_ITER = 1000
+
+#: ``converged``: every probe solved to its optimum (geneb's default). ``paper``: the GENEB
+#: paper's literal ``LogisticRegression(C=C, max_iter=1000)`` with scikit-learn's defaults.
+PROTOCOLS: tuple[str, ...] = ("converged", "paper")
+DEFAULT_PROTOCOL = "converged"
 
 RESULTS_SCHEMA = pa.schema(
     [
@@ -28,6 +47,7 @@ RESULTS_SCHEMA = pa.schema(
         ("seed", pa.int64()),
         ("C", pa.float64()),
         ("probe", pa.string()),  # "linear" | "mlp"
+        ("protocol", pa.string()),  # "converged" | "paper" (see PROTOCOLS)
         ("backend", pa.string()),  # "fast" | "sklearn" | "cuml" | "torch"
         ("standardize", pa.bool_()),
         ("take_all", pa.bool_()),  # a class had < k rows and the user asked to take them all
@@ -40,10 +60,12 @@ RESULTS_SCHEMA = pa.schema(
         ("n_test", pa.int64()),
         ("n_iter", pa.int64()),
         ("converged", pa.bool_()),
+        ("n_convergence_warnings", pa.int64()),  # ConvergenceWarnings of the fit; null: n/a
         ("fit_seconds", pa.float64()),
         ("train_rows", pa.list_(pa.int64())),  # k-shot train row indices (file rows); [] for full
         ("n_params", pa.int64()),  # parameter count from the store provenance; null if unknown
         ("store_fingerprint", pa.string()),  # entry fingerprint of the train entry
+        ("storage_dtype", pa.string()),  # dtype of the stored embeddings ("float32"/"float16")
         ("task_fingerprint", pa.string()),  # train-split fingerprint
         ("geneb_version", pa.string()),
         ("sklearn_version", pa.string()),
@@ -53,7 +75,18 @@ RESULTS_SCHEMA = pa.schema(
 
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULTS_SCHEMA.names)
 
+#: Values given to the columns a version-1 table lacks when it is read (migration). A legacy
+#: row's storage dtype is unknown (null), so it never matches a new cell: rerunning recomputes
+#: it rather than trusting numbers that may come from other embeddings.
+LEGACY_DEFAULTS: dict[str, Any] = {
+    "protocol": DEFAULT_PROTOCOL,
+    "storage_dtype": None,
+    "n_convergence_warnings": None,
+}
+
 #: Columns that identify one cell; a rerun skips cells whose identity is already present.
+#: ``backend`` counts for the MLP only (``cell_id`` blanks it for linear cells: every linear
+#: backend of the converged protocol reaches the same optimum).
 CELL_IDENTITY: tuple[str, ...] = (
     "model",
     "task",
@@ -61,6 +94,55 @@ CELL_IDENTITY: tuple[str, ...] = (
     "seed",
     "C",
     "probe",
+    "protocol",
+    "backend",
     "standardize",
     "store_fingerprint",
+    "storage_dtype",
 )
+
+#: Identity columns that say which version of the stored embeddings a row came from.
+STORE_VERSION_COLUMNS: tuple[str, ...] = ("store_fingerprint", "storage_dtype")
+
+#: The key analysis de-duplicates on (newest row wins): the identity minus the store version.
+ANALYSIS_KEY: tuple[str, ...] = tuple(c for c in CELL_IDENTITY if c not in STORE_VERSION_COLUMNS)
+
+_SEED_POS = CELL_IDENTITY.index("seed")
+
+CellId = tuple[Any, ...]
+
+
+def _norm(v: Any) -> Any:
+    """Identity values comparable across pandas/arrow/python: NaN and None are both None."""
+    if v is None:
+        return None
+    if hasattr(v, "item"):  # numpy scalars
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def cell_id(row: Mapping[str, Any]) -> CellId:
+    """The identity of one result row (a rerun skips cells whose identity is present)."""
+    out = []
+    linear = _norm(row.get("probe")) == "linear"
+    for col in CELL_IDENTITY:
+        v = _norm(row.get(col))
+        if col == "seed" and v is not None:
+            v = int(v)
+        elif col == "C" and v is not None:
+            v = float(v)
+        elif col == "standardize" and v is not None:
+            v = bool(v)
+        elif col == "protocol" and v is None:
+            v = DEFAULT_PROTOCOL
+        elif col == "backend" and linear:
+            v = None
+        out.append(v)
+    return tuple(out)
+
+
+def seedless(cid: CellId) -> CellId:
+    """A cell identity without its seed: full-data linear fits do not depend on the seed."""
+    return cid[:_SEED_POS] + cid[_SEED_POS + 1 :]

@@ -28,6 +28,8 @@ def write_entry(
     n_params: int | None = None,
     category: str | None = None,
     batch: int = 512,
+    storage_dtype: str = "float32",
+    overwrite: bool = False,
 ) -> StoreKey:
     """Write one complete entry (rows in order); ``category`` goes to ``extra['task_category']``."""
     key = StoreKey(model, task, split)
@@ -45,7 +47,8 @@ def write_entry(
         adapter="test",
         extra=extra,
     )
-    with store.writer(key, provenance=prov, labels=labels, rows=rows, dim=X.shape[1]) as w:
+    with store.writer(key, provenance=prov, labels=labels, rows=rows, dim=X.shape[1],
+                      storage_dtype=storage_dtype, overwrite=overwrite) as w:
         for a in range(w.start_row, len(labels), batch):
             w.append(np.asarray(X[a : a + batch], dtype=np.float32))
     return key

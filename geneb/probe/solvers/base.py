@@ -36,6 +36,8 @@ class CellFit:
     n_iter: int
     converged: bool
     fit_seconds: float
+    n_convergence_warnings: int | None = None  # ConvergenceWarnings raised; None: not counted
+    pred: np.ndarray | None = None  # predicted test classes when not argmax(proba) (paper)
 
 
 @dataclass(frozen=True, eq=False)

@@ -71,11 +71,11 @@ def fit_estimator(
         clf.fit(X, y)
     seconds = time.perf_counter() - t0
     n_iter = int(np.max(clf.n_iter_))
-    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    n_warned = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
     proba = np.zeros((len(X_test), n_classes))
     proba[:, clf.classes_.astype(np.int64)] = clf.predict_proba(X_test)
-    return CellFit(proba=proba, n_iter=n_iter, converged=(n_iter < max_iter) and not warned,
-                   fit_seconds=seconds)
+    return CellFit(proba=proba, n_iter=n_iter, converged=(n_iter < max_iter) and not n_warned,
+                   fit_seconds=seconds, n_convergence_warnings=int(n_warned))
 
 
 class SklearnBackend:

@@ -1,0 +1,95 @@
+"""Scheduling a probe run's (model, task) jobs: in this process, on a local Dask cluster, or on
+an existing one, with results handed to the driver (which writes them) as jobs complete."""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from geneb.errors import GenebError
+from geneb.probe.plan import Pair
+from geneb.probe.worker import solve_group
+
+
+def default_workers() -> int:
+    """The cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS
+        return max(1, os.cpu_count() or 1)
+
+
+#: How long to wait for an existing scheduler to answer (checked before any work).
+SCHEDULER_TIMEOUT = "15s"
+
+
+def connect(scheduler: str) -> Any:
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise GenebError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
+
+
+def run_dask(
+    todo: list[Pair],
+    store_path: str,
+    args: dict[str, Any],
+    client: Any | None,
+    n_workers: int,
+    finish: Callable[[Pair, list[dict[str, Any]]], None],
+    bar: Any,
+) -> None:
+    """One Dask task per (model, task); results handled on the driver as they complete.
+
+    ``client`` is an existing cluster's client; without one a LocalCluster of ``n_workers``
+    processes (one thread each; the nanny pins OMP/OpenBLAS/MKL to one thread) is started.
+    """
+    from distributed import Client, LocalCluster, as_completed
+
+    store_path = os.path.abspath(store_path) if "://" not in store_path else store_path
+    cluster = None
+    if client is None:
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+    run = uuid.uuid4().hex[:8]
+    try:
+        futures = {}
+        for i, p in enumerate(todo):
+            fut = client.submit(solve_group, store_path, p.model, p.task, p.store_fp,
+                                p.n_classes, p.fits, **args, storage_dtype=p.storage_dtype,
+                                key=f"geneb-probe-{run}-{i}", pure=False)
+            futures[fut] = p
+        try:
+            for fut in as_completed(list(futures)):
+                p = futures[fut]
+                finish(p, fut.result())
+                bar.update(len(p.fits))
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+    finally:
+        if cluster is not None:
+            client.close()
+            cluster.close()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int, enabled: bool) -> Any:
+    if not enabled or total == 0:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="fit", desc="probing", dynamic_ncols=True)
