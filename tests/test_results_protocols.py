@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -58,3 +60,28 @@ def test_one_protocol_only_gives_empty_tables():
     out = compare_protocols(df[df.protocol == "converged"])
     assert all(t.empty for t in out.values())
     assert "kendall_tau" in out["ranks"].columns
+
+
+def test_report_keeps_protocols_apart(tmp_path) -> None:
+    """A table with converged and paper rows: the headline uses converged rows only (equal to
+    a report of the converged rows alone), and a comparison section shows the difference."""
+    from geneb.analysis.example import example_results
+    from geneb.analysis.report import build_report
+
+    conv = example_results(seeds=(13, 17), Cs=(1.0,), noise=0.05)
+    conv["protocol"] = "converged"
+    paper = conv.copy()
+    paper["protocol"] = "paper"
+    paper["mcc"] = (paper["mcc"] - 0.1).clip(-1, 1)  # the paper's setting lands lower here
+    root = Path(build_report(pd.concat([conv, paper], ignore_index=True),
+                             tmp_path / "both")).parent
+    alone = Path(build_report(conv, tmp_path / "alone")).parent
+    tables = sorted(p.name for p in (alone / "tables").glob("leaderboard_*.csv"))
+    assert tables
+    for name in tables:
+        pd.testing.assert_frame_equal(pd.read_csv(root / "tables" / name),
+                                      pd.read_csv(alone / "tables" / name))
+    summary = pd.read_csv(root / "tables" / "protocol_summary.csv")
+    np.testing.assert_allclose(summary["mean_abs_diff"], 0.1, atol=1e-9)
+    assert "Converged vs paper protocol" in (root / "index.html").read_text()
+    assert not (alone / "tables" / "protocol_summary.csv").exists()

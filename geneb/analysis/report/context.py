@@ -46,6 +46,12 @@ class ReportContext:
     extra: dict[str, Any] = field(default_factory=dict)  # for sections added later
 
     def __post_init__(self) -> None:
+        # Paper-protocol rows (geneb probe --protocol paper) are compared with the converged
+        # ones in their own section; every other analysis uses one protocol, never a mix.
+        protocols = set(self.df["protocol"]) if "protocol" in self.df.columns else set()
+        self.protocol: str = "converged" if "converged" in protocols or not protocols else "paper"
+        if "protocol" in self.df.columns:
+            self.df = self.df[self.df["protocol"] == self.protocol].reset_index(drop=True)
         self.std: bool = choose_standardize(self.df)
         df_std = self.df[self.df["standardize"] == self.std].reset_index(drop=True)
         self.n_other_std: int = len(self.df) - len(df_std)

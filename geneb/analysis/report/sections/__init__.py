@@ -19,6 +19,7 @@ from geneb.analysis.report.sections.fewshot import fewshot
 from geneb.analysis.report.sections.health import health
 from geneb.analysis.report.sections.leaderboard import leaderboard
 from geneb.analysis.report.sections.method import method
+from geneb.analysis.report.sections.protocols import protocols
 from geneb.analysis.report.sections.rankings import rankings
 from geneb.analysis.report.sections.regularization import regularization
 from geneb.analysis.report.sections.scaling import scaling
@@ -39,5 +40,6 @@ SECTIONS: list[Section] = [
     stability,
     regularization,
     uncertainty,
+    protocols,
     health,
 ]

@@ -100,4 +100,10 @@ def method(page: Page, ctx: ReportContext) -> None:
         )
     if not ctx.has_linear:
         items.append("The table has no linear-probe rows: headline analyses use the MLP probe.")
+    items.append(
+        "Protocol: every probe solved to convergence (geneb's default)."
+        if ctx.protocol == "converged"
+        else "Protocol: the GENEB paper's literal LogisticRegression(C, max_iter=1000) "
+        "(the table has no converged rows)."
+    )
     page.ul(items)
