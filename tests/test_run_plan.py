@@ -84,3 +84,18 @@ def test_collection_expands_to_task_folders(tmp_path):
     text = GOOD.replace('names = ["syn_tata"]', 'collections = ["coll"]')
     plan = load_plan(write(tmp_path, text))
     assert [Path(t).name for t in plan.tasks] == ["a_task", "b_task"]
+
+
+def test_results_path_that_is_a_foreign_folder_is_refused_before_any_work(tmp_path):
+    """``out/results.parquet`` is a folder of parts; a folder of other files there is not."""
+    from geneb.pipeline.execute import run_plan
+
+    plan = load_plan(write(tmp_path, GOOD.replace('names = ["syn_tata"]',
+                                                  'names = ["syn_tf_ctcf"]')))
+    foreign = plan.results_path
+    foreign.mkdir(parents=True)
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(PlanError, match="not a geneb results table"):
+        run_plan(plan)
+    assert not (tmp_path / "work" / "store.zarr").exists()
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]

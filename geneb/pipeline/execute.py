@@ -80,8 +80,12 @@ def validate(plan: Plan) -> list[Task]:
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
         raise PlanError(f"{src}: two models would share the store key(s) {dup}: set 'name'")
-    if plan.results_path.exists() and not plan.results_path.is_file():
-        raise PlanError(f"{src}: out: {str(plan.results_path)!r} exists and is not a file")
+    from geneb.probe.parts import check_writable_table
+
+    try:
+        check_writable_table(plan.results_path)
+    except GenebError as e:
+        raise PlanError(f"{src}: out: {e}") from e
     if plan.report:
         from geneb.analysis.metadata import read_model_info
         from geneb.analysis.report.output import check_output

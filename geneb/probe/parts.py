@@ -177,6 +177,22 @@ def _next_name(folder: Path) -> Path:
     return folder / f"part-{seq:010d}-{uuid.uuid4().hex[:8]}.parquet"
 
 
+def check_writable_table(p: Path) -> None:
+    """Refuse a results path geneb must not write into: a folder of other files (never write
+    into a foreign folder). A missing path, a single-file table or a parts folder pass; this
+    is the check a plan runs before any work, and the one every write repeats."""
+    if not p.is_dir():
+        return
+    names = os.listdir(p)
+    other = sorted(n for n in names if not n.startswith(".") and not _is_part(n))
+    if other and not any(_is_part(n) for n in names):
+        raise GenebError(
+            f"{str(p)!r} is a folder that is not a geneb results table (it holds "
+            f"{', '.join(other[:3])}{' ...' if len(other) > 3 else ''}); give a new path "
+            f"or an existing results table"
+        )
+
+
 def _ensure_folder(p: Path, migrate: Callable[[Path], pa.Table]) -> None:
     """Make ``p`` a folder table (caller holds the lock): finish an interrupted migration,
     migrate a single-file table, or create an empty folder."""
@@ -184,14 +200,7 @@ def _ensure_folder(p: Path, migrate: Callable[[Path], pa.Table]) -> None:
     if not p.exists() and m.is_dir():  # killed between unlinking the file and the rename
         os.replace(m, p)
     if p.is_dir():
-        names = os.listdir(p)
-        other = sorted(n for n in names if not n.startswith(".") and not _is_part(n))
-        if other and not any(_is_part(n) for n in names):  # never write into a foreign folder
-            raise GenebError(
-                f"{str(p)!r} is a folder that is not a geneb results table (it holds "
-                f"{', '.join(other[:3])}{' ...' if len(other) > 3 else ''}); give a new path "
-                f"or an existing results table"
-            )
+        check_writable_table(p)
         return
     try:
         if p.exists():
