@@ -172,7 +172,11 @@ def read_vcf(path: Path) -> pd.DataFrame:
                 rows.append(row)
     if not rows:
         raise TaskError(f"{path}: no variant lines")
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    for col in ("score", "clnsig"):
+        if col in df.columns:
+            df[col] = df[col].fillna("")
+    return df
 
 
 def _source(folder: Path) -> Path:
@@ -238,20 +242,23 @@ def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd
     df["alt"] = df["alt"].str.upper()
     pos = pd.to_numeric(df["pos"], errors="coerce")
     lab = df["label"].astype(str).str.strip()
+    pos_l, raw_pos, lab_l = pos.tolist(), df["pos"].tolist(), lab.tolist()
+    alleles = {"ref": df["ref"].tolist(), "alt": df["alt"].tolist()}
     for i in range(n):
-        if pd.isna(pos.iloc[i]) or pos.iloc[i] != int(pos.iloc[i]) or pos.iloc[i] < 1:
-            raise TaskError(f"{_where(src, df, i)}: pos {df['pos'].iloc[i]!r} is not a "
+        pv = pos_l[i]
+        if pd.isna(pv) or pv != int(pv) or pv < 1:
+            raise TaskError(f"{_where(src, df, i)}: pos {raw_pos[i]!r} is not a "
                             "1-based position (expected an integer >= 1)")
-        if lab.iloc[i] == "":
+        if lab_l[i] == "":
             raise TaskError(f"{_where(src, df, i)}: missing label (expected 0 or 1)")
-        if lab.iloc[i] not in ("0", "1", "0.0", "1.0"):
-            raise TaskError(f"{_where(src, df, i)}: label {lab.iloc[i]!r} (expected 0 or 1)")
+        if lab_l[i] not in ("0", "1", "0.0", "1.0"):
+            raise TaskError(f"{_where(src, df, i)}: label {lab_l[i]!r} (expected 0 or 1)")
         for col in ("ref", "alt"):
-            if not ALLELE.match(df[col].iloc[i]):
-                raise TaskError(f"{_where(src, df, i)}: {col} allele {df[col].iloc[i]!r} "
+            if not ALLELE.match(alleles[col][i]):
+                raise TaskError(f"{_where(src, df, i)}: {col} allele {alleles[col][i]!r} "
                                 "(expected letters A, C, G, T, N only)")
-        if df["ref"].iloc[i] == df["alt"].iloc[i]:
-            raise TaskError(f"{_where(src, df, i)}: alt equals ref ({df['alt'].iloc[i]!r})")
+        if alleles["ref"][i] == alleles["alt"][i]:
+            raise TaskError(f"{_where(src, df, i)}: alt equals ref ({alleles['alt'][i]!r})")
     df["pos"] = pos.astype(np.int64)
     df["label"] = lab.astype(float).astype(np.int64)
     if "score" in df.columns:
@@ -266,8 +273,9 @@ def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd
         by_chrom.setdefault(r.chrom, []).append(j)
     rec_idx = np.empty(n, dtype=np.int64)
     offset = np.empty(n, dtype=np.int64)
+    chroms, poss, refs = df["chrom"].tolist(), df["pos"].tolist(), df["ref"].tolist()
     for i in range(n):
-        chrom, p, ref = df["chrom"].iloc[i], int(df["pos"].iloc[i]), df["ref"].iloc[i]
+        chrom, p, ref = chroms[i], int(poss[i]), refs[i]
         if chrom not in by_chrom:
             raise TaskError(f"{_where(src, df, i)}: chrom {chrom!r} has no record in "
                             f"reference.fa (records: {', '.join(sorted(by_chrom))})")
