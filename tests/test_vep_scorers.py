@@ -87,7 +87,8 @@ def test_causal_llr_matches_direct_transformers(brca1, raw, models_dir):
     run = ScoreRun()
     df = score_variants(brca1, str(path), ["llr"], window=W, limit=N, run=run)
     assert (df["status"] == "ok").all() and (df["head"] == "causal_lm").all()
-    assert run.sequences == raw[0]["pos"].nunique() + N  # one forward per distinct ref window plus one per allele
+    # one forward per distinct reference window plus one per allele
+    assert run.sequences == raw[0]["pos"].nunique() + N
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path).eval()
     exp = [_direct_causal_ll(model, tok, a) - _direct_causal_ll(model, tok, r)
@@ -125,7 +126,8 @@ def test_masked_marginal_matches_direct_transformers(brca1, raw, models_dir, fol
     run = ScoreRun()
     df = score_variants(brca1, str(path), ["llr"], window=W, limit=N, run=run)
     assert (df["status"] == "ok").all() and (df["head"] == "masked_lm").all()
-    assert run.sequences == raw[0]["pos"].nunique()  # one forward per distinct position serves its 3 alleles
+    # one forward per distinct position serves all its alleles
+    assert run.sequences == raw[0]["pos"].nunique()
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForMaskedLM.from_pretrained(path).eval()
     k = token_of_variant(W // 2)

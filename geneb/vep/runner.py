@@ -28,7 +28,6 @@ from geneb.vep.capabilities import (
     EMBEDDING_SCORERS,
     HEADS,
     SCORERS,
-    Capabilities,
     detect,
     require_scorer,
 )

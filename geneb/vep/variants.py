@@ -230,7 +230,8 @@ def load_variant_task(folder: str | Path) -> VariantTask:
     h.update(pd.util.hash_pandas_object(table[list(REQUIRED)], index=False).values.tobytes())
     for r in records:
         h.update(f"{r.chrom}:{r.start}\0".encode() + r.seq.encode())
-    return VariantTask(folder.resolve().name, folder, src, table, records, "sha256:" + h.hexdigest())
+    fingerprint = "sha256:" + h.hexdigest()
+    return VariantTask(folder.resolve().name, folder, src, table, records, fingerprint)
 
 
 def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd.DataFrame:
