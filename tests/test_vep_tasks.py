@@ -188,3 +188,13 @@ def test_evaluate_orients_llr_and_gives_intervals():
     assert m.loc["llr", "auroc"] > 0.7
     assert m.loc["llr", "auroc_lo"] < m.loc["llr", "auroc"] < m.loc["llr", "auroc_hi"]
     assert m.loc["llr", "spearman"] > 0.3 and m.loc["llr", "n_scored"] == 200
+
+
+@pytest.mark.timeout(120)
+def test_all_windows_outside_with_a_store(tmp_path):
+    from geneb.vep.runner import score_variants
+
+    folder = _task(tmp_path / "t", [_snv(105), _snv(398)])
+    df = score_variants(folder, "kmer-2", ["cosine", "l2"], window=1000,
+                        store=tmp_path / "s.zarr")
+    assert len(df) == 4 and (df["status"] == OUTSIDE).all() and df["score"].isna().all()

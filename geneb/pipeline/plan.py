@@ -47,8 +47,9 @@ from typing import Any
 
 from geneb.errors import PlanError, did_you_mean
 from geneb.probe.schema import DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
+from geneb.vep.pipeline import VepPlan, parse_vep
 
-TOP_KEYS = {"store", "out", "data_dir", "models", "tasks", "probe", "report", "extract"}
+TOP_KEYS = {"store", "out", "data_dir", "models", "tasks", "probe", "report", "extract", "vep"}
 MODEL_KEYS = {
     "model",
     "name",
@@ -115,6 +116,7 @@ class Plan:
     batch_tokens: int | None = None
     device: str = "auto"
     overwrite: bool = False
+    vep: VepPlan | None = None  # variant-effect scoring ([vep], see geneb.vep.pipeline)
 
     @property
     def results_path(self) -> Path:
@@ -253,6 +255,7 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         batch_tokens=ex.get("batch_tokens"),
         device=_expect(ex.get("device", "auto"), str, "extract.device", src),
         overwrite=_expect(ex.get("overwrite", False), bool, "extract.overwrite", src),
+        vep=parse_vep(data["vep"], path, src) if "vep" in data else None,
     )
 
 

@@ -240,6 +240,9 @@ def _embeddings(
         return ref, alt, ok
     got = []
     for fs, key, prov, seqs, labels, rows, plan in jobs:
+        if not seqs:  # no window to keep (all outside the reference): no entry is written
+            got.append(np.zeros((0, embedder.dim), dtype=np.float32))
+            continue
         if plan.action == "skip":
             got.append(fs.get(key.model, key.task, key.split).embeddings.astype(np.float32))
             run.reused += len(seqs)
