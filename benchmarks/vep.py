@@ -35,7 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def naive(model, tok, kind: str, wins, alleles, half: int) -> tuple[np.ndarray, int]:
+def naive(model, tok, kind: str, wins, half: int) -> tuple[np.ndarray, int]:
     """Two forwards per variant, one at a time; returns (scores, forwards)."""
     import torch
 
@@ -43,7 +43,7 @@ def naive(model, tok, kind: str, wins, alleles, half: int) -> tuple[np.ndarray, 
     fwd = 0
     for i, (ref_w, alt_w) in enumerate(wins):
         lls = []
-        for w, allele in ((ref_w, alleles[i][0]), (alt_w, alleles[i][1])):
+        for w in (ref_w, alt_w):
             ids = torch.tensor([tok(w)["input_ids"]])
             if kind == "causal_lm":
                 with torch.inference_mode():
@@ -106,7 +106,7 @@ def main() -> None:
             ours, _ = llr_scores(lm, win, alleles)
             t_geneb.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            ref, fwd_naive = naive(model, tok, kind, wins, alleles, args.window // 2)
+            ref, fwd_naive = naive(model, tok, kind, wins, args.window // 2)
             t_naive.append(time.perf_counter() - t0)
         g, nv = statistics.median(t_geneb), statistics.median(t_naive)
         diff = float(np.max(np.abs(ours - ref)))
