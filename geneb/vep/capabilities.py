@@ -51,12 +51,19 @@ class Capabilities:
 
 
 def hf_source(spec: str) -> str | None:
-    """The transformers folder or hub id a model spec names, or None (k-mer, plugins)."""
+    """The transformers folder or hub id a model spec names, or None (k-mer, plugins, random
+    controls, unknown names: ``get_embedder`` reports those)."""
+    import re
+
+    from geneb.extract.registry import _entry_points
+
     if spec.startswith("hf:"):
         return spec[3:]
-    if spec.startswith(("kmer-", "random:")):
+    if spec.startswith(("kmer-", "random:")) or spec in _entry_points():
         return None
-    return spec if Path(spec).is_dir() else None
+    if Path(spec).is_dir() or re.match(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", spec):
+        return spec
+    return None
 
 
 def detect(
@@ -71,6 +78,10 @@ def detect(
     caps = Capabilities(spec)
     src = hf_source(spec)
     if src is None:
+        from geneb.extract.registry import get_embedder
+
+        if not spec.startswith(("kmer-", "random:")):
+            get_embedder(spec)  # an unknown model name is reported as such, not as "no head"
         caps.notes.append("not a transformers checkpoint: no language-model head")
         return caps
     if not want_heads:
@@ -87,7 +98,8 @@ def detect(
             return caps
         raise ModelError(f"cannot read the config of model {src!r}: {e}") from e
     except OSError as e:
-        raise ModelError(f"cannot load model {src!r}: {e}") from e
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelError(f"cannot load model {src!r}: {first}") from e
     auto_map = getattr(config, "auto_map", None) or {}
     plans = {
         "causal_lm": ("AutoModelForCausalLM", ma.MODEL_FOR_CAUSAL_LM_MAPPING),
