@@ -76,9 +76,8 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
-    from geneb.extract.batching import default_batch_tokens
     from geneb.vep.likelihood import LMScorer
-    from geneb.vep.runner import _head
+    from geneb.vep.runner import _head, vep_batch_tokens
     from geneb.vep.scorers import llr_scores
     from geneb.vep.variants import load_variant_task
     from geneb.vep.windows import make_windows
@@ -91,7 +90,7 @@ def main() -> None:
     assert (win.status == "ok").all()
     alleles = list(zip(vt.table["ref"], vt.table["alt"], strict=True))
     wins = [(win.ref_of(i), win.alt_windows[i]) for i in range(len(vt))]
-    budget = args.batch_tokens or default_batch_tokens("cpu")
+    budget = args.batch_tokens or vep_batch_tokens("cpu")
     print(f"BRCA1: {len(vt)} variants at {len(win.ref_windows)} positions, window "
           f"{args.window}, torch threads {torch.get_num_threads()}, batch tokens {budget}")
     results = {}

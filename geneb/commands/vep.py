@@ -56,7 +56,7 @@ def score(
         "cpu"
     ),
     batch_tokens: Annotated[int | None, typer.Option("--batch-tokens", help="Tokens per batch "
-                                                     "(default 4096 on CPU).")] = None,
+                                                     "(default 16384 on CPU).")] = None,
     trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", help="Allow running "
                                                     "a model's own Python code.")] = False,
 ) -> None:
