@@ -15,6 +15,7 @@ from geneb.commands import results as _results
 from geneb.commands import run as _run
 from geneb.commands import store as _store
 from geneb.commands import tasks as _tasks
+from geneb.commands import vep as _vep
 
 app = typer.Typer(
     name="geneb",
@@ -28,6 +29,7 @@ app.add_typer(_tasks.app, name="tasks", help="List and inspect tasks.")
 app.add_typer(_store.app, name="store", help="Inspect, verify and export a feature store.")
 app.add_typer(_models.app, name="models", help="List model adapters.")
 app.add_typer(_results.app, name="results", help="Maintain a results table (compact its parts).")
+app.add_typer(_vep.app, name="vep", help="Zero-shot variant-effect prediction.")
 app.command("extract")(_extract.extract)
 app.command("probe")(_probe.probe)
 app.command("report")(_report.report)

@@ -32,6 +32,7 @@ from geneb.constraints import (
     StrOptions,
 )
 from geneb.errors import did_you_mean
+from geneb.vep.capabilities import SCORERS as VEP_SCORERS
 
 __all__ = [
     "AnyOf",
@@ -135,6 +136,12 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "overwrite": BOOL,
         "workers": WORKERS,
         "scheduler": SCHEDULER,
+    },
+    "vep": {  # variant-effect scoring in a plan (geneb.vep.pipeline checks the folders)
+        "tasks": ListOf(PathParam("dir")),
+        "scorers": ListOf(StrOptions(VEP_SCORERS)),
+        "window": Interval(int, 2, None),
+        "limit": POSITIVE_INT,
     },
 }
 

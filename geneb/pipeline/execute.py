@@ -196,6 +196,10 @@ def run_plan(
 
     t0 = time.perf_counter()
     tasks = validate(plan)
+    if plan.vep is not None:  # variant tasks are validated before any work, too
+        from geneb.vep.pipeline import run_vep, validate_vep
+
+        vep_tasks = validate_vep(plan.vep)
     summary = RunSummary()
     plan.out.mkdir(parents=True, exist_ok=True)
     with _extract_cluster(plan) as client:
@@ -228,6 +232,10 @@ def run_plan(
         )
         summary.steps.append(msg)
         log(msg)
+    vep_scores = None
+    if plan.vep is not None:
+        vep_scores, vep_lines = run_vep(plan, vep_tasks, log)
+        summary.steps.extend(vep_lines)
     if plan.report:
         from geneb.analysis.report import build_report
 
@@ -239,6 +247,10 @@ def run_plan(
             regimes=plan.report_regimes,
             Cs=plan.report_Cs,
         )
+        if vep_scores is not None:
+            from geneb.vep.pipeline import add_to_report
+
+            add_to_report(summary.report, vep_scores)
         msg = f"report: {summary.report} ({time.perf_counter() - t1:.1f} s)"
         summary.steps.append(msg)
         log(msg)

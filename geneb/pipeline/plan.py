@@ -50,9 +50,10 @@ from typing import Any
 from geneb.errors import PlanError
 from geneb.params import PLAN_SECTIONS, ParamError, PathParam, check_table, section_label
 from geneb.probe.schema import DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
+from geneb.vep.pipeline import VepPlan, parse_vep
 
 #: Allowed keys per section, derived from the one declaration in :data:`PLAN_SECTIONS`.
-TOP_KEYS = {*PLAN_SECTIONS[""], "models", "tasks", "probe", "report", "extract"}
+TOP_KEYS = {*PLAN_SECTIONS[""], "models", "tasks", "probe", "report", "extract", "vep"}
 MODEL_KEYS = set(PLAN_SECTIONS["models"])
 TASK_KEYS = set(PLAN_SECTIONS["tasks"])
 PROBE_KEYS = set(PLAN_SECTIONS["probe"])
@@ -100,6 +101,7 @@ class Plan:
     overwrite: bool = False
     extract_workers: int | None = None  # [extract] workers: a local Dask cluster
     extract_scheduler: str | None = None  # [extract] scheduler: a running one
+    vep: VepPlan | None = None  # variant-effect scoring ([vep], see geneb.vep.pipeline)
 
     @property
     def results_path(self) -> Path:
@@ -265,6 +267,7 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         overwrite=ex.get("overwrite", False),
         extract_workers=_extract_workers(ex, src),
         extract_scheduler=ex.get("scheduler"),
+        vep=parse_vep(_table(data, "vep", src), path, src) if "vep" in data else None,
     )
 
 

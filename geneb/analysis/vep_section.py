@@ -1,0 +1,110 @@
+"""The variant-effect section of the report: metrics table, ROC curves, CSV tables.
+
+``vep_section(scores, out)`` takes the per-variant score tables of ``geneb vep score``
+(concatenated), writes ``tables/vep_metrics.csv`` (AUROC / AUPRC / Spearman with bootstrap CIs
+per task, model, scorer, window), ``tables/vep_status.csv`` (why variants were not scored) and
+one ROC figure per task under ``figures/``, and returns the HTML fragment and the files. It
+is self-contained (its own small HTML), so the main report can append it as a section.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from geneb.store.keys import safe_name
+from geneb.vep.evaluate import BOOT_SEED, N_BOOT, evaluate, oriented, roc_points
+
+SHOW = ["task", "model", "scorer", "window", "orientation", "n_scored", "n_not_scored",
+        "n_pos", "auroc", "auroc_lo", "auroc_hi", "auprc", "auprc_lo", "auprc_hi"]
+
+
+def roc_figure(scores: pd.DataFrame, task: str, path: Path) -> Path:
+    """ROC curves of every (model, scorer, window) on one task, AUROC in the legend."""
+    fig = Figure(figsize=(5.5, 5.0))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ok = scores[(scores["task"] == task) & (scores["status"] == "ok")]
+    for (m, s, w), g in ok.groupby(["model", "scorer", "window"], sort=True):
+        y, sc = g["label"].to_numpy(), oriented(g)
+        if len(np.unique(y)) < 2:
+            continue
+        fpr, tpr = roc_points(y, sc)
+        from geneb.vep.evaluate import auroc
+
+        ax.plot(fpr, tpr, lw=1.2, label=f"{m} {s} w{w} ({auroc(y, sc):.3f})")
+    ax.plot([0, 1], [0, 1], ls="--", lw=0.8, color="grey")
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    ax.set_title(f"{task}: ROC (label 1 = positive)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="lower right")
+    else:
+        ax.text(0.5, 0.5, "no curve: scored variants of one class only", ha="center")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, format="png")
+    return path
+
+
+def vep_section(
+    scores: pd.DataFrame, out: str | Path, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED
+) -> tuple[str, list[Path]]:
+    """Write the section's tables and figures under ``out``; return (HTML fragment, files)."""
+    out = Path(out)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    metrics = evaluate(scores, n_boot=n_boot, seed=seed)
+    files: list[Path] = []
+    mpath = out / "tables" / "vep_metrics.csv"
+    metrics.to_csv(mpath, index=False)
+    files.append(mpath)
+    status = (scores.groupby(["task", "model", "scorer", "window", "status"]).size()
+              .rename("n").reset_index())
+    spath = out / "tables" / "vep_status.csv"
+    status.to_csv(spath, index=False)
+    files.append(spath)
+    show = [c for c in SHOW if c in metrics] + (["spearman", "spearman_lo", "spearman_hi"]
+                                                 if "spearman" in metrics else [])
+    parts = [
+        "<h2>Variant effects (zero-shot)</h2>",
+        "<p>Each variant is scored from a reference window and the same window carrying the "
+        "allele: embedding distances (cosine, l2; higher = predicted label 1) or the "
+        "log-likelihood ratio of a language-model head (llr; negated, so lower likelihood of "
+        f"the allele = predicted label 1). Intervals: 95% percentile bootstrap over variants "
+        f"({n_boot} resamples, seed {seed}). Spearman: oriented score against the task's "
+        "continuous score column, when it has one.</p>",
+        metrics[show].to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep="",
+                              border=0, escape=True),
+        "<p class=\"note\">(tables/vep_metrics.csv; variants not scored and why: "
+        "tables/vep_status.csv)</p>",
+    ]
+    for task in sorted(scores["task"].unique()):
+        fpath = roc_figure(scores, task, out / "figures" / f"vep_roc_{safe_name(task)}.png")
+        files.append(fpath)
+        data = base64.b64encode(fpath.read_bytes()).decode("ascii")
+        alt = html.escape(f"ROC curves on {task}")
+        parts.append(f'<figure><img alt="{alt}" src="data:image/png;base64,{data}">'
+                     f"<figcaption>{alt}</figcaption></figure>")
+    return "\n".join(parts), files
+
+
+def vep_page(
+    scores: pd.DataFrame, out: str | Path, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED
+) -> tuple[str, list[Path]]:
+    """The section as a standalone offline page ``vep_report.html`` (``geneb vep evaluate``)."""
+    out = Path(out)
+    frag, files = vep_section(scores, out, n_boot=n_boot, seed=seed)
+    page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            "<title>geneb variant effects</title><style>body{font-family:sans-serif;"
+            "max-width:1100px;margin:2em auto}table{border-collapse:collapse;font-size:13px}"
+            "td,th{padding:2px 8px;border-bottom:1px solid #ddd}img{max-width:100%}"
+            f".note{{color:#666}}</style></head><body>\n{frag}\n</body></html>\n")
+    path = out / "vep_report.html"
+    path.write_text(page)
+    return page, [*files, path]

@@ -1,0 +1,134 @@
+"""`geneb vep`: zero-shot variant-effect prediction (score, evaluate, capabilities)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from geneb.commands._common import cli_errors, console
+from geneb.errors import GenebError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+def _check_out(out: Path, suffixes: tuple[str, ...]) -> None:
+    if out.suffix not in suffixes:
+        raise GenebError(f"--out {str(out)!r}: expected a file ending in {' or '.join(suffixes)}")
+    if not out.parent.is_dir() and str(out.parent) not in ("", "."):
+        raise GenebError(f"--out {str(out)!r}: folder {str(out.parent)!r} does not exist")
+
+
+def write_table(df, out: Path) -> None:  # noqa: ANN001 - pandas DataFrame
+    """Write a table all-or-nothing: a temporary file renamed into place."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        if out.suffix == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            df.to_parquet(tmp, index=False)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@app.command("score")
+@cli_errors
+def score(
+    task: Annotated[str, typer.Option("--task", help="Variant task folder (variants.csv or "
+                                      "variants.vcf[.gz] + reference.fa).")],
+    model: Annotated[str, typer.Option("--model", help="kmer-K, a transformers folder or hub "
+                                       "id, hf:<..>, random:<..> or a plugin name.")],
+    scorer: Annotated[list[str], typer.Option("--scorer", help="cosine, l2 (embeddings) or llr "
+                                              "(language-model head); repeatable.")],
+    window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = 1024,
+    out: Annotated[Path | None, typer.Option("--out", help="Output table (.parquet or .csv); "
+                                             "default vep-<task>-<model>-w<W>.parquet.")] = None,
+    store: Annotated[str | None, typer.Option("--store", help="Feature store keeping the "
+                                              "window embeddings (cosine/l2) for reuse.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Score only the first N variants "
+                                              "(quick checks, CI).")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
+                                             "store.")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
+        "cpu"
+    ),
+    batch_tokens: Annotated[int | None, typer.Option("--batch-tokens", help="Tokens per batch "
+                                                     "(default 16384 on CPU).")] = None,
+    trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", help="Allow running "
+                                                    "a model's own Python code.")] = False,
+) -> None:
+    """Score every variant of a task: one row per (variant, scorer), never dropped."""
+    import time
+
+    from geneb.store.keys import safe_name
+    from geneb.vep.runner import ScoreRun, score_variants
+    from geneb.vep.variants import load_variant_task
+
+    vt = load_variant_task(task)
+    if out is None:
+        label = name or Path(model.removeprefix("hf:")).name or model
+        out = Path(f"vep-{safe_name(vt.name)}-{safe_name(label)}-w{window}.parquet")
+    _check_out(out, (".parquet", ".csv"))
+    run = ScoreRun()
+    t0 = time.perf_counter()
+    df = score_variants(vt, model, scorer, window=window, store=store, limit=limit, name=name,
+                        device=device, batch_tokens=batch_tokens,
+                        trust_remote_code=trust_remote_code, run=run)
+    secs = time.perf_counter() - t0
+    write_table(df, out)
+    for s, g in df.groupby("scorer", sort=False):
+        bad = g.loc[g["status"] != "ok", "status"].value_counts()
+        why = ", ".join(f"{k}: {v}" for k, v in bad.items())
+        console.print(f"{s}: {int((g['status'] == 'ok').sum())}/{len(g)} variants scored"
+                      + (f" (not scored: {why})" if why else ""), highlight=False)
+    console.print(f"wrote {out} ({len(df)} rows) in {secs:.1f} s; forwards {run.forwards}, "
+                  f"windows embedded {run.embedded}, reused from the store {run.reused}",
+                  highlight=False)
+
+
+@app.command("evaluate")
+@cli_errors
+def evaluate(
+    scores: Annotated[list[Path], typer.Argument(help="Score tables from `geneb vep score`.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for vep_metrics.csv, ROC "
+                                             "figure and vep_report.html.")] = None,
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: none).")] = (
+        1000
+    ),
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+) -> None:
+    """AUROC / AUPRC (/ Spearman) per (task, model, scorer, window) with bootstrap CIs."""
+    from geneb.analysis.vep_section import vep_page
+    from geneb.vep.evaluate import evaluate as run_eval
+    from geneb.vep.io import read_scores
+
+    if n_boot < 0:
+        raise GenebError(f"--n-boot must be >= 0, got {n_boot}")
+    df = read_scores(scores)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        html, files = vep_page(df, out, n_boot=n_boot, seed=seed)
+        metrics = __import__("pandas").read_csv(out / "tables" / "vep_metrics.csv")
+        console.print(f"wrote {', '.join(str(f) for f in files)}", highlight=False)
+    else:
+        metrics = run_eval(df, n_boot=n_boot, seed=seed)
+    cols = ["task", "model", "scorer", "window", "n_scored", "auroc", "auroc_lo", "auroc_hi",
+            "auprc"] + (["spearman"] if "spearman" in metrics else [])
+    console.print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+                  highlight=False)
+
+
+@app.command("capabilities")
+@cli_errors
+def capabilities(
+    model: Annotated[str, typer.Option("--model", help="Model spec (as for --model).")],
+    trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
+) -> None:
+    """What a model supports (embeddings, masked-LM head, causal-LM head) and its scorers."""
+    from geneb.vep.capabilities import detect
+
+    console.print(f"{model}: {detect(model, trust_remote_code=trust_remote_code).describe()}",
+                  highlight=False)

@@ -1,0 +1,13 @@
+"""Zero-shot variant-effect prediction (VEP): variant tasks, windows, scorers, evaluation.
+
+A variant task pairs a table of variants (``variants.csv`` or ``variants.vcf[.gz]``) with the
+reference sequence they refer to (``reference.fa``). Each variant becomes a reference window
+and an alternate window (``windows``); a scorer compares them (``scorers``: embedding
+distances through any embedder, log-likelihood ratios through a language-model head) and
+``evaluate`` turns scores into AUROC / AUPRC / Spearman with bootstrap intervals.
+See docs/vep.md.
+"""
+
+from geneb.vep.variants import VariantTask, load_variant_task
+
+__all__ = ["VariantTask", "load_variant_task"]

@@ -1,0 +1,119 @@
+"""Metrics of variant scores: AUROC, AUPRC, Spearman, with bootstrap intervals over variants.
+
+Scores are first oriented so that higher means "label 1" (``ORIENTATION``: distances as they
+are, LLR negated); the orientation is a column of the result. Only rows with status ``ok``
+count; how many did not is reported (``n_not_scored``). AUROC is the Mann-Whitney statistic
+with ties averaged (= ``sklearn.metrics.roc_auc_score``); AUPRC is average precision (=
+``sklearn.metrics.average_precision_score``). With the task's continuous ``task_score`` column
+(e.g. a measured function score), ``spearman`` is the rank correlation of the oriented score
+with it (for BRCA1, where low function scores are loss of function, a useful scorer gives a
+negative value). Intervals: percentile bootstrap over variants (``n_boot`` resamples drawn
+with ``numpy.random.default_rng(seed)``; resamples with one class only are left out).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from geneb.probe.metrics import _binary_auroc
+from geneb.vep.scorers import ORIENTATION
+
+GROUP = ["task", "model", "scorer", "window"]
+N_BOOT = 1000
+BOOT_SEED = 0
+LEVEL = 0.95
+
+
+def auroc(labels: np.ndarray, scores: np.ndarray) -> float:
+    """AUROC of ``scores`` for ``labels == 1`` (NaN with one class)."""
+    y = np.asarray(labels) == 1
+    if y.all() or not y.any():
+        return float("nan")
+    return float(_binary_auroc(y, np.asarray(scores, dtype=np.float64)))
+
+
+def auprc(labels: np.ndarray, scores: np.ndarray) -> float:
+    """Average precision: sum over thresholds of (recall step) x precision (sklearn's rule)."""
+    y = np.asarray(labels) == 1
+    n_pos = int(y.sum())
+    if n_pos == 0 or n_pos == len(y):
+        return float("nan")
+    s = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-s, kind="mergesort")
+    ys, ss = y[order], s[order]
+    last = np.flatnonzero(np.concatenate((ss[1:] != ss[:-1], [True])))  # end of each tie run
+    tp = np.cumsum(ys)[last]
+    precision = tp / (last + 1)
+    recall = tp / n_pos
+    return float(np.sum(np.diff(np.concatenate(([0.0], recall))) * precision))
+
+
+def roc_points(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(false positive rate, true positive rate) at every distinct threshold, from (0, 0)."""
+    y = np.asarray(labels) == 1
+    s = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-s, kind="mergesort")
+    ys, ss = y[order], s[order]
+    last = np.flatnonzero(np.concatenate((ss[1:] != ss[:-1], [True])))
+    tp = np.cumsum(ys)[last]
+    fp = (last + 1) - tp
+    return (np.concatenate(([0.0], fp / max(1, (~y).sum()))),
+            np.concatenate(([0.0], tp / max(1, y.sum()))))
+
+
+def oriented(df: pd.DataFrame) -> np.ndarray:
+    """Scores turned so that higher means label 1 (per row, from its scorer)."""
+    sign = df["scorer"].map(ORIENTATION).to_numpy(dtype=np.float64)
+    return df["score"].to_numpy(dtype=np.float64) * sign
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 3:
+        return float("nan")
+    return float(stats.spearmanr(a[ok], b[ok]).statistic)
+
+
+def evaluate(
+    scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED, level: float = LEVEL
+) -> pd.DataFrame:
+    """One row per (task, model, scorer, window): counts, metrics and their CIs."""
+    rows = []
+    for key, g in scores.groupby(GROUP, sort=True):
+        ok = g[g["status"] == "ok"]
+        y = ok["label"].to_numpy()
+        s = oriented(ok)
+        ts = ok["task_score"].to_numpy(dtype=np.float64) if "task_score" in ok else None
+        obs = {"auroc": auroc(y, s), "auprc": auprc(y, s)}
+        if ts is not None:
+            obs["spearman"] = _spearman(s, ts)
+        rng = np.random.default_rng(seed)
+        boot: dict[str, list[float]] = {k: [] for k in obs}
+        if n_boot > 0 and len(ok):
+            for idx in rng.integers(0, len(ok), (n_boot, len(ok))):
+                yb, sb = y[idx], s[idx]
+                boot["auroc"].append(auroc(yb, sb))
+                boot["auprc"].append(auprc(yb, sb))
+                if ts is not None:
+                    boot["spearman"].append(_spearman(sb, ts[idx]))
+        row = dict(zip(GROUP, key, strict=True))
+        row.update({
+            "orientation": str(g["orientation"].iloc[0]), "n": len(g), "n_scored": len(ok),
+            "n_not_scored": len(g) - len(ok), "n_pos": int((y == 1).sum()),
+            "n_neg": int((y == 0).sum()), "positive_rate": float((y == 1).mean()) if len(y)
+            else float("nan"),
+        })
+        a = (1 - level) / 2
+        for k, v in obs.items():
+            b = np.asarray(boot[k], dtype=np.float64)
+            b = b[np.isfinite(b)]
+            row[k] = v
+            row[f"{k}_lo"], row[f"{k}_hi"] = (
+                (float(np.percentile(b, 100 * a)), float(np.percentile(b, 100 * (1 - a))))
+                if len(b) else (float("nan"), float("nan"))
+            )
+        row["n_boot"] = n_boot
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,152 @@
+"""Log-likelihood-ratio scores from a language-model head (causal or masked).
+
+Causal LM: ``LL(window) = sum_{t >= 1} log p(token_t | tokens_<t)`` over the window's tokens as
+the model's tokenizer makes them, special tokens included (token 0 is never scored: it has no
+context). ``llr = LL(alt window) - LL(ref window)``. One forward per distinct window: the
+reference window of a position serves every alternate allele there.
+
+Masked LM (masked marginal): in the reference window, mask every token whose bases overlap the
+variant's reference bases; one forward of that masked window gives, at each masked position,
+``log p(token)``. ``llr = sum log p(alt tokens) - sum log p(ref tokens)`` over the masked
+positions, where the alternate tokens are those of the alternate window at the same positions.
+Single-base tokenizers mask one token; non-overlapping 6-mers (Nucleotide Transformer) mask the
+6-mer that holds the base. The alternate window must tokenise into the same number of tokens,
+identical outside the masked ones (true for SNVs with character and fixed k-mer tokenizers);
+otherwise the variant gets status ``token_boundaries_changed`` (BPE merges that move, indels).
+One forward per distinct (reference window, masked tokens) serves all alleles there.
+
+Batches hold windows of one token length only: no padding, so a score never depends on what
+shares its batch (and models that ignore the attention mask, like HyenaDNA, stay exact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from geneb.errors import ModelError
+
+TOKENS_CHANGED = "token_boundaries_changed"
+NOT_ALIGNABLE = "tokens_not_alignable_to_bases"
+TOO_LONG = "window_longer_than_model_context"
+
+
+def equal_length_batches(lengths: np.ndarray, batch_tokens: int) -> list[np.ndarray]:
+    """Indices grouped by exact length, each group cut so ``rows * length <= batch_tokens``
+    (at least one row). Deterministic: groups by ascending length, rows in index order."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out: list[np.ndarray] = []
+    for length in np.unique(lengths):
+        idx = np.flatnonzero(lengths == length)
+        per = max(1, int(batch_tokens) // max(1, int(length)))
+        out.extend(idx[i : i + per] for i in range(0, len(idx), per))
+    return out
+
+
+@dataclass(frozen=True)
+class Tokenised:
+    """A window's full token ids and, per content token, its base span [start, end)."""
+
+    ids: np.ndarray
+    starts: np.ndarray | None  # per token of ids; -1 for special tokens; None: not alignable
+    ends: np.ndarray | None
+
+
+class LMScorer:
+    """A loaded language model with a causal or masked head, scoring windows exactly."""
+
+    def __init__(
+        self, model: Any, tokenizer: Any, kind: str, device: str, batch_tokens: int
+    ) -> None:
+        if kind not in ("causal_lm", "masked_lm"):
+            raise ModelError(f"unknown language-model kind {kind!r}")
+        self.model, self.tokenizer, self.kind = model, tokenizer, kind
+        self.device, self.batch_tokens = device, int(batch_tokens)
+        self.forwards = 0  # forward passes run (for benchmarks)
+        self.sequences = 0  # sequences through the model
+        from geneb.extract.hf import _position_limit
+
+        self.max_tokens = _position_limit(model.config)
+        if kind == "masked_lm" and tokenizer.mask_token_id is None:
+            raise ModelError("masked-LM scoring needs a tokenizer with a mask token")
+        self._special = {i for i in tokenizer.all_special_ids if i is not None}
+
+    # ------------------------------------------------------------ tokenising
+    def tokenise(self, windows: Sequence[str]) -> list[Tokenised]:
+        """Full ids (specials as the tokenizer adds them) and base spans of content tokens."""
+        tok = self.tokenizer
+        enc = tok(list(windows), add_special_tokens=True)["input_ids"]
+        out = []
+        for text, ids in zip(windows, enc, strict=True):
+            ids = np.asarray(ids, dtype=np.int64)
+            strs = tok.convert_ids_to_tokens(ids.tolist())
+            starts = np.full(len(ids), -1, dtype=np.int64)
+            ends = np.full(len(ids), -1, dtype=np.int64)
+            pos = 0
+            ok = True
+            for k, (i, s) in enumerate(zip(ids.tolist(), strs, strict=True)):
+                if i in self._special and i != tok.unk_token_id:
+                    continue
+                s = s.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
+                if text[pos : pos + len(s)] != s or not s:
+                    ok = False
+                    break
+                starts[k], ends[k] = pos, pos + len(s)
+                pos += len(s)
+            ok = ok and pos == len(text)
+            out.append(Tokenised(ids, starts if ok else None, ends if ok else None))
+        return out
+
+    # ------------------------------------------------------------ forwards
+    def _logprobs(self, batch: np.ndarray) -> Any:
+        """log-softmax of the logits (float32) of one equal-length batch, on the CPU."""
+        import torch
+
+        ids = torch.from_numpy(batch).to(self.device)
+        with torch.inference_mode():
+            logits = self.model(input_ids=ids).logits
+        self.forwards += 1
+        self.sequences += int(batch.shape[0])
+        return torch.log_softmax(logits.float(), dim=-1).cpu()
+
+    def log_likelihoods(self, toks: Sequence[Tokenised]) -> np.ndarray:
+        """Causal LL of each tokenised window (float64 sums of float32 log-probs)."""
+        import torch
+
+        out = np.full(len(toks), np.nan)
+        lens = np.fromiter((len(t.ids) for t in toks), dtype=np.int64, count=len(toks))
+        for idx in equal_length_batches(lens, self.batch_tokens):
+            batch = np.stack([toks[i].ids for i in idx])
+            lp = self._logprobs(batch)
+            tgt = torch.from_numpy(batch[:, 1:])
+            got = lp[:, :-1, :].gather(-1, tgt.unsqueeze(-1)).squeeze(-1).double()
+            out[idx] = got.sum(dim=1).numpy()
+        return out
+
+    def masked_logprobs(
+        self, toks: Sequence[Tokenised], masks: Sequence[tuple[int, ...]]
+    ) -> list[np.ndarray]:
+        """For each (window, masked token positions): the full log-prob rows at those positions
+        after masking them, shape (len(mask), vocab), float32."""
+        out: list[np.ndarray] = [np.empty(0)] * len(toks)
+        lens = np.fromiter((len(t.ids) for t in toks), dtype=np.int64, count=len(toks))
+        mask_id = int(self.tokenizer.mask_token_id)
+        for idx in equal_length_batches(lens, self.batch_tokens):
+            batch = np.stack([toks[i].ids for i in idx]).copy()
+            for r, i in enumerate(idx):
+                batch[r, list(masks[i])] = mask_id
+            lp = self._logprobs(batch)
+            for r, i in enumerate(idx):
+                out[i] = lp[r, list(masks[i]), :].numpy()
+        return out
+
+
+def masked_positions(t: Tokenised, lo: int, hi: int) -> tuple[int, ...]:
+    """Token positions whose bases overlap [lo, hi) (empty when not alignable)."""
+    if t.starts is None or t.ends is None:
+        return ()
+    hit = (t.starts >= 0) & (t.starts < hi) & (t.ends > lo)
+    return tuple(int(k) for k in np.flatnonzero(hit))
