@@ -159,3 +159,18 @@ def test_cli_refusal_exit_2_nothing_written(
         ],
     )
     assert res.exit_code == 2 and not store.exists() and not marker_of(d).exists()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_variant_scoring_holds_the_same_boundary(models_dir: Path, tmp_path: Path,
+                                                 case: str) -> None:
+    """``geneb vep`` loads LM heads through its own path: the same refusal, no marker."""
+    d = _folder(models_dir, tmp_path, case, *CASES[case])
+    out = tmp_path / f"{case}.parquet"
+    variants = models_dir.parent / "variants" / "brca1_findlay2018"
+    r = CliRunner().invoke(app, ["vep", "score", "--task", str(variants), "--model", str(d),
+                                 "--scorer", "llr", "--limit", "3", "--window", "64",
+                                 "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert "--trust-remote-code" in r.output
+    assert not marker_of(d).exists() and not out.exists()

@@ -66,7 +66,8 @@ def test_plan_scores_variants_and_reports(tmp_path, data_dir, brca1):
     [
         ('tasks = ["nope"]', "variant task folder .* does not exist"),
         ('tasks = ["{b}"]\nwindow = 63', "vep.window must be an even integer"),
-        ('tasks = ["{b}"]\nscorers = ["cos"]', "vep.scorers entry 'cos'"),
+        ('tasks = ["{b}"]\nscorers = ["cos"]',
+         r"\[vep\] scorers\[0\]: expected one of 'cosine', 'l2', 'llr'"),
         ('tasks = ["{b}"]\nwindw = 64', "unknown key 'windw' in \\[vep\\]. Did you mean 'window'"),
     ],
 )

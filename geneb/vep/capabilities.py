@@ -53,7 +53,6 @@ class Capabilities:
 def hf_source(spec: str) -> str | None:
     """The transformers folder or hub id a model spec names, or None (k-mer, plugins, random
     controls, unknown names: ``get_embedder`` reports those)."""
-    import re
 
     from geneb.extract.registry import _entry_points
 
@@ -61,7 +60,9 @@ def hf_source(spec: str) -> str | None:
         return spec[3:]
     if spec.startswith(("kmer-", "random:")) or spec in _entry_points():
         return None
-    if Path(spec).is_dir() or re.match(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", spec):
+    from geneb.extract.registry import HUB_ID_RE  # the one spec grammar
+
+    if Path(spec).is_dir() or HUB_ID_RE.match(spec):
         return spec
     return None
 
@@ -86,6 +87,15 @@ def detect(
         return caps
     if not want_heads:
         return caps
+    from geneb.extract.hub import resolve_source
+    from geneb.extract.trust import check_trust_flag, enforce_trust
+
+    check_trust_flag(trust_remote_code)
+    # the same boundary as extraction: a hub id only from the local cache, and no code from
+    # the folder unless the user asked for it (checked on the files, before transformers)
+    local = resolve_source(src)
+    enforce_trust(local.folder, spec, trust_remote_code)
+    src = str(local.folder)
     import torch
     from transformers import AutoConfig, AutoTokenizer
     from transformers.models.auto import modeling_auto as ma
@@ -120,9 +130,9 @@ def detect(
         import transformers
 
         try:
-            from geneb.extract.hf import _quiet_transformers
+            from geneb.extract.hf_load import quiet_transformers
 
-            with _quiet_transformers():
+            with quiet_transformers():
                 model, info = getattr(transformers, auto_name).from_pretrained(
                     src,
                     config=config,
