@@ -363,3 +363,23 @@ def test_nan_in_a_shard_written_by_a_pool_thread(tmp_path):
     assert store.status(KEY) == "incomplete"
     with pytest.raises(EntryIncompleteError):
         store.get(*KEY.__dict__.values())
+
+
+@pytest.mark.timeout(60)
+def test_empty_appends_never_loop(tmp_path):
+    """An append of no rows (after all rows, or as the whole of a 0-row entry) is a no-op;
+    it used to loop forever, growing memory, when the next shard needed 0 rows."""
+    store = FeatureStore(tmp_path / "s", mode="a")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with store.writer(KEY, provenance=prov(), labels=[0, 1], rows=[0, 1], dim=3) as w:
+        w.append(np.zeros((0, 3), np.float32))
+        w.append(x)
+        w.append(np.zeros((0, 3), np.float32))
+    np.testing.assert_array_equal(store.get(*KEY.__dict__.values()).embeddings, x)
+    empty = StoreKey("m", "t", "empty")
+    try:
+        with store.writer(empty, provenance=prov(empty), labels=np.zeros(0, np.int64),
+                          rows=np.zeros(0, np.int64), dim=3) as w:
+            w.append(np.zeros((0, 3), np.float32))
+    except StoreError:
+        pass  # refusing an empty entry is fine; hanging is not

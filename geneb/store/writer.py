@@ -205,11 +205,12 @@ class EntryWriter:
         """Cut ``pieces`` (consumed) into whole-shard jobs; returns (jobs, next row)."""
         jobs: list[tuple[int, list[Piece]]] = []
         nxt = self._next
+        pieces[:] = [p for p in pieces if len(p[0])]  # empty appends carry nothing
         while pieces:
             a, b = nxt, min((nxt // self._shard + 1) * self._shard, self.n_rows)
             need = b - a
-            if sum(len(p[0]) for p in pieces) < need:
-                break
+            if need <= 0 or sum(len(p[0]) for p in pieces) < need:
+                break  # (need <= 0: every declared row is placed; never loop on nothing)
             take: list[Piece] = []
             while need:
                 p, r0, ok = pieces[0]
