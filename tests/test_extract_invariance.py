@@ -70,8 +70,9 @@ def test_real_hyenadna_every_row_equals_alone(
     assert emb.rules.padding_side == "left"
     assert pol.mode == "padded" and pol.padding_side == "right"
     assert pol.errors["padded_left"] > 0.05 and pol.errors["padded_right"] <= TOL
-    # rows of two real tasks (CI time: each reference row is its own forward pass)
-    dhs = subset(resolve_task(str(data_dir / "dhs_idhs_fflg")), "test", 64)  # 50-300 bp
+    # every row of a real test split (105 rows, 50-300 bp), and rows of a long-sequence task
+    # (each reference row is its own forward pass: CI time)
+    dhs = resolve_task(str(data_dir / "dhs_idhs_fflg"))
     lnc = subset(resolve_task(str(data_dir / "lncrna_ath_prelnc")), "test", 12)  # 201-16593 bp
     store = tmp_path / "store.zarr"
     extract(store, emb, [dhs, lnc], ("test",), batch_tokens=8192)
