@@ -93,9 +93,9 @@ def test_grid_through_external_scheduler_matches_in_process(cluster, tmp_path):
 
 
 def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
-    from geneb.probe import schedule
+    from geneb import cluster
 
-    monkeypatch.setattr(schedule, "SCHEDULER_TIMEOUT", "2s")
+    monkeypatch.setattr(cluster, "SCHEDULER_TIMEOUT", "2s")
     fs = FeatureStore(tmp_path / "store", "a")
     gaussian_task(fs, "m1", "t_bin", n_train=40, n_test=20, dim=4)
     r = CliRunner().invoke(app, ["probe", "--store", fs.path, "--out", str(tmp_path / "r.pq"),

@@ -35,11 +35,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from geneb.cluster import connect
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import ExtractResult, extract
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
-SCHEDULER_TIMEOUT = "15s"
 
 
 def plan_jobs(models: Sequence[str], tasks: Sequence[str], n_workers: int
@@ -84,16 +84,6 @@ def start_cluster(workers: int, device: str | None) -> tuple[Any, Any]:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
     return cluster, Client(cluster)
-
-
-def connect(scheduler: str) -> Any:
-    """A client of the running cluster at ``scheduler``; a clear error when unreachable."""
-    from distributed import Client
-
-    try:
-        return Client(scheduler, timeout=SCHEDULER_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise GenebError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
 
 
 def extract_on_cluster(

@@ -264,7 +264,8 @@ def _extract_cluster(plan: Plan) -> Iterator[Any]:
     if plan.extract_workers is None and not plan.extract_scheduler:
         yield None
         return
-    from geneb.extract.distributed import connect, start_cluster
+    from geneb.cluster import connect
+    from geneb.extract.distributed import start_cluster
 
     cluster = None
     if plan.extract_scheduler:

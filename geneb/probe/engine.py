@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geneb.cluster import connect
 from geneb.errors import ProbeError, unknown_name
 from geneb.probe import parts
 from geneb.probe import protocol as _protocol
@@ -34,7 +35,7 @@ from geneb.probe.plan import (
     versions,
 )
 from geneb.probe.results import append_table, read_table
-from geneb.probe.schedule import connect, default_workers, progress_bar, run_dask
+from geneb.probe.schedule import default_workers, progress_bar, run_dask
 from geneb.probe.schema import DEFAULT_PROTOCOL, DEFAULT_SEEDS, RESULTS_SCHEMA
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter

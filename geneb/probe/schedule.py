@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from geneb.errors import GenebError
 from geneb.probe.plan import Pair
 from geneb.probe.worker import solve_group
 
@@ -20,19 +19,6 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - macOS
         return max(1, os.cpu_count() or 1)
-
-
-#: How long to wait for an existing scheduler to answer (checked before any work).
-SCHEDULER_TIMEOUT = "15s"
-
-
-def connect(scheduler: str) -> Any:
-    from distributed import Client
-
-    try:
-        return Client(scheduler, timeout=SCHEDULER_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise GenebError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
 
 
 def run_dask(

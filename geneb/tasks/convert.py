@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from geneb.errors import TaskError
-from geneb.tasks.loader import _header_label, _parse_fasta
+from geneb.tasks.loader import read_labelled_fasta
 
 SPLIT_ROLES = ("train", "valid", "test")
 VARIANT_COLUMNS = ("chrom", "pos", "ref", "alt", "label")
@@ -74,19 +74,10 @@ def _fasta_table(path: Path, scratch: Path) -> pd.DataFrame:
         with gzip.open(path, "rb") as src, opened.open("wb") as dst:
             shutil.copyfileobj(src, dst)
     try:
-        headers, lines_at, seqs = _parse_fasta(opened)
+        seqs, labels, _ = read_labelled_fasta(opened, shown=str(path))
     finally:
         if opened != path:
             opened.unlink()
-    labels = []
-    for header, line in zip(headers, lines_at, strict=True):
-        lab = _header_label(header)
-        if lab is None:
-            raise TaskError(
-                f"{path} line {line}: no label in header {('>' + header)[:60]!r}; expected "
-                f"'>id|LABEL' or '>id label=LABEL'"
-            )
-        labels.append(lab)
     return pd.DataFrame({"sequence": seqs, "label": labels})
 
 

@@ -199,8 +199,11 @@ def _header_label(header: str) -> str | None:
     return None
 
 
-def _read_fasta_file(path: Path, split: str) -> RawSplit:
-    file = str(path)
+def read_labelled_fasta(path: Path, shown: str | None = None) -> tuple[list[str], list[str],
+                                                                        list[int]]:
+    """Sequences, labels and line numbers of a FASTA whose headers carry the label
+    (``>id label=VALUE`` or ``>id|VALUE``); ``shown`` names the file in messages."""
+    file = shown or str(path)
     headers, lines_at, seqs = _parse_fasta(path)
     labels: list[str] = []
     for header, lineno in zip(headers, lines_at, strict=True):
@@ -211,6 +214,12 @@ def _read_fasta_file(path: Path, split: str) -> RawSplit:
                 f"'>id label=VALUE' or '>id|VALUE'"
             )
         labels.append(lab)
+    return seqs, labels, lines_at
+
+
+def _read_fasta_file(path: Path, split: str) -> RawSplit:
+    file = str(path)
+    seqs, labels, lines_at = read_labelled_fasta(path)
     where: Locator = lambda i: f"{file} line {lines_at[i]}"  # noqa: E731
     return RawSplit(split, file, "fasta", seqs, np.array(labels, dtype=object), where)
 
