@@ -16,14 +16,13 @@ from pathlib import Path
 from geneb.errors import GenebError, TaskError, unknown_name
 from geneb.tasks.cache import fetched_folders
 from geneb.tasks.loader import (
-    FASTA_EXTENSIONS,
     SPLIT_ORDER,
     TASK_JSON,
     check_task_name,
     load_task_folder,
     read_task_json,
-    split_sources,
 )
+from geneb.tasks.readers import FASTA_EXTENSIONS, split_sources
 from geneb.tasks.spec import TRAIN_ROW_CAP, UNCATEGORIZED, Task, TaskSpec
 from geneb.tasks.synthetic import (
     DEFAULT_N_TEST,

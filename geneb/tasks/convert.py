@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from geneb.errors import TaskError
-from geneb.tasks.loader import read_labelled_fasta
+from geneb.tasks.readers import read_labelled_fasta
 
 SPLIT_ROLES = ("train", "valid", "test")
 VARIANT_COLUMNS = ("chrom", "pos", "ref", "alt", "label")
