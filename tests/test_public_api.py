@@ -72,3 +72,14 @@ def test_errors_speak_to_python_callers() -> None:
         geneb.open_store("x.zarr", mode="w")  # type: ignore[arg-type]
     with pytest.raises(geneb.GenebError, match="name_or_path"):
         geneb.load_task(3)  # type: ignore[arg-type]
+
+
+def test_cli_start_loads_no_heavy_module() -> None:
+    # every command starts by importing geneb.cli: pandas/torch there cost ~0.3 s per call
+    # (the probe grid's CLI target counts start-up); a plan-check import once pulled pandas in
+    code = (
+        "import sys, geneb.cli; heavy = [m for m in ('torch', 'pandas', 'pyarrow', 'zarr', "
+        "'transformers', 'sklearn', 'rich') if m in sys.modules]; print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

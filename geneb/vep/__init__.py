@@ -6,8 +6,8 @@ and an alternate window (``windows``); a scorer compares them (``scorers``: embe
 distances through any embedder, log-likelihood ratios through a language-model head) and
 ``evaluate`` turns scores into AUROC / AUPRC / Spearman with bootstrap intervals.
 See docs/vep.md.
+
+Nothing is imported here (import ``geneb.vep.variants`` etc.): the plan checks read the scorer
+names from ``geneb.vep.capabilities`` on every command start, and pandas must not come with
+them.
 """
-
-from geneb.vep.variants import VariantTask, load_variant_task
-
-__all__ = ["VariantTask", "load_variant_task"]
