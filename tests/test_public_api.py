@@ -12,14 +12,17 @@ import pytest
 import geneb
 
 
-def test_import_is_lazy() -> None:
-    # a fresh interpreter: importing geneb must not pull torch, zarr, pandas or transformers
-    code = (
-        "import sys, geneb; heavy = [m for m in ('torch', 'zarr', 'pandas', 'transformers', "
-        "'sklearn') if m in sys.modules]; print(','.join(heavy))"
-    )
+def _heavy_after(statement: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has loaded after running ``statement``."""
+    code = f"import sys; {statement}; print(','.join(m for m in {modules!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def test_import_is_lazy() -> None:
+    # importing geneb must not pull torch, zarr, pandas or transformers
+    heavy = ("torch", "zarr", "pandas", "transformers", "sklearn")
+    assert _heavy_after("import geneb", heavy) == []
 
 
 def test_every_export_resolves() -> None:
@@ -77,9 +80,5 @@ def test_errors_speak_to_python_callers() -> None:
 def test_cli_start_loads_no_heavy_module() -> None:
     # every command starts by importing geneb.cli: pandas/torch there cost ~0.3 s per call
     # (the probe grid's CLI target counts start-up); a plan-check import once pulled pandas in
-    code = (
-        "import sys, geneb.cli; heavy = [m for m in ('torch', 'pandas', 'pyarrow', 'zarr', "
-        "'transformers', 'sklearn', 'rich') if m in sys.modules]; print(','.join(heavy))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    heavy = ("torch", "pandas", "pyarrow", "zarr", "transformers", "sklearn", "rich")
+    assert _heavy_after("import geneb.cli", heavy) == []
