@@ -132,3 +132,17 @@ def test_probe_stability_ranks_models_by_macro():
     res = load_results(pd.DataFrame(rows))
     stab = probe_stability(paired_probe_scores(res, C=1.0)).set_index("statistic")
     assert stab.loc["spearman_model_macro", "value"] == pytest.approx(1.0)
+
+
+def test_single_task_categories_are_named_beside_the_task_interval(tmp_path):
+    """cat_a has one task: the within-category bootstrap cannot vary it, and the report says
+    so (a point-like interval must not pass for certainty)."""
+    from geneb.analysis.report import build_report
+
+    boot = bootstrap_over_tasks(performance_matrix(table()), n_boot=200, seed=0)
+    m1 = boot[boot["model"] == "m1"].iloc[0]
+    # only cat_b varies: the interval is the cat_b bootstrap halved around cat_a's 0.7
+    assert m1["ci_high"] - m1["ci_low"] <= (0.3 - 0.1) / 2 + 1e-9
+    build_report(table(), tmp_path / "r", n_boot=100)
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert "1 of 2 categories have a single task (cat_a)" in html

@@ -96,6 +96,13 @@ class ReportContext:
         return self._sized[1]
 
     @cached_property
+    def single_task_categories(self) -> list[str]:
+        """Categories with one task: the within-category task bootstrap cannot resample them,
+        so its intervals leave out their task-to-task variation (said in the report)."""
+        n = self.data.groupby("category")["task"].nunique()
+        return sorted(n[n < 2].index.astype(str))
+
+    @cached_property
     def params_note(self) -> str:
         """One sentence: which parameter counts (published or measured) the report used."""
         return self._sized[2]

@@ -33,3 +33,13 @@ def leaderboard(page: Page, ctx: ReportContext) -> None:
         "MCC = mean over seeds); micro-MCC is the mean over all tasks. Ranks: 1 = best, ties "
         "share the best rank."
     )
+    single = ctx.single_task_categories
+    if single:
+        page.p(
+            f"{len(single)} of {len(ctx.categories)} categories have a single task "
+            f"({', '.join(single)}): the task bootstrap resamples tasks within categories, so "
+            "it cannot vary those, and ci_low/ci_high leave out their task-to-task variation "
+            + ("(here every category has one task: the task interval is a point). "
+               if len(single) == len(ctx.categories) else "(the interval is too narrow). ")
+            + "The seed interval (seed_ci) still measures the probes' variation over seeds."
+        )
