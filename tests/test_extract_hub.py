@@ -66,20 +66,25 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
-@pytest.mark.parametrize("offline", [True, False])
+@pytest.fixture(params=[True, False], ids=["HF_HUB_OFFLINE=1", "HF_HUB_OFFLINE=0"])
+def hub_offline(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Both settings of HF_HUB_OFFLINE: a cached id must load, an uncached one fail, either way."""
+    from huggingface_hub import constants
+
+    offline = bool(request.param)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+    return offline
+
+
 def test_cached_hub_id_loads_without_network(
     hub_cache: Path,
     no_network: None,
     models_dir: Path,
     data_dir: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    offline: bool,
+    hub_offline: bool,
 ) -> None:
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
     emb = get_embedder(HUB_ID, device="cpu")
     assert emb.name == HUB_ID and emb.info.revision == COMMIT
     assert emb.info.extra["hub_id"] == HUB_ID and emb.info.extra["hub_commit"] == COMMIT
@@ -93,19 +98,13 @@ def test_cached_hub_id_loads_without_network(
     assert e.provenance.revision == COMMIT and e.embeddings.shape[0] == res[0].n_rows
 
 
-@pytest.mark.parametrize("offline", [True, False])
 def test_uncached_hub_id_fails_fast_and_writes_nothing(
     hub_cache: Path,
     no_network: None,
     data_dir: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    offline: bool,
+    hub_offline: bool,
 ) -> None:
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
     missing = "geneb-test/not-cached"
     t0 = time.perf_counter()
     with pytest.raises(ModelError) as ei:
