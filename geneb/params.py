@@ -68,6 +68,7 @@ N_BOOT = Interval(int, 100, None)
 ALPHA = Interval(float, 0, 1, closed="neither")
 POOLING = StrOptions(("mean", "mean_nonspecial"))
 TRUNCATION = StrOptions(("truncate", "window"))
+STRANDS = StrOptions(("forward", "both"))
 STORAGE_DTYPE = StrOptions(("float32", "float16"))
 COMPUTE_DTYPE = StrOptions(
     ("auto", "float32", "fp32", "bfloat16", "bf16", "float16", "fp16", "half")
@@ -100,6 +101,7 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "dtype": COMPUTE_DTYPE,
         "device": DEVICE,
         "truncation": TRUNCATION,
+        "strands": STRANDS,
         "batch_tokens": BATCH_TOKENS,
         "trust_remote_code": BOOL,
         "storage_dtype": STORAGE_DTYPE,

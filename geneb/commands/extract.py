@@ -64,6 +64,13 @@ def extract(
             help="Longer than the context: truncate, or window (weighted mean of window means).",
         ),
     ] = "truncate",
+    strands: Annotated[
+        str,
+        typer.Option(
+            "--strands",
+            help="forward, or both: the mean of the forward and reverse-complement embeddings.",
+        ),
+    ] = "forward",
     name: Annotated[
         str | None, typer.Option("--name", help="Store key for the model (one model only).")
     ] = None,
@@ -116,6 +123,7 @@ def extract(
         ("--pooling", pooling, params.POOLING),
         ("--layer", layer, params.LAYER),
         ("--truncation", truncation, params.TRUNCATION),
+        ("--strands", strands, params.STRANDS),
         ("--seed", seed, params.SEED),
         ("--storage-dtype", storage_dtype, params.STORAGE_DTYPE),
         ("--block-rows", block_rows, params.POSITIVE_INT),
@@ -148,6 +156,7 @@ def extract(
         storage_dtype=storage_dtype,
         progress=show_progress(),
         truncation=truncation,
+        strands=strands,
         seed=seed,
         block_rows=block_rows,
         **cluster,

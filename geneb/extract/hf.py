@@ -23,6 +23,8 @@ from geneb.extract.device import resolve_device, resolve_dtype, torch_dtype
 from geneb.extract.families import FamilyRules, accepts, detect_rules
 from geneb.extract.hf_load import load_hf
 from geneb.extract.hub import resolve_source
+from geneb.extract.model_code import model_code_errors
+from geneb.extract.outputs import hidden_states, last_hidden_state
 from geneb.extract.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
 from geneb.extract.trust import check_trust_flag, enforce_trust
 
@@ -121,6 +123,7 @@ class HFEmbedder:
             trust_remote_code=self.trust_remote_code,
             torch_dtype=torch_dtype(self.dtype_name),
             random_init_seed=self.random_init_seed,
+            device=self.device,
         )
         config, tok, model = loaded.config, loaded.tokenizer, loaded.model
         model.to(self.device)
@@ -135,13 +138,14 @@ class HFEmbedder:
         self._revision = loaded.revision
         self._hub = {"hub_id": source.hub_id, "hub_commit": source.commit} if source.is_hub else {}
         self._tf_version = transformers.__version__
+        self._absent_weights = list(loaded.absent_weights)
 
     def _probe_dim(self) -> int:
         import torch
 
         ids = torch.tensor([[self.tokenizer.pad_token_id]], device=self.device)
-        with torch.inference_mode():
-            return int(self.model(input_ids=ids).last_hidden_state.shape[-1])
+        with torch.inference_mode(), model_code_errors(self.source, "running its forward"):
+            return int(last_hidden_state(self.model(input_ids=ids), self.source).shape[-1])
 
     def _special_frame(self) -> tuple[np.ndarray, np.ndarray]:
         """Special tokens the tokenizer puts before and after the content (e.g. [CLS] .. [SEP])."""
@@ -182,6 +186,12 @@ class HFEmbedder:
         }
         if self._remote_code:
             extra["remote_code"] = list(self._remote_code)
+        if self._absent_weights:
+            extra["absent_weights"] = {
+                "names": list(self._absent_weights),
+                "why_accepted": "missing from the checkpoint; measured not to reach the "
+                "embedding (no gradient from the last hidden state)",
+            }
         extra.update(self._hub)
         if self.random_init_seed is not None:
             extra["random_init_seed"] = int(self.random_init_seed)
@@ -308,10 +318,12 @@ class HFEmbedder:
             kwargs["token_type_ids"] = torch.zeros_like(t_ids)
         with torch.inference_mode():
             try:
-                if self.layer == -1:
-                    hidden = self.model(**kwargs).last_hidden_state
-                else:
-                    states = self.model(**kwargs, output_hidden_states=True).hidden_states
+                with model_code_errors(self.name, "running its forward"):
+                    if self.layer == -1:
+                        hidden = last_hidden_state(self.model(**kwargs), self.name)
+                    else:
+                        out = self.model(**kwargs, output_hidden_states=True)
+                        states = hidden_states(out, self.name)
             except torch.OutOfMemoryError as e:
                 raise ModelError(
                     f"{self.name}: out of memory on {self.device} for a batch of "

@@ -22,7 +22,8 @@ from typing import Any
 from geneb.errors import ModelError
 from geneb.extract.families import is_dnabert1, lowercases
 from geneb.extract.hub import ModelSource
-from geneb.extract.trust import enforce_trust
+from geneb.extract.model_code import hide_gpu_kernels, model_code_errors
+from geneb.extract.trust import enforce_trust, register_package_classes
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json")
 
@@ -36,6 +37,8 @@ class Loaded:
     model: Any
     revision: str
     remote_code: list[str]  # why the model needed its own code (empty: it did not)
+    #: weights missing from the checkpoint that the embedding never reaches (measured)
+    absent_weights: list[str]
 
 
 def weights_sha256(folder: Path) -> str:
@@ -86,7 +89,7 @@ def _load_tokenizer(folder: str, src: str, trc: bool) -> Any:
                 folder, trust_remote_code=trc, local_files_only=True, do_lower_case=False
             )
     except (OSError, ValueError) as e:
-        raise ModelError(f"cannot load the tokenizer of model {src!r}: {e}") from e
+        raise ModelError(f"cannot load the tokenizer of model {src!r}: {_first_line(e)}") from e
     # we tokenise without truncation on purpose (then truncate or window ourselves)
     getattr(tok, "deprecation_warnings", {})[
         "sequence-length-is-longer-than-the-specified-maximum"
@@ -117,53 +120,27 @@ def load_hf(
     trust_remote_code: bool,
     torch_dtype: Any,
     random_init_seed: int | None = None,
+    device: str = "cpu",
 ) -> Loaded:
-    """Config, tokenizer and model of ``source`` (weights in eval mode, on the CPU)."""
+    """Config, tokenizer and model of ``source`` (weights in eval mode, on the CPU).
+
+    Everything that runs the model's own code (import, construction, weight loading) is inside
+    :func:`model_code_errors` (one line on failure) and, for a CPU ``device``,
+    :func:`hide_gpu_kernels` (optional GPU-kernel imports fall back to PyTorch).
+    """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     src, folder, trc = source.spec, str(source.folder), trust_remote_code
     remote = enforce_trust(source.folder, src, trc)  # before transformers sees the folder
-    import torch
-    from transformers import AutoConfig, AutoModel
-
-    try:
-        config = AutoConfig.from_pretrained(folder, trust_remote_code=trc, local_files_only=True)
-    except (OSError, ValueError) as e:
-        raise ModelError(f"cannot read the config of model {src!r}: {e}") from e
-    tok = _load_tokenizer(folder, src, trc)
-    cls = _model_class(config, src, trc)
-    kwargs: dict[str, Any] = {}
-    if cls is not None and "add_pooling_layer" in _init_params(cls):
-        kwargs["add_pooling_layer"] = False
-    try:
-        if random_init_seed is not None:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(int(random_init_seed))
-                if cls is not None:
-                    model = cls(config, **kwargs)
-                else:
-                    model = AutoModel.from_config(config, trust_remote_code=True)
-            model = model.to(torch_dtype)
-        else:
-            common = {"dtype": torch_dtype, "output_loading_info": True, "local_files_only": True}
-            with quiet_transformers():
-                if cls is not None:
-                    model, info = cls.from_pretrained(folder, config=config, **common, **kwargs)
-                else:
-                    model, info = AutoModel.from_pretrained(
-                        folder, config=config, trust_remote_code=True, **common
-                    )
-            missing = sorted(info.get("missing_keys", []) or [])
-            if missing:
-                # weights left at random init would silently corrupt every embedding
-                raise ModelError(
-                    f"model {src!r}: {len(missing)} weights missing from the checkpoint "
-                    f"(e.g. {', '.join(missing[:3])}); refusing to embed with random ones"
-                )
-    except (OSError, ValueError, RuntimeError, TypeError) as e:
-        if isinstance(e, ModelError):
-            raise
-        raise ModelError(f"cannot load the weights of model {src!r}: {e}") from e
-    model.eval()
+    register_package_classes(source.folder, src)  # GPN: the installed package's classes
+    with hide_gpu_kernels(device):
+        with model_code_errors(src, "reading its config"):
+            config = _load_config(folder, src, trc)
+        with model_code_errors(src, "loading its tokenizer"):
+            tok = _load_tokenizer(folder, src, trc)
+        with model_code_errors(src, "loading its model code and weights"):
+            model, missing = _load_model(config, folder, src, trc, torch_dtype, random_init_seed)
+            model.eval()
+            absent = _check_missing(model, tok, missing, src)
     if source.commit:
         base_rev = source.commit
     else:
@@ -172,4 +149,103 @@ def load_hf(
         revision = f"random-init:seed={int(random_init_seed)}:config-of:{base_rev}"
     else:
         revision = base_rev
-    return Loaded(config, tok, model, revision, remote)
+    return Loaded(config, tok, model, revision, remote, absent)
+
+
+def _load_config(folder: str, src: str, trc: bool) -> Any:
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(folder, trust_remote_code=trc, local_files_only=True)
+    except (OSError, ValueError) as e:
+        raise ModelError(f"cannot read the config of model {src!r}: {_first_line(e)}") from e
+
+
+def _root_cause(e: BaseException) -> BaseException:
+    """The innermost exception (transformers wraps a refused pickle in a misleading OSError)."""
+    while e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    return e
+
+
+def _first_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
+
+
+def _load_model(
+    config: Any, folder: str, src: str, trc: bool, torch_dtype: Any, seed: int | None
+) -> tuple[Any, list[str]]:
+    """The model (random init with ``seed``) and the checkpoint's missing weight names."""
+    import torch
+    from transformers import AutoModel
+
+    cls = _model_class(config, src, trc)
+    kwargs: dict[str, Any] = {}
+    if cls is not None and "add_pooling_layer" in _init_params(cls):
+        kwargs["add_pooling_layer"] = False
+    if seed is not None:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            if cls is not None:
+                model = cls(config, **kwargs)
+            else:
+                model = AutoModel.from_config(config, trust_remote_code=True)
+        return model.to(torch_dtype), []
+    common = {"dtype": torch_dtype, "output_loading_info": True, "local_files_only": True}
+    try:
+        with quiet_transformers():
+            if cls is not None:
+                model, info = cls.from_pretrained(folder, config=config, **common, **kwargs)
+            else:
+                model, info = AutoModel.from_pretrained(
+                    folder, config=config, trust_remote_code=True, **common
+                )
+    except OSError as e:
+        root = _root_cause(e)
+        why = f"{type(root).__name__}: {_first_line(root)}" if root is not e else _first_line(e)
+        raise ModelError(f"cannot load the weights of model {src!r}: {why}") from e
+    return model, sorted(info.get("missing_keys", []) or [])
+
+
+def _check_missing(model: Any, tok: Any, missing: list[str], src: str) -> list[str]:
+    """Refuse weights missing from the checkpoint that the embedding passes through.
+
+    Measured, not guessed from names: one forward of a short DNA probe, the sum of the last
+    hidden state back-propagated; a missing parameter that receives a gradient shapes every
+    embedding and would be left at random init, so it is refused. The others (a pooler or a
+    head the last hidden state never reaches) are returned, to be recorded in provenance.
+    """
+    if not missing:
+        return []
+    import torch
+
+    from geneb.extract.families import accepts
+    from geneb.extract.outputs import last_hidden_state
+
+    params = dict(model.named_parameters())
+    names = [n for n in missing if n in params]
+    flags = {n: params[n].requires_grad for n in names}
+    for n in names:
+        params[n].requires_grad_(True)
+        params[n].grad = None
+    ids = tok("ACGTTGCAAGCT" * 4, return_tensors="pt")["input_ids"]
+    kwargs: dict[str, Any] = {"input_ids": ids}
+    if accepts(model.forward, "attention_mask"):
+        kwargs["attention_mask"] = torch.ones_like(ids)
+    try:
+        with torch.enable_grad():
+            last_hidden_state(model(**kwargs), src).float().sum().backward()
+        used = [n for n in names if params[n].grad is not None]
+    finally:
+        for n in names:
+            params[n].grad = None
+            params[n].requires_grad_(flags[n])
+    unknown = [n for n in missing if n not in params]  # buffers: cannot be measured
+    if used or unknown:
+        bad = used + unknown
+        raise ModelError(
+            f"model {src!r}: {len(bad)} weights the embedding passes through are missing from "
+            f"the checkpoint (e.g. {', '.join(bad[:3])}); refusing to embed with random ones"
+        )
+    return names

@@ -24,7 +24,10 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "truncation": "truncate",
     "trust_remote_code": False,
     "seed": None,
+    "strands": "forward",
 }
+#: Options every model takes, whatever its adapter (applied around it by the registry).
+UNIVERSAL_OPTIONS: tuple[str, ...] = ("strands",)
 #: Python types each option accepts (None: may be left unset).
 OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "device": (str,),
@@ -35,6 +38,7 @@ OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "truncation": (str,),
     "trust_remote_code": (bool,),
     "seed": (int, type(None)),
+    "strands": (str,),
 }
 _NEURAL = ("device", "dtype", "max_length", "pooling", "layer", "truncation", "trust_remote_code")
 #: Options each adapter kind accepts. ``device`` and ``trust_remote_code`` are run-wide (a
@@ -69,7 +73,7 @@ def check_options(meta: _Described, options: dict[str, Any]) -> dict[str, Any]:
         ):
             want = " or ".join("unset" if t is type(None) else t.__name__ for t in types)
             raise ModelError(f"option {opt!r} of model {meta.spec!r} must be {want}, got {value!r}")
-        if opt in meta.options or ANY_OPTION in meta.options:
+        if opt in meta.options or ANY_OPTION in meta.options or opt in UNIVERSAL_OPTIONS:
             if opt not in OPTION_DEFAULTS or value != OPTION_DEFAULTS[opt]:
                 out[opt] = value
             continue

@@ -34,6 +34,7 @@ class ModelInfo:
     truncation: str = "truncate"
     dtype: str = "float32"
     device: str = "cpu"
+    strands: str = "forward"  # "both": mean of forward and reverse-complement embeddings
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -80,3 +81,16 @@ def check_embedding(emb: np.ndarray, n: int, dim: int, who: str) -> np.ndarray:
     if arr.shape != (n, dim):
         raise ModelError(f"embedder {who!r} returned shape {arr.shape}, expected ({n}, {dim})")
     return arr.astype(np.float32, copy=False)
+
+
+def model_info(embedder: Any) -> ModelInfo:
+    """The adapter's ModelInfo, or a minimal one for plugins that do not provide it."""
+    info = getattr(embedder, "info", None)
+    if isinstance(info, ModelInfo):
+        return info
+    return ModelInfo(
+        name=embedder.name,
+        revision=str(getattr(embedder, "revision", "unknown")),
+        adapter=f"plugin:{type(embedder).__module__}.{type(embedder).__qualname__}",
+        n_params=getattr(embedder, "n_params", None),
+    )

@@ -330,7 +330,15 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
 # ------------------------------------------------------------------------- building
 def get_embedder(spec: str, **options: Any) -> Embedder:
     """Build the embedder that ``spec`` names (see module doc); options are checked first."""
+    from geneb.extract.strands import BothStrands, check_strands
+
     meta, opts = check_spec(spec, **options)
+    strands = check_strands(opts.pop("strands", "forward"))
+    embedder = _embedder_for(meta, opts)
+    return BothStrands(embedder) if strands == "both" else embedder
+
+
+def _embedder_for(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
     if meta.kind == "kmer":
         from geneb.extract.kmer import KmerEmbedder
 

@@ -27,7 +27,7 @@ import numpy as np
 from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
 from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
-from geneb.extract.protocol import Embedder, ModelInfo, check_embedding
+from geneb.extract.protocol import Embedder, ModelInfo, check_embedding, model_info
 from geneb.extract.registry import check_spec, get_embedder
 from geneb.extract.selftest import BatchPolicy, policy_of
 from geneb.extract.trust import check_trust_flag
@@ -69,19 +69,6 @@ def default_block_rows(dim: int) -> int:
     return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(1, dim * 4))))
 
 
-def model_info(embedder: Embedder) -> ModelInfo:
-    """The adapter's ModelInfo, or a minimal one for plugins that do not provide it."""
-    info = getattr(embedder, "info", None)
-    if isinstance(info, ModelInfo):
-        return info
-    return ModelInfo(
-        name=embedder.name,
-        revision=str(getattr(embedder, "revision", "unknown")),
-        adapter=f"plugin:{type(embedder).__module__}.{type(embedder).__qualname__}",
-        n_params=getattr(embedder, "n_params", None),
-    )
-
-
 def build_provenance(
     info: ModelInfo,
     model_key: str,
@@ -109,6 +96,7 @@ def build_provenance(
         layer=info.layer,
         max_length=info.max_length,
         truncation=info.truncation,
+        strands=info.strands,
         dtype=info.dtype,
         storage_dtype=storage_dtype,
         device=info.device,
@@ -153,6 +141,7 @@ def extract(
     truncation: str = "truncate",
     seed: int | None = None,
     block_rows: int | None = None,
+    strands: str = "forward",
     on_block: Callable[[StoreKey, int, int], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
 ) -> list[ExtractResult]:
@@ -165,7 +154,8 @@ def extract(
     CUDA). ``seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows per block
     (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
     block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
-    one warning line about truncated rows (default: printed to stderr).
+    one warning line about truncated rows (default: printed to stderr). ``strands="both"``
+    stores the mean of the forward and reverse-complement embeddings (any model).
     """
     trust_remote_code = check_trust_flag(trust_remote_code)
     models = _as_list(models)
@@ -188,6 +178,7 @@ def extract(
         "layer": layer,
         "truncation": truncation,
         "trust_remote_code": trust_remote_code,
+        "strands": strands,
     }
     if seed is not None:
         options["seed"] = seed

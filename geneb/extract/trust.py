@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from geneb.errors import ModelError
+from geneb.extract.packages import provided_by_package
 
 #: JSON files transformers reads when loading a model, a tokenizer or a processor.
 CODE_BEARING_FILES = (
@@ -83,12 +84,19 @@ def custom_code_reasons(folder: Path, source: str) -> list[str]:
             continue
         data = _read_json(path, source)
         auto_map = data.get("auto_map")
+        if "auto_map" in data and not isinstance(auto_map, dict):
+            raise ModelError(
+                f"model {source!r}: {fname} auto_map must be a JSON object (or absent), got "
+                f"{json.dumps(auto_map)}"
+            )
         if auto_map:
             keys = sorted(auto_map) if isinstance(auto_map, dict) else [str(auto_map)]
             reasons.append(f"{fname} auto_map {', '.join(keys)}")
         if fname == "config.json":
             mt = data.get("model_type")
-            if isinstance(mt, str) and mt and not _known_model_type(mt):
+            if isinstance(mt, str) and mt and provided_by_package(mt):
+                pass  # an installed package's classes (geneb.extract.packages), not folder code
+            elif isinstance(mt, str) and mt and not _known_model_type(mt):
                 reasons.append(f"config.json model_type {mt!r} is not a transformers model")
         tc = data.get("tokenizer_class")
         if isinstance(tc, str) and tc and not _known_tokenizer_class(tc):
@@ -109,3 +117,18 @@ def enforce_trust(folder: Path, source: str, trust_remote_code: bool) -> list[st
             "pass --trust-remote-code (or trust_remote_code = true for it in the plan)"
         )
     return reasons
+
+
+def register_package_classes(folder: Path, source: str) -> None:
+    """Register the classes of the package that provides this folder's ``model_type`` (GPN).
+
+    Called by the loader after :func:`enforce_trust`, before transformers reads the config.
+    """
+    from geneb.extract.packages import register_package_model_type
+
+    path = folder / "config.json"
+    if not path.is_file():
+        return
+    mt = _read_json(path, source).get("model_type")
+    if isinstance(mt, str) and provided_by_package(mt):
+        register_package_model_type(mt, source)

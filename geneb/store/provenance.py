@@ -52,6 +52,8 @@ class Provenance:
     layer: int = -1
     max_length: int | None = None
     truncation: str = "truncate"
+    #: "both": the mean of the forward and reverse-complement embeddings (``--strands both``)
+    strands: str = "forward"
     dtype: str = "float32"  # compute dtype of the model
     storage_dtype: str = "float32"
     device: str = "cpu"
@@ -72,9 +74,14 @@ class Provenance:
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def identity(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in IDENTITY_FIELDS}
+        out = {k: getattr(self, k) for k in IDENTITY_FIELDS}
+        if self.strands != "forward":
+            # only when set: entries made before the option keep their fingerprints
+            out["strands"] = self.strands
+        return out
 
     def differences(self, other: Provenance) -> dict[str, tuple[Any, Any]]:
         """Identity fields that differ: ``{field: (self value, other value)}``."""
         a, b = self.identity(), other.identity()
-        return {k: (a[k], b[k]) for k in IDENTITY_FIELDS if a[k] != b[k]}
+        keys = [*IDENTITY_FIELDS, "strands"]
+        return {k: (a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)}

@@ -88,24 +88,35 @@ def detect(
     if not want_heads:
         return caps
     from geneb.extract.hub import resolve_source
-    from geneb.extract.trust import check_trust_flag, enforce_trust
+    from geneb.extract.model_code import hide_gpu_kernels
+    from geneb.extract.trust import check_trust_flag, enforce_trust, register_package_classes
 
     check_trust_flag(trust_remote_code)
     # the same boundary as extraction: a hub id only from the local cache, and no code from
     # the folder unless the user asked for it (checked on the files, before transformers)
     local = resolve_source(src)
     enforce_trust(local.folder, spec, trust_remote_code)
-    src = str(local.folder)
+    register_package_classes(local.folder, spec)  # GPN: the installed package's classes
+    with hide_gpu_kernels(device):
+        _load_heads(caps, str(local.folder), spec, trust_remote_code, device)
+    return caps
+
+
+def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool, device: str):
+    """Load every LM head of ``src`` whose weights are all in the checkpoint into ``caps``."""
     import torch
     from transformers import AutoConfig, AutoTokenizer
     from transformers.models.auto import modeling_auto as ma
 
+    from geneb.extract.model_code import model_code_errors
+
     try:
-        config = AutoConfig.from_pretrained(src, trust_remote_code=trust_remote_code)
+        with model_code_errors(spec, "reading its config"):
+            config = AutoConfig.from_pretrained(src, trust_remote_code=trust_remote_code)
     except ValueError as e:
         if "trust_remote_code" in str(e) or "custom code" in str(e):
             caps.notes.append("custom code: pass --trust-remote-code to inspect its heads")
-            return caps
+            return
         raise ModelError(f"cannot read the config of model {src!r}: {e}") from e
     except OSError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -151,10 +162,10 @@ def detect(
             )
             continue
         if tok is None:
-            tok = AutoTokenizer.from_pretrained(src, trust_remote_code=trust_remote_code)
+            with model_code_errors(spec, "loading its tokenizer"):
+                tok = AutoTokenizer.from_pretrained(src, trust_remote_code=trust_remote_code)
         model.eval()
         caps.heads[kind] = (model.to(device), tok)
-    return caps
 
 
 def require_scorer(caps: Capabilities, scorer: str) -> None:

@@ -64,6 +64,7 @@ class LMScorer:
         if kind not in ("causal_lm", "masked_lm"):
             raise ModelError(f"unknown language-model kind {kind!r}")
         self.model, self.tokenizer, self.kind = model, tokenizer, kind
+        self.name = str(getattr(model, "name_or_path", "") or type(model).__name__)
         self.device, self.batch_tokens = device, int(batch_tokens)
         self.forwards = 0  # forward passes run (for benchmarks)
         self.sequences = 0  # sequences through the model
@@ -91,7 +92,8 @@ class LMScorer:
                 if i in self._special and i != tok.unk_token_id:
                     continue
                 s = s.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
-                if text[pos : pos + len(s)] != s or not s:
+                # case-blind: GPN's tokenizer lower-cases (normaliser) what it is given
+                if text[pos : pos + len(s)].upper() != s.upper() or not s:
                     ok = False
                     break
                 starts[k], ends[k] = pos, pos + len(s)
@@ -105,9 +107,12 @@ class LMScorer:
         """log-softmax of the logits (float32) of one equal-length batch, on the CPU."""
         import torch
 
+        from geneb.extract.model_code import model_code_errors
+        from geneb.extract.outputs import logits_of
+
         ids = torch.from_numpy(batch).to(self.device)
-        with torch.inference_mode():
-            logits = self.model(input_ids=ids).logits
+        with torch.inference_mode(), model_code_errors(self.name, "running its LM head"):
+            logits = logits_of(self.model(input_ids=ids), self.name)
         self.forwards += 1
         self.sequences += int(batch.shape[0])
         return torch.log_softmax(logits.float(), dim=-1).cpu()

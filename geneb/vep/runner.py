@@ -188,7 +188,7 @@ def _plan_store(
     limit: int | None,
 ) -> list[Any]:
     """(key, provenance, sequences, labels, rows, plan) per split; stale entries refused."""
-    from geneb.extract.runner import model_info
+    from geneb.extract.protocol import model_info
     from geneb.store import FeatureStore, Provenance, StoreKey
 
     fs = FeatureStore(store, "a")

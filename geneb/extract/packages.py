@@ -1,0 +1,65 @@
+"""Model types that a pip package (not a model folder's own code) provides to transformers.
+
+Some families ship their model classes in a package (GPN: ``pip install gpn``) and register
+them with the transformers Auto classes; their checkpoints carry no ``auto_map`` and a
+``model_type`` transformers does not know. Installing the package is the user's consent to its
+code, so such a type is not "remote code": geneb imports the package and registers its classes
+(never anything from the model folder). Without the package, loading fails with one line that
+names it and the geneb extra that installs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from geneb.errors import ModelError
+
+
+@dataclass(frozen=True)
+class PackageModelType:
+    """A ``model_type`` provided by ``package``; ``register`` = "module:function", ``args``."""
+
+    package: str
+    extra: str
+    register: str
+    args: tuple[str, ...] = ()
+
+
+#: config.json ``model_type`` -> the package that provides it (one declaration).
+_GPN = PackageModelType("gpn", "gpn", "gpn._registration:register_auto_classes", ("gpn",))
+PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
+    "ConvNet": _GPN,  # legacy GPN (gpn-brassicales, the fixture)
+    "GPNRoFormer": _GPN,
+    "GPN": _GPN,
+}
+
+
+def provided_by_package(model_type: str) -> PackageModelType | None:
+    """The package entry for ``model_type`` (None: transformers itself or remote code)."""
+    return PACKAGE_MODEL_TYPES.get(model_type)
+
+
+def register_package_model_type(model_type: str, model: str) -> None:
+    """Import the providing package and register its Auto classes (idempotent).
+
+    Raises a one-line :class:`ModelError` naming the package when it is not installed or its
+    registration fails.
+    """
+    entry = PACKAGE_MODEL_TYPES[model_type]
+    mod_name, func_name = entry.register.split(":")
+    try:
+        module = importlib.import_module(mod_name)
+    except ImportError as e:
+        raise ModelError(
+            f"model {model!r} has model_type {model_type!r}, provided by the {entry.package!r} "
+            f"package, which is not installed ({e}); install it: pip install "
+            f"'geneb[{entry.extra}]'"
+        ) from e
+    try:
+        getattr(module, func_name)(*entry.args)
+    except Exception as e:  # a registration clash or an incompatible package version
+        raise ModelError(
+            f"model {model!r}: registering the {entry.package!r} model classes failed "
+            f"({type(e).__name__}: {e})"
+        ) from e
