@@ -38,10 +38,7 @@ class FetchResult:
     n_files: int
     n_bytes: int
     extraction_revision: str  # what `geneb extract --model hub_id` resolves (pin, else main)
-
-    @property
-    def used_by_extraction(self) -> bool:
-        return self.extraction_revision in (self.revision, self.commit)
+    used_by_extraction: bool  # extraction resolves this very snapshot
 
 
 def hub_id_of(spec: str) -> str:
@@ -66,7 +63,7 @@ def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
     """Download ``spec`` (see :func:`hub_id_of`) into the HF cache; one-line errors."""
     from huggingface_hub import constants, snapshot_download
 
-    from geneb.extract.hub import pinned_revision
+    from geneb.extract.hub import pinned_revision, resolve_hub_id
 
     hub_id = hub_id_of(spec)
     if revision is not None and not revision.strip():
@@ -87,6 +84,10 @@ def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
         except Exception as e:  # noqa: BLE001 - any failure half way is one line, cache restored
             raise ModelError(f"cannot fetch {where}: {_cause(e)}") from e
     files = [f for f in path.rglob("*") if f.is_file()]
+    try:  # asked of the resolver extraction uses, not re-derived here
+        used = resolve_hub_id(hub_id).folder.resolve() == path.resolve()
+    except ModelError:
+        used = False
     return FetchResult(
         hub_id=hub_id,
         revision=rev,
@@ -95,6 +96,7 @@ def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
         n_files=len(files),
         n_bytes=sum(f.stat().st_size for f in files),
         extraction_revision=pin or "main",
+        used_by_extraction=used,
     )
 
 
