@@ -1,7 +1,8 @@
 """A Hugging Face hub on 127.0.0.1 for tests: the HTTP endpoints ``snapshot_download`` of
 huggingface_hub 0.36 uses, serving repos built from local folders. Never the real network.
 
-- ``GET /api/models/{org}/{name}[/revision/{rev}]``: JSON with ``sha`` and ``siblings``.
+- ``GET /api/models/{org}/{name}[/revision/{rev}]``: JSON with ``sha`` and ``siblings``
+  (and ``/tree/{rev}``, the file list huggingface_hub >= 1 asks for instead).
 - ``HEAD|GET /{org}/{name}/resolve/{rev}/{file}``: the file, with ``X-Repo-Commit``,
   ``ETag`` (the sha256 of the content, as for LFS files; the cache names the blob after it)
   and ``Content-Length``.
@@ -80,21 +81,26 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             hub.requests.append((self.command, path))
             parts = path.strip("/").split("/")
             if parts[:2] == ["api", "models"] and len(parts) >= 4:
-                rev = parts[5] if len(parts) == 6 and parts[4] == "revision" else "main"
-                return self._api("/".join(parts[2:4]), rev, head)
+                tree = len(parts) >= 6 and parts[4] == "tree"
+                rev = parts[5] if len(parts) >= 6 and parts[4] in ("revision", "tree") else "main"
+                return self._api("/".join(parts[2:4]), rev, head, tree)
             if len(parts) >= 5 and parts[2] == "resolve":
                 return self._file("/".join(parts[:2]), parts[3], "/".join(parts[4:]), head)
             self._error("EntryNotFound", head)
 
-        def _api(self, hub_id: str, rev: str, head: bool) -> None:
+        def _api(self, hub_id: str, rev: str, head: bool, tree: bool = False) -> None:
             repo = hub.repos.get(hub_id)
             if repo is None:
                 return self._error("RepoNotFound", head)
             commit = repo.commit_of(rev)
             if commit is None:
                 return self._error("RevisionNotFound", head)
-            siblings = [{"rfilename": f} for f in sorted(repo.commits[commit])]
-            info = {"id": hub_id, "modelId": hub_id, "sha": commit, "siblings": siblings}
+            files = repo.commits[commit]
+            siblings = [{"rfilename": f} for f in sorted(files)]
+            info: object = {"id": hub_id, "modelId": hub_id, "sha": commit, "siblings": siblings}
+            if tree:  # huggingface_hub >= 1 lists the tree instead of reading the siblings
+                info = [{"type": "file", "path": f, "size": len(d), "oid": _sha(d, "sha1")}
+                        for f, d in sorted(files.items())]  # fmt: skip
             body = json.dumps(info).encode()
             self._send(200, body, {"Content-Type": "application/json"}, head)
 
@@ -108,7 +114,7 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             data = repo.commits[commit].get(name)
             if data is None or name in repo.broken:
                 return self._error("EntryNotFound", head)
-            etag = f'"{hashlib.sha256(data).hexdigest()}"'
+            etag = f'"{_sha(data)}"'
             self._send(200, data, {"X-Repo-Commit": commit, "ETag": etag}, head)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
@@ -118,3 +124,7 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             self._serve(head=True)
 
     return Handler
+
+
+def _sha(data: bytes, algo: str = "sha256") -> str:
+    return hashlib.new(algo, data).hexdigest()

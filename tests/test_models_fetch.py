@@ -99,7 +99,7 @@ def in_process_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         template = url + "/{repo_id}/resolve/{revision}/{filename}"
         monkeypatch.setattr(constants, "ENDPOINT", url)
         monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", template)
-        monkeypatch.setattr(file_download, "HUGGINGFACE_CO_URL_TEMPLATE", template)
+        monkeypatch.setattr(file_download, "HUGGINGFACE_CO_URL_TEMPLATE", template, raising=False)
         monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
         monkeypatch.setattr(constants, "HF_HUB_DISABLE_PROGRESS_BARS", True)

@@ -14,11 +14,13 @@ it added removed and the refs it moved restored.
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from geneb.errors import ModelError
 
@@ -102,7 +104,6 @@ def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
 
 def _check_on_hub(hub_id: str, rev: str, where: str, endpoint: str) -> None:
     """Ask the hub for the revision first: unreachable, unknown or gated is one line, fast."""
-    import requests
     from huggingface_hub import HfApi
     from huggingface_hub.errors import (
         GatedRepoError,
@@ -112,8 +113,8 @@ def _check_on_hub(hub_id: str, rev: str, where: str, endpoint: str) -> None:
     )
 
     try:
-        HfApi().model_info(hub_id, revision=rev, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S))
-    except (requests.ConnectionError, requests.Timeout) as e:
+        HfApi().model_info(hub_id, revision=rev, timeout=_timeout())
+    except _network_errors() as e:
         raise ModelError(
             f"cannot fetch {where}: the hub at {endpoint} cannot be reached "
             f"({type(e).__name__}); nothing was downloaded"
@@ -131,6 +132,42 @@ def _check_on_hub(hub_id: str, rev: str, where: str, endpoint: str) -> None:
         ) from e
     except HfHubHTTPError as e:
         raise ModelError(f"cannot fetch {where}: {_cause(e)}") from e
+
+
+#: Modules of the HTTP clients huggingface_hub has used: requests (< 1.0), then httpx.
+_CLIENTS = ("requests", "httpx", "httpx2")
+
+
+def _client(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _timeout() -> Any:
+    """A short connect timeout in the form the hub's HTTP client takes: a (connect, read) pair
+    for requests (huggingface_hub < 1), an httpx ``Timeout`` after; else one number."""
+    import huggingface_hub
+
+    if int(huggingface_hub.__version__.split(".")[0]) < 1:
+        return (CONNECT_TIMEOUT_S, READ_TIMEOUT_S)
+    for name in _CLIENTS[1:]:
+        mod = _client(name)
+        if mod is not None and hasattr(mod, "Timeout"):
+            return mod.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+    return CONNECT_TIMEOUT_S
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """Connection and timeout errors of whichever HTTP client huggingface_hub uses."""
+    names = {"requests": ("ConnectionError", "Timeout"), "httpx": ("TransportError",)}
+    errors: list[type[BaseException]] = [ConnectionError, TimeoutError]
+    for name in _CLIENTS:
+        mod = _client(name)
+        wanted = names.get(name, names["httpx"])
+        errors += [getattr(mod, n) for n in wanted if mod is not None and hasattr(mod, n)]
+    return tuple(errors)
 
 
 def _cause(e: BaseException) -> str:
