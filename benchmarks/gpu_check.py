@@ -8,11 +8,20 @@ skipped.
 
     python benchmarks/gpu_check.py --data-dir ../shared/data \
         --tasks gue_mouse_0,gue_splice_reconstructed --seeds 13,17 --Cs 0.01,1,100 [--mlp]
+
+``--cuda-families`` checks the CUDA-only families instead (the catalogue's ``cuda_packages``:
+Caduceus/PlantCaduceus ``mamba-ssm``, Evo 1 ``flash-attn``, Evo 2 ``evo2``): per package, one
+JSON line with whether it imports, its kernel against a plain-torch reference on random
+inputs (no weights: the hub is unreachable from the GPU machine, so the real checkpoints are
+not run), and what geneb's readiness check says for the first model that needs it.
+
+    python benchmarks/gpu_check.py --cuda-families [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import time
@@ -39,6 +48,76 @@ def grid_cells(y: np.ndarray, K: int, seeds, Cs):
     return cells
 
 
+def _kernel_mamba_ssm() -> float:
+    """mamba_ssm's CUDA selective scan against its own pure-torch reference."""
+    import torch
+    from mamba_ssm.ops.selective_scan_interface import selective_scan_fn, selective_scan_ref
+
+    g = torch.Generator(device="cuda").manual_seed(0)
+    b, d, n, L = 2, 32, 8, 64
+
+    def r(*shape):
+        return torch.randn(*shape, device="cuda", generator=g)
+
+    args = (r(b, d, L), torch.rand(b, d, L, device="cuda", generator=g),
+            -torch.rand(d, n, device="cuda", generator=g), r(b, n, L), r(b, n, L), r(d))
+    return float((selective_scan_fn(*args) - selective_scan_ref(*args)).abs().max())
+
+
+def _kernel_flash_attn() -> float:
+    """flash_attn's causal attention against torch's scaled_dot_product_attention (bf16)."""
+    import torch
+    from flash_attn import flash_attn_func
+
+    q, k, v = torch.randn(3, 2, 128, 4, 64, device="cuda", dtype=torch.bfloat16).unbind(0)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True).transpose(1, 2)
+    return float((flash_attn_func(q, k, v, causal=True) - ref).abs().max())
+
+
+KERNELS = {"mamba_ssm": _kernel_mamba_ssm, "flash_attn": _kernel_flash_attn}
+ALSO_IMPORT = {"evo2": ("vortex",)}  # Evo 2 runs on the vortex kernels it installs
+
+
+def cuda_families() -> list[dict]:
+    """One row per CUDA-only package of the catalogue (see module doc)."""
+    import torch
+
+    from geneb.errors import GenebError
+    from geneb.extract.catalogue import load_catalogue
+    from geneb.extract.cuda_only import module_of
+    from geneb.extract.registry import check_spec
+
+    by_pkg: dict[str, list[str]] = {}
+    for e in load_catalogue():
+        for p in e.cuda_packages or ():
+            by_pkg.setdefault(p, []).append(e.name)
+    rows = []
+    for pkg, models in by_pkg.items():
+        row: dict = {"package": pkg, "models": models, "cuda": torch.cuda.is_available(),
+                     "weights": "not run: the hub is unreachable from this machine"}
+        for mod in (module_of(pkg), *ALSO_IMPORT.get(module_of(pkg), ())):
+            try:
+                m = importlib.import_module(mod)
+                row[f"import {mod}"] = f"ok {getattr(m, '__version__', '')}".strip()
+            except Exception as e:  # noqa: BLE001 - reported, not raised
+                row[f"import {mod}"] = f"failed: {type(e).__name__}: {str(e)[:200]}"
+        kernel = KERNELS.get(module_of(pkg))
+        if kernel is not None and row["cuda"] and row[f"import {module_of(pkg)}"][:2] == "ok":
+            try:
+                row["kernel_max_abs_diff_vs_reference"] = kernel()
+            except Exception as e:  # noqa: BLE001
+                row["kernel"] = f"failed: {type(e).__name__}: {str(e)[:200]}"
+        try:
+            check_spec(models[0], trust_remote_code=True)
+            row["geneb_check_spec"] = "ready"
+        except GenebError as e:
+            row["geneb_check_spec"] = str(e)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 def main() -> None:
     from sklearn.metrics import matthews_corrcoef
 
@@ -55,10 +134,17 @@ def main() -> None:
     ap.add_argument("--Cs", default="0.01,0.1,1,10,100")
     ap.add_argument("--backends", default="sklearn,fast,torch-cuda,cuml")
     ap.add_argument("--json")
+    ap.add_argument("--cuda-families", action="store_true",
+                    help="check the CUDA-only families' packages and kernels instead")
     ap.add_argument("--mlp", action="store_true",
                     help="also time the torch MLP probe on CUDA (benchmarks/mlp_probe.py "
                          "--device cuda: time per pair, projected study hours, MCC vs sklearn)")
     args = ap.parse_args()
+    if args.cuda_families:
+        rows = cuda_families()
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return
     if args.mlp:
         import subprocess
         import sys

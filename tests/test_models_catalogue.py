@@ -19,7 +19,7 @@ REQUIRED = (
 )  # fmt: skip
 FACTS = (
     "hub_id", "family", "architecture", "tokenization", "n_params", "context_length",
-    "trust_remote_code", "extra_packages", "quirks", "capabilities", "loader",
+    "trust_remote_code", "extra_packages", "cuda_packages", "quirks", "capabilities", "loader",
 )  # fmt: skip
 #: model names as the GENEB paper and GFMBench-API write them (issue 11)
 GENEB = (

@@ -1,4 +1,5 @@
-"""`geneb models list|info`: the model catalogue, the built-in adapters, what a spec resolves to."""
+"""`geneb models list|info|fetch`: the model catalogue, the built-in adapters, what a spec
+resolves to, and the one command that downloads a model (into the Hugging Face cache)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def list_(
 
     table = Table(title=f"model catalogue ({len(entries)} models; '-' = not checked)")
     cols = ("name", "hub id", "architecture", "tokenization", "params", "context", "code",
-            "capabilities", "studies")  # fmt: skip
+            "capabilities", "studies", "test fixture")  # fmt: skip
     for col in cols:
         table.add_column(col, overflow="fold", no_wrap=col in ("name", "params"))
     for e in entries:
@@ -81,6 +82,7 @@ def list_(
                     e.trust_remote_code,
                     e.capabilities,
                     e.studies,
+                    e.test_fixture or "none",
                 ),
             )
         )
@@ -97,7 +99,9 @@ def list_(
     out.print(
         _cell(
             "code = the checkpoint runs its own Python code: pass --trust-remote-code after "
-            "inspecting it (never granted automatically). Details: geneb models info NAME"
+            "inspecting it (never granted automatically). test fixture = the folder under "
+            "the shared test models (../shared/models) whose run covers this family's code path "
+            "(none: no test runs it). Details: geneb models info NAME"
         )
     )
 
@@ -115,3 +119,33 @@ def info(
     if meta.catalogue is not None:
         out["catalogue_entry"] = meta.catalogue.to_json()
     typer.echo(json.dumps(out, indent=1))
+
+
+@app.command("fetch")
+@cli_errors
+def fetch(
+    model: Annotated[str, typer.Argument(help="A catalogue name or a hub id 'org/name'.")],
+    revision: Annotated[
+        str | None,
+        typer.Option(
+            "--revision",
+            help="Branch, tag or commit (default: the catalogue's pinned commit, else main).",
+        ),
+    ] = None,
+) -> None:
+    """Download a model into the Hugging Face cache (HF_HOME / HF_HUB_CACHE), so that
+    extraction then runs offline. The only geneb command that uses the network."""
+    from geneb.extract.fetch import fetch_model
+
+    r = fetch_model(model, revision)
+    typer.echo(
+        f"fetched {r.hub_id}@{r.commit} ({r.n_files} files, {r.n_bytes / 1e6:.1f} MB) "
+        f"into {r.folder}"
+    )
+    if r.used_by_extraction:
+        typer.echo(f"geneb extract --model {model} now runs offline from this cache")
+    else:
+        typer.echo(
+            f"note: extraction resolves {r.hub_id} at {r.extraction_revision}, not "
+            f"{r.revision}: pass --model {r.folder} to use this snapshot"
+        )

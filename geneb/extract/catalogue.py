@@ -2,9 +2,14 @@
 
 One JSON file shipped with the package (``model_catalogue.json``) holds one object per model:
 short name, hub id, family, architecture, tokenization, published parameter count, context
-length, whether the checkpoint needs its own code, extra packages, quirks, capabilities, and
-the source of every fact (``sources``: fact -> model card or paper URL). A fact nobody could
+length, whether the checkpoint needs its own code, extra packages, packages that run only on
+an NVIDIA CUDA GPU (``cuda_packages``), quirks, capabilities, and the source of every fact
+(``sources``: fact -> model card or paper URL). A fact nobody could
 check is ``null``, never a guess; the facts that have a source are the ones that were checked.
+Two bookkeeping fields are geneb's own, not published facts: ``revision`` (a pinned hub commit
+that ``geneb models fetch`` downloads and extraction resolves; null = the ``main`` ref) and
+``test_fixture`` (the folder under the shared test models whose code path covers this model's
+family, or null when no test runs its code).
 
 Reading it is cheap (no model is loaded): the registry uses it to resolve ``--model <short
 name>`` to a hub id with the catalogue's settings, and the scaling analysis uses its
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -30,6 +36,8 @@ CAPABILITIES = ("embeddings", "masked_lm", "causal_lm")
 CONTEXT_UNITS = ("tokens", "bp")
 LOADERS = ("transformers", "external")
 STUDIES = ("GENEB", "GFMBench-API")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_FIXTURE = re.compile(r"^(families|real)/[A-Za-z0-9][\w.-]*$")
 
 #: Facts that need a source when not null (the rest are names, lists or bookkeeping).
 FACTS = (
@@ -41,6 +49,7 @@ FACTS = (
     "context_length",
     "trust_remote_code",
     "extra_packages",
+    "cuda_packages",
     "quirks",
     "capabilities",
     "loader",
@@ -65,6 +74,9 @@ class CatalogueEntry:
     quirks: str | None
     capabilities: tuple[str, ...] | None
     loader: str | None  # transformers: geneb's hf adapter can load it; external: needs a plugin
+    revision: str | None = None  # pinned hub commit (40 hex); None: the hub's main ref
+    cuda_packages: tuple[str, ...] | None = None  # pip packages whose kernels need CUDA
+    test_fixture: str | None = None  # shared/models folder covering this family's code path
     studies: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     source: str | None = None  # the main reference (model card, else paper)
@@ -99,6 +111,9 @@ class CatalogueEntry:
             "quirks": self.quirks,
             "capabilities": None if self.capabilities is None else list(self.capabilities),
             "loader": self.loader,
+            "revision": self.revision,
+            "cuda_packages": None if self.cuda_packages is None else list(self.cuda_packages),
+            "test_fixture": self.test_fixture,
             "source": self.source,
             "sources": dict(self.sources),
             "checked": list(self.checked),
@@ -121,6 +136,9 @@ _SCHEMA: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "quirks": ((str, type(None)), None),
     "capabilities": ((list, type(None)), None),
     "loader": ((str, type(None)), LOADERS),
+    "revision": ((str, type(None)), None),
+    "cuda_packages": ((list, type(None)), None),
+    "test_fixture": ((str, type(None)), None),
     "studies": ((list,), None),
     "aliases": ((list,), None),
     "source": ((str, type(None)), None),
@@ -165,6 +183,7 @@ def _entry(raw: Any, where: str) -> CatalogueEntry:
         raise GenebError(f"{where}: n_params and n_params_basis go together")
     if (raw["context_length"] is None) != (raw["context_unit"] is None):
         raise GenebError(f"{where}: context_length and context_unit go together")
+    _check_bookkeeping(raw, where)
     return CatalogueEntry(
         **{
             **raw,
@@ -172,11 +191,25 @@ def _entry(raw: Any, where: str) -> CatalogueEntry:
             if raw["extra_packages"] is None
             else tuple(raw["extra_packages"]),
             "capabilities": None if raw["capabilities"] is None else tuple(raw["capabilities"]),
+            "cuda_packages": None if raw["cuda_packages"] is None else tuple(raw["cuda_packages"]),
             "studies": tuple(raw["studies"]),
             "aliases": tuple(raw["aliases"]),
             "sources": dict(srcs),
         }
     )
+
+
+def _check_bookkeeping(raw: dict[str, Any], where: str) -> None:
+    """``revision`` is a full commit (a branch name would move under a pinned study);
+    ``test_fixture`` a folder name under ``families/`` or ``real/`` of the shared models."""
+    rev = raw["revision"]
+    if rev is not None and not _COMMIT.match(rev):
+        raise GenebError(f"{where}: revision must be a full 40-hex commit, got {rev!r}")
+    fixture = raw["test_fixture"]
+    if fixture is not None and not _FIXTURE.match(fixture):
+        raise GenebError(
+            f"{where}: test_fixture must be 'families/NAME' or 'real/NAME', got {fixture!r}"
+        )
 
 
 def parse_catalogue(data: Any, where: str = CATALOGUE_FILE) -> tuple[CatalogueEntry, ...]:

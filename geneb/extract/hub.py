@@ -1,10 +1,13 @@
 """Where a model's files are: a local folder, or a hub id resolved in the local HF cache only.
 
-geneb never downloads. A hub id is looked up with huggingface_hub's own cache functions
+Extraction never downloads (only ``geneb models fetch`` does, see :mod:`geneb.extract.fetch`).
+A hub id is looked up with huggingface_hub's own cache functions
 (``snapshot_download(local_files_only=True)``, ``scan_cache_dir``), so it loads without a
 network whatever ``HF_HUB_OFFLINE`` says, and an id that is not cached fails at once (no
 retries, no store created) with the command that fetches it on a machine with a network.
-The snapshot's commit hash becomes the model revision in provenance.
+The revision looked up is the catalogue's pinned commit when the catalogue pins one for the
+hub id, else the ``main`` ref. The snapshot's commit hash becomes the model revision in
+provenance.
 """
 
 from __future__ import annotations
@@ -54,19 +57,32 @@ def _snapshot_commit(hub_id: str, snapshot: Path) -> str | None:
     return None
 
 
+def pinned_revision(hub_id: str) -> str | None:
+    """The commit the catalogue pins for ``hub_id`` (None: not catalogued or not pinned)."""
+    from geneb.extract.catalogue import lookup_hub_id
+
+    entry = lookup_hub_id(hub_id)
+    return None if entry is None else entry.revision
+
+
 def resolve_hub_id(hub_id: str) -> ModelSource:
-    """The cached snapshot of ``hub_id`` (its ``main`` ref), or an error saying how to get it."""
+    """The cached snapshot of ``hub_id`` (the catalogue's pinned commit, else the ``main``
+    ref), or an error saying how to get it."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    rev = pinned_revision(hub_id)
     try:
-        path = snapshot_download(hub_id, repo_type="model", local_files_only=True)
+        path = snapshot_download(hub_id, repo_type="model", revision=rev, local_files_only=True)
     except (LocalEntryNotFoundError, FileNotFoundError, OSError) as e:
+        at = "" if rev is None else f" at the catalogue's pinned revision {rev}"
+        flag = "" if rev is None else f" --revision {rev}"
         raise ModelError(
             f"model {hub_id!r}: no such folder, and as a hub id it is not in the local Hugging "
-            f"Face cache ({_cache_dir()}); geneb never downloads. On a machine with a network "
-            f"run `hf download {hub_id}` (same HF_HOME / HF_HUB_CACHE), then copy that cache "
-            "here, or pass a local folder"
+            f"Face cache{at} ({_cache_dir()}); extraction never downloads. Where the hub is "
+            f"reachable run `geneb models fetch {hub_id}` (or `hf download {hub_id}{flag}`) "
+            "with the same HF_HOME / HF_HUB_CACHE (copy that cache here otherwise), or pass a "
+            "local folder"
         ) from e
     folder = Path(path)
     return ModelSource(hub_id, folder, hub_id, _snapshot_commit(hub_id, folder))

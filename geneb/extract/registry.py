@@ -36,6 +36,7 @@ from typing import Any
 
 from geneb.errors import ModelError, unknown_name
 from geneb.extract import catalogue as cat
+from geneb.extract.cuda_only import check_cuda_only, module_of
 from geneb.extract.options import (  # noqa: F401  (re-exported: one place to import from)
     ADAPTER_OPTIONS,
     ANY_OPTION,
@@ -278,10 +279,13 @@ def _hf_meta(spec: str, source: str) -> ModelMeta:
 
 
 # ------------------------------------------------------------------------- readiness
-def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False) -> None:
-    """Refuse, before any download or load, what the catalogue says cannot work as asked."""
+def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False, device: str = "auto") -> None:
+    """Refuse, before any download or load, what the catalogue says cannot work as asked
+    (CUDA-only packages first: without the device nothing else could help)."""
     m = meta.base if meta.kind == "random" and meta.base is not None else meta
     label = m.name if m.hub_id is None or m.name == m.hub_id else f"{m.name} ({m.hub_id})"
+    if m.catalogue is not None and m.catalogue.cuda_packages:
+        check_cuda_only(label, m.catalogue.cuda_packages, device)
     if m.loader == "external":
         pkgs = ", ".join(m.extra_packages) or "its own package"
         raise ModelError(
@@ -300,17 +304,12 @@ def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False) -> None:
             "then pass --trust-remote-code (trust_remote_code = true in a plan). "
             "It is not granted automatically."
         )
-    missing = [p for p in m.extra_packages if importlib.util.find_spec(_module_of(p)) is None]
+    missing = [p for p in m.extra_packages if importlib.util.find_spec(module_of(p)) is None]
     if missing:
         raise ModelError(
             f"model {label!r} needs the package(s) {', '.join(missing)}: "
             f"pip install {' '.join(missing)}"
         )
-
-
-def _module_of(package: str) -> str:
-    """Import name of a pip package (``mamba-ssm`` -> ``mamba_ssm``)."""
-    return package.split("[")[0].strip().replace("-", "_")
 
 
 def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
@@ -323,7 +322,8 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
     meta = get_model_meta(spec)
     opts = check_options(meta, options)
     if meta.kind != "plugin":
-        check_ready(meta, trust_remote_code=opts.get("trust_remote_code") is True)
+        trust = opts.get("trust_remote_code") is True
+        check_ready(meta, trust_remote_code=trust, device=opts.get("device", "auto"))
     return meta, opts
 
 

@@ -99,6 +99,9 @@ def score_variants(
     budget = batch_tokens or vep_batch_tokens(dev)
     run = run if run is not None else ScoreRun()
     want_lm = "llr" in scorers
+    from geneb.extract.registry import check_spec
+
+    check_spec(model, device=dev, trust_remote_code=trust_remote_code)  # before heads load
     caps = detect(model, want_heads=want_lm, trust_remote_code=trust_remote_code, device=dev)
     for s in scorers:
         require_scorer(caps, s)
