@@ -158,7 +158,7 @@ def _download_hub(entry: CatalogueEntry, f: FileSource, root: Path) -> Path:
 
 
 def _hub_files_missing(steps: Iterable[FetchStep], root: Path) -> list[str]:
-    """``repo@revision:path`` of every hub file the steps need that is not in the local hub cache."""
+    """``repo@revision:path`` of each hub file the steps need that the hub cache lacks."""
     hub = [(s.entry.source, f) for s in steps for f in s.entry.source.files if not f.url]
     if not hub:
         return []
