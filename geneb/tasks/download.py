@@ -14,12 +14,10 @@ import contextlib
 import hashlib
 import http.client
 import os
-import signal
+import socket
 import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from geneb.tasks.limits import format_bytes as _size
 
 
 class DeadlineExceeded(Exception):
-    """Raised (by SIGALRM, on the main thread) when a download outlives its deadline."""
+    """A download outlived its deadline (its socket was shut down by the watch's timer)."""
 
 
 def sha256_file(path: Path) -> str:
@@ -49,30 +47,59 @@ def honour_umask(path: Path) -> None:
     path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
 
 
-@contextlib.contextmanager
-def _hard_deadline(seconds: float) -> Iterator[None]:
-    """On the main thread, interrupt any blocking step (connect, headers) after ``seconds``.
+class _Watch:
+    """The sockets of one download, shut down once its deadline passes.
 
-    The per-read check in :func:`_stream` covers the body on every thread; this backstop also
-    stops a server that drips its headers. Skipped when SIGALRM already has a handler.
+    Why not a check between reads only: a blocked read (a server that drips its headers, or
+    goes silent) would outlive the deadline by a whole read timeout. Shutting the socket down
+    from a timer wakes that read on any thread, without signals.
     """
-    usable = threading.current_thread() is threading.main_thread() and signal.getsignal(
-        signal.SIGALRM
-    ) in (signal.SIG_DFL, None)
-    if not usable:
-        yield
-        return
 
-    def _alarm(signum: int, frame: Any) -> None:
-        raise DeadlineExceeded
+    def __init__(self) -> None:
+        self.socks: list[socket.socket] = []
+        self.expired = False
+        self.lock = threading.Lock()
 
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    def add(self, sock: socket.socket) -> None:
+        with self.lock:
+            self.socks.append(sock)
+            if self.expired:
+                self._shut(sock)
+
+    def expire(self) -> None:
+        with self.lock:
+            self.expired = True
+            for sock in self.socks:
+                self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _opener(watch: _Watch) -> urllib.request.OpenerDirector:
+    """urllib's opener (proxies, redirects) whose connections register with ``watch``."""
+
+    class Http(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            watch.add(self.sock)
+
+    class Https(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            watch.add(self.sock)
+
+    class HttpHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: Any) -> Any:
+            return self.do_open(Http, req)
+
+    class HttpsHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: Any) -> Any:
+            return self.do_open(Https, req, context=self._context)
+
+    return urllib.request.build_opener(HttpHandler(), HttpsHandler(context=_ssl_context()))
 
 
 def _ssl_context() -> Any:
@@ -86,13 +113,13 @@ def _ssl_context() -> Any:
         return ssl.create_default_context()
 
 
-def _stream(url: str, out: Any, limits: FetchLimits, started: float) -> tuple[str, int]:
+def _stream(url: str, out: Any, limits: FetchLimits, watch: _Watch) -> tuple[str, int]:
     """Write the body of ``url`` to ``out``; return (sha256, bytes). Raises on any limit."""
     h = hashlib.sha256()
     n = 0
     timeout = min(READ_TIMEOUT_S, limits.deadline_s)
     req = urllib.request.Request(url, headers={"User-Agent": "geneb-tasks-fetch"})
-    with urllib.request.urlopen(req, timeout=timeout, context=_ssl_context()) as resp:
+    with _opener(watch).open(req, timeout=timeout) as resp:
         declared = resp.headers.get("Content-Length")
         expected = int(declared) if declared and declared.isdigit() else None
         if expected is not None and expected > limits.max_bytes:
@@ -102,9 +129,9 @@ def _stream(url: str, out: Any, limits: FetchLimits, started: float) -> tuple[st
             )
         read = getattr(resp, "read1", resp.read)  # read1: whatever arrived, never waits to fill
         while True:
-            if time.monotonic() - started > limits.deadline_s:
-                raise DeadlineExceeded
             block = read(1 << 20)
+            if watch.expired:
+                raise DeadlineExceeded
             if not block:
                 break
             n += len(block)
@@ -141,10 +168,13 @@ def download(url: str, sha256: str, dest: Path, limits: FetchLimits) -> Path:
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.parent / f"{partial_prefix(dest.name)}{os.urandom(4).hex()}"
-    started = time.monotonic()
+    watch = _Watch()
+    timer = threading.Timer(limits.deadline_s, watch.expire)
+    timer.daemon = True
+    timer.start()
     try:
-        with tmp.open("wb") as out, _hard_deadline(limits.deadline_s):
-            digest, n = _stream(url, out, limits, started)
+        with tmp.open("wb") as out:
+            digest, n = _stream(url, out, limits, watch)
         if digest != sha256:
             raise TaskError(
                 f"{url}: the downloaded file does not match the catalogue's sha256 {sha256} "
@@ -158,11 +188,12 @@ def download(url: str, sha256: str, dest: Path, limits: FetchLimits) -> Path:
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as e:
         if isinstance(e, TaskError):
             raise
-        if time.monotonic() - started >= limits.deadline_s:  # the last read timed out late
+        if watch.expired:  # the socket was shut at the deadline mid-read
             raise _late(url, limits) from None
         reason = getattr(e, "reason", None) or e
         raise TaskError(
             f"{url}: download failed ({type(e).__name__}: {reason}); nothing was kept"
         ) from None
     finally:
+        timer.cancel()
         tmp.unlink(missing_ok=True)
