@@ -1,8 +1,9 @@
 """Broken variant input (issue 19, cases 11 and 12): one line naming file and line, exit 2.
 
 A truncated or non-gzip ``variants.vcf.gz``, a non-UTF-8 byte in a VCF, a CSV or the
-reference, and a reference with two records of one name. Expected line numbers come from the
-bytes written here (and, for the truncated stream, from zlib directly), never from geneb.
+reference (and in a task's labelled FASTA), and a reference with two records of one name.
+Expected line numbers come from the bytes written here (and, for the truncated stream, from
+zlib directly), never from geneb.
 """
 
 from __future__ import annotations
@@ -126,3 +127,16 @@ def test_region_records_of_one_chromosome_with_distinct_names_still_load(tmp_pat
     (folder / "variants.vcf").write_text(_vcf_text(20))
     task = load_variant_task(folder)
     assert len(task.records) == 2 and len(task) == 20
+
+
+def test_non_utf8_byte_in_a_task_fasta_names_the_line(tmp_path: Path) -> None:
+    folder = tmp_path / "task"
+    folder.mkdir()
+    records = [f">s{i}|{'ab'[i % 2]}\n{SEQ[i:i + 40]}\n" for i in range(6)]
+    data = "".join(records).encode()
+    lines = data.split(b"\n")
+    lines[7] = lines[7][:4] + b"\xc3(" + lines[7][6:]  # an invalid UTF-8 pair on line 8
+    (folder / "train.fa").write_bytes(b"\n".join(lines))
+    (folder / "test.fa").write_text("".join(records))
+    result = CliRunner().invoke(app, ["tasks", "show", str(folder)])
+    _one_line_error(result, "train.fa line 8: not UTF-8", "0xc3 at column 5")
