@@ -196,9 +196,14 @@ def check_hub_reachable(steps: Iterable[FetchStep], root: Path) -> None:
 
     shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
     if constants.HF_HUB_OFFLINE:
+        # huggingface_hub reads either variable; name the one the user set
+        var = next(
+            (v for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE") if os.environ.get(v)),
+            "HF_HUB_OFFLINE",
+        )
         raise FetchError(
-            f"offline (HF_HUB_OFFLINE is set) and {shown} not in the cache {root / 'hf'}; "
-            f"nothing was downloaded (unset HF_HUB_OFFLINE to fetch)"
+            f"offline ({var} is set) and {shown} not in the cache {root / 'hf'}; "
+            f"nothing was downloaded (unset {var} to fetch)"
         )
     endpoint = constants.ENDPOINT
     try:
@@ -336,10 +341,10 @@ def run_fetch(
     default to :meth:`FetchLimits.from_env`. Partials of killed fetches are swept first.
     """
     limits = limits or FetchLimits.from_env()
+    sweep_partials(plan.cache)  # even when nothing is to fetch: any later fetch cleans up
     steps = plan.to_fetch()
     if not steps:
         return []
-    sweep_partials(plan.cache)
     check_hub_reachable(steps, plan.cache)
     layout = [plan.cache, *(plan.cache / d for d in ("tasks", "variants", "downloads", "hf"))]
     fresh = [d for d in layout if not d.exists()]
