@@ -338,16 +338,17 @@ def _start_slow_fetch(world: dict) -> subprocess.Popen:
     world["tasks"].append(_entry("slow", {"train": slow, "test": test}))
     world["write"]()
     env = dict(os.environ, PYTHONPATH=str(Path(geneb.__file__).resolve().parents[1]))
+    downloads = world["cache"] / "downloads"
+    before = set(downloads.iterdir()) if downloads.is_dir() else set()
     proc = subprocess.Popen(
         [sys.executable, "-m", "geneb", "tasks", "fetch", "slow", "--catalogue",
          str(world["catalogue"])],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         cwd=world["cache"].parent,  # not the checkout: `-m` would import geneb from the cwd
     )
-    downloads = world["cache"] / "downloads"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # until it is mid-download: a partial file exists
-        if downloads.is_dir() and any(p.is_file() for p in downloads.iterdir()):
+    while time.monotonic() < deadline:  # until it is mid-download: a new (partial) file exists
+        if downloads.is_dir() and set(downloads.iterdir()) - before:
             time.sleep(0.3)
             return proc
         if proc.poll() is not None:

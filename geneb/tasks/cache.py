@@ -1,9 +1,10 @@
 """Where fetched tasks live: ``$GENEB_CACHE`` or ``~/.cache/geneb``.
 
 Layout: ``tasks/<name>/`` (task folders), ``variants/<name>/`` (variant folders),
-``downloads/`` (verified URL downloads, by pooch) and ``hf/`` (the Hugging Face hub cache
-used for hub datasets). Only complete folders are ever visible under ``tasks/`` and
-``variants/``: a fetch builds in a hidden temporary folder and renames it at the end.
+``downloads/`` (verified URL downloads, :mod:`geneb.tasks.download`) and ``hf/`` (the
+Hugging Face hub cache used for hub datasets). Only complete folders are ever visible under
+``tasks/`` and ``variants/``: a fetch builds in a hidden temporary folder and renames it at
+the end.
 
 Temporary folders and partial downloads are named ``.<name>.partial-<host>-<pid>-<random>``:
 the fetch that owns one removes it on any exit it sees (an error, Ctrl-C, SIGTERM), and a
