@@ -298,6 +298,43 @@ def test_variant_reference_gz_over_the_cap_is_refused_then_fetched_when_raised(
     assert (world["cache"] / "variants" / "vbig" / "reference.fa").read_bytes() == ref
 
 
+def test_tar_member_declaring_more_than_the_cap_is_refused_before_unpacking(
+    tmp_path: Path,
+) -> None:
+    import io
+    import tarfile
+
+    from geneb.tasks.convert import extract_member
+    from geneb.tasks.limits import FetchLimits
+
+    archive = tmp_path / "a.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        for name, size in (("small.csv", 10), ("big.csv", 3 << 20)):
+            info = tarfile.TarInfo(name)
+            info.size = size
+            t.addfile(info, io.BytesIO(b"A" * size))
+    out = tmp_path / "big.csv"
+    limits = FetchLimits(max_bytes=2 << 20)
+    with pytest.raises(TaskError, match=r"'big.csv': declares 3\.0 MiB unpacked, over 2\.0 MiB"):
+        extract_member(archive, "big.csv", out, limits)
+    assert not out.exists()
+    assert extract_member(archive, "small.csv", tmp_path / "s.csv", limits).read_bytes() == (
+        b"A" * 10
+    )
+
+
+def test_url_source_without_network_is_one_line_and_leaves_nothing(world: dict) -> None:
+    port = _closed_port()
+    dead = {"url": f"http://127.0.0.1:{port}/train.csv", "sha256": "a" * 64}
+    test = world["tasks"][0]["source"]["files"]["test"]
+    world["tasks"].append(_entry("dead", {"train": dead, "test": test}))
+    t0 = time.perf_counter()
+    one_line_error(fetch_cli(world, "dead"), f"127.0.0.1:{port}/train.csv: download failed",
+                   "offline, or the server is down?", "nothing was kept")
+    assert time.perf_counter() - t0 < 2
+    assert not world["cache"].exists()
+
+
 # --------------------------------------------------------------------------- case 7: drip
 
 
@@ -451,7 +488,7 @@ def test_fetched_variants_keep_integer_positions_exactly(world: dict) -> None:
 # --------------------------------------------------------------------------- case 10: names
 
 
-@pytest.mark.parametrize("name", [".hidden", "..", "a\tb"])
+@pytest.mark.parametrize("name", [".hidden", "~home", "..", "a\tb"])
 def test_hidden_or_unprintable_catalogue_names_are_refused(world: dict, name: str) -> None:
     world["tasks"].append(_entry(name, world["tasks"][0]["source"]["files"]))
     text = one_line_error(fetch_cli(world, name), f"invalid task name {name!r}")

@@ -72,7 +72,10 @@ def extract_member(
                     return _unpack(src, out, info.file_size, packed, what, limits)
         if tarfile.is_tarfile(archive):
             with tarfile.open(archive) as t:
-                info_t = t.getmember(member)
+                # read headers up to the member only (getmember would scan the whole archive)
+                info_t = next((i for i in t if i.name == member), None)
+                if info_t is None:
+                    raise KeyError(member)
                 src_t = t.extractfile(info_t)
                 if src_t is None:
                     raise KeyError(member)

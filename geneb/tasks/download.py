@@ -191,8 +191,12 @@ def download(url: str, sha256: str, dest: Path, limits: FetchLimits) -> Path:
         if watch.expired:  # the socket was shut at the deadline mid-read
             raise _late(url, limits) from None
         reason = getattr(e, "reason", None) or e
+        unreachable = isinstance(e, urllib.error.URLError) and not isinstance(
+            e, urllib.error.HTTPError
+        )
+        hint = "; offline, or the server is down?" if unreachable else ""
         raise TaskError(
-            f"{url}: download failed ({type(e).__name__}: {reason}); nothing was kept"
+            f"{url}: download failed ({type(e).__name__}: {reason}{hint}); nothing was kept"
         ) from None
     finally:
         timer.cancel()

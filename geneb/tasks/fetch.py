@@ -304,9 +304,10 @@ def _fetch_one(step: FetchStep, root: Path, limits: FetchLimits) -> dict[str, An
 
 @contextlib.contextmanager
 def _terminate_cleanly() -> Iterator[None]:
-    """While fetching, SIGTERM unwinds like Ctrl-C (``SystemExit(143)``), so every temporary
-    folder and partial download is removed on the way out; the previous handler is restored.
-    Only the main thread can install handlers; elsewhere the next fetch's sweep cleans up."""
+    """While fetching, SIGTERM and SIGHUP unwind like Ctrl-C (``SystemExit(128 + signal)``),
+    so every temporary folder and partial download is removed on the way out; the previous
+    handlers are restored. Only the main thread can install handlers; elsewhere (and after
+    SIGKILL) the next fetch's sweep cleans up."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -314,11 +315,12 @@ def _terminate_cleanly() -> Iterator[None]:
     def _exit(signum: int, frame: Any) -> None:
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, _exit)
+    previous = {sig: signal.signal(sig, _exit) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _remove_empty(dirs: Iterable[Path]) -> None:

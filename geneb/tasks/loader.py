@@ -107,11 +107,12 @@ def check_task_name(name: str, where: str) -> str:
 
     A name becomes part of store keys, file and folder names: keep it plain. A leading ``.``
     is refused because hidden folders are skipped when tasks are listed or resolved (and the
-    cache's temporary folders are hidden): such a task would be fetched, then never found.
+    cache's temporary folders are hidden), a leading ``~`` because a name so written is read
+    as a path: either task would be fetched, then never found.
     """
     plain = (
         name
-        and not name.startswith(".")
+        and not name.startswith((".", "~"))
         and "/" not in name
         and "\\" not in name
         and name == name.strip()
@@ -119,8 +120,8 @@ def check_task_name(name: str, where: str) -> str:
     )
     if not plain:
         raise TaskError(
-            f"{where}: invalid task name {name!r} (expected a plain name: no leading '.', no "
-            f"slashes, no surrounding spaces or control characters)"
+            f"{where}: invalid task name {name!r} (expected a plain name: no leading '.' or "
+            f"'~', no slashes, no surrounding spaces or control characters)"
         )
     return name
 

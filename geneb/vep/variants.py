@@ -91,9 +91,9 @@ def text_lines(path: Path) -> Iterator[tuple[int, str]]:
                         f"column {e.start + 1}); expected plain ASCII/UTF-8"
                     ) from None
                 yield lineno, text
-    except gzip.BadGzipFile:
-        head = " (the file is not gzip data; drop the .gz from its name)" if lineno == 0 else ""
-        raise TaskError(f"{path} line {lineno + 1}: not gzip data{head}") from None
+    except gzip.BadGzipFile as e:
+        why = "the file is not gzip data; drop the .gz from its name" if lineno == 0 else e
+        raise TaskError(f"{path} line {lineno + 1}: not gzip data ({why})") from None
     except EOFError:
         raise TaskError(
             f"{path} line {lineno + 1}: the gzip stream ends early (a truncated file? "
