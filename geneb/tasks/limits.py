@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from geneb.constraints import Interval
 from geneb.errors import TaskError
 
 ENV_MAX_BYTES = "GENEB_FETCH_MAX_BYTES"
@@ -59,14 +60,13 @@ def parse_size(text: str, where: str) -> int:
     return int(float(m[1]) * _UNITS[m[2].upper()])
 
 
-def _positive(text: str, where: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:  # also refuses nan
-        raise TaskError(f"{where}: expected {what} > 0, got {text!r}")
-    return value
+#: the checks of the numeric variables (geneb's one constraint vocabulary)
+RATIO = Interval(float, 0, None, closed="neither")
+SECONDS = Interval(float, 0, None, closed="neither")
+
+
+def _number(text: str, where: str, constraint: Interval) -> float:
+    return float(constraint.check(constraint.from_text(text), where))
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,9 @@ class FetchLimits:
         if env.get(ENV_MAX_BYTES, "").strip():
             kw["max_bytes"] = parse_size(env[ENV_MAX_BYTES], ENV_MAX_BYTES)
         if env.get(ENV_MAX_RATIO, "").strip():
-            kw["max_ratio"] = _positive(env[ENV_MAX_RATIO], ENV_MAX_RATIO, "a ratio")
+            kw["max_ratio"] = _number(env[ENV_MAX_RATIO], ENV_MAX_RATIO, RATIO)
         if env.get(ENV_DEADLINE, "").strip():
-            kw["deadline_s"] = _positive(env[ENV_DEADLINE], ENV_DEADLINE, "a number of seconds")
+            kw["deadline_s"] = _number(env[ENV_DEADLINE], ENV_DEADLINE, SECONDS)
         return cls(**kw)  # type: ignore[arg-type]
 
     def unpack_limit(self, packed_bytes: int) -> tuple[int, str]:
