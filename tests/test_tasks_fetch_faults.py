@@ -255,6 +255,10 @@ def test_size_cap_is_overridable_and_names_its_variable(
     one_line_error(fetch_cli(world, "bomb"), "over 256.0 MiB", "GENEB_FETCH_MAX_BYTES raises it")
     monkeypatch.setenv("GENEB_FETCH_MAX_BYTES", "lots")
     one_line_error(fetch_cli(world, "bomb"), "GENEB_FETCH_MAX_BYTES: expected a size", "'lots'")
+    monkeypatch.setenv("GENEB_FETCH_MAX_BYTES", "1G")
+    monkeypatch.setenv("GENEB_FETCH_DEADLINE", "-1")
+    one_line_error(fetch_cli(world, "bomb"), "GENEB_FETCH_DEADLINE: expected a positive number")
+    assert world["srv"].hits.count("/bomb.zip") == 1  # downloaded once, verified, then reused
 
 
 def test_gzip_without_a_size_header_is_stopped_while_streaming(tmp_path: Path) -> None:
