@@ -1,19 +1,31 @@
 """Where fetched tasks live: ``$GENEB_CACHE`` or ``~/.cache/geneb``.
 
 Layout: ``tasks/<name>/`` (task folders), ``variants/<name>/`` (variant folders),
-``downloads/`` (verified URL downloads, by pooch) and ``hf/`` (the Hugging Face hub cache
-used for hub datasets). Only complete folders are ever visible under ``tasks/`` and
-``variants/``: a fetch builds in a hidden temporary folder and renames it at the end.
+``downloads/`` (verified URL downloads, :mod:`geneb.tasks.download`) and ``hf/`` (the
+Hugging Face hub cache used for hub datasets). Only complete folders are ever visible under
+``tasks/`` and ``variants/``: a fetch builds in a hidden temporary folder and renames it at
+the end.
+
+Temporary folders and partial downloads are named ``.<name>.partial-<host>-<pid>-<random>``:
+the fetch that owns one removes it on any exit it sees (an error, Ctrl-C, SIGTERM), and a
+fetch killed outright (SIGKILL, power loss) leaves one that the next fetch on the same host
+removes once that process is gone (:func:`sweep_partials`).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import socket
 from pathlib import Path
 
 CACHE_ENV = "GENEB_CACHE"
 #: written last into every fetched folder; its presence marks the folder complete
 FETCH_RECORD = "fetch.json"
+#: marks a temporary folder or partial download (never a complete one)
+PARTIAL = ".partial-"
+_OWNER = re.compile(r"\.partial-(?P<host>.+)-(?P<pid>\d+)-[^-]+$")
 
 
 def cache_root(cache: str | os.PathLike[str] | None = None) -> Path:
@@ -39,3 +51,43 @@ def fetched_folders(kind: str = "classification", cache: str | None = None) -> d
         for p in sorted(base.iterdir())
         if p.is_dir() and not p.name.startswith(".") and (p / FETCH_RECORD).is_file()
     }
+
+
+def partial_prefix(name: str) -> str:
+    """``.<name>.partial-<host>-<pid>-``: the start of a temporary name this process owns."""
+    return f".{name}{PARTIAL}{socket.gethostname()}-{os.getpid()}-"
+
+
+def _owner_gone(name: str) -> bool:
+    """True when ``name`` is a partial of a process on this host that no longer runs."""
+    m = _OWNER.search(name)
+    if m is None or m["host"] != socket.gethostname():
+        return False  # another host's, or not ours to judge
+    try:
+        os.kill(int(m["pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
+
+
+def sweep_partials(root: Path) -> list[Path]:
+    """Remove partials left by fetches on this host that were killed; return what went.
+
+    A live fetch's partial (its process still runs) is left alone, so concurrent fetches
+    into one cache are safe.
+    """
+    gone: list[Path] = []
+    for sub in ("tasks", "variants", "downloads"):
+        base = root / sub
+        if not base.is_dir():
+            continue
+        for p in base.iterdir():
+            if PARTIAL in p.name and _owner_gone(p.name):
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
+                gone.append(p)
+    return gone

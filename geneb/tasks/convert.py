@@ -7,7 +7,9 @@ what ``geneb.tasks.loader`` reads. A variant set becomes ``variants.csv`` (``chr
 ``reference.fa``, the layout of ``../shared/variants/brca1_findlay2018``.
 
 Each converter reads only what it is given and writes only into ``out``; errors name the
-source file and what was expected.
+source file and what was expected. Everything unpacked (archive members, ``.gz`` files) is
+bounded by :class:`geneb.tasks.limits.FetchLimits`: declared sizes are checked before
+unpacking and real sizes while streaming.
 """
 
 from __future__ import annotations
@@ -16,36 +18,85 @@ import gzip
 import shutil
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import pandas as pd
 
 from geneb.errors import TaskError
+from geneb.tasks.limits import FetchLimits, copy_capped, format_bytes
 from geneb.tasks.readers import read_labelled_fasta
+from geneb.vep.variants import check_variant_rows
 
 SPLIT_ROLES = ("train", "valid", "test")
 VARIANT_COLUMNS = ("chrom", "pos", "ref", "alt", "label")
 
 
-def extract_member(archive: Path, member: str, out: Path) -> Path:
-    """Copy one member of a .zip / .tar(.gz) archive to ``out`` (no other member is touched)."""
+def _unpack(
+    src: BinaryIO, out: Path, declared: int, packed: int, what: str, limits: FetchLimits
+) -> Path:
+    """Copy ``src`` to ``out`` unless its declared or real size is over the unpack limit."""
+    limit, why = limits.unpack_limit(packed)
+    if declared > limit:
+        raise TaskError(
+            f"{what}: declares {format_bytes(declared)} unpacked, over {format_bytes(limit)} "
+            f"({why}); refused before unpacking, nothing was kept"
+        )
+    try:
+        with out.open("wb") as dst:
+            copy_capped(src, dst, limit, what, why)
+    except BaseException:
+        out.unlink(missing_ok=True)
+        raise
+    return out
+
+
+def extract_member(
+    archive: Path, member: str, out: Path, limits: FetchLimits | None = None
+) -> Path:
+    """Copy one member of a .zip / .tar(.gz) archive to ``out`` (no other member is touched).
+
+    The member's declared size is checked against the unpack limit before anything is
+    unpacked, and the bytes really written while streaming (a header can lie).
+    """
+    limits = limits or FetchLimits()
+    packed = archive.stat().st_size
+    what = f"{archive} member {member!r}"
     try:
         if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as z, z.open(member) as src, out.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-            return out
+            with zipfile.ZipFile(archive) as z:
+                info = z.getinfo(member)
+                with z.open(info) as src:
+                    return _unpack(src, out, info.file_size, packed, what, limits)
         if tarfile.is_tarfile(archive):
             with tarfile.open(archive) as t:
-                src = t.extractfile(member)
-                if src is None:
+                # read headers up to the member only (getmember would scan the whole archive)
+                info_t = next((i for i in t if i.name == member), None)
+                if info_t is None:
                     raise KeyError(member)
-                with src, out.open("wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            return out
+                src_t = t.extractfile(info_t)
+                if src_t is None:
+                    raise KeyError(member)
+                with src_t:
+                    return _unpack(src_t, out, info_t.size, packed, what, limits)
     except KeyError:
         raise TaskError(f"{archive}: archive has no member {member!r}") from None
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, OSError) as e:
+        raise TaskError(f"{what}: cannot be unpacked ({type(e).__name__}: {e})") from None
     raise TaskError(f"{archive}: not a zip or tar archive; expected one holding {member!r}")
+
+
+def gunzip(path: Path, out: Path, limits: FetchLimits | None = None) -> Path:
+    """Decompress ``path`` into ``out``, bounded like an archive member (gzip has no size
+    header to trust, so only the streamed bytes count); a bad or cut stream is a TaskError."""
+    limits = limits or FetchLimits()
+    try:
+        with gzip.open(path, "rb") as src:
+            return _unpack(src, out, 0, path.stat().st_size, str(path), limits)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise TaskError(f"{path}: not a complete gzip file ({type(e).__name__}: {e})") from None
 
 
 def _read_table(path: Path, fmt: str, columns: Mapping[str, str] | None) -> pd.DataFrame:
@@ -67,12 +118,10 @@ def _read_table(path: Path, fmt: str, columns: Mapping[str, str] | None) -> pd.D
     return df.rename(columns=rename)
 
 
-def _fasta_table(path: Path, scratch: Path) -> pd.DataFrame:
+def _fasta_table(path: Path, scratch: Path, limits: FetchLimits) -> pd.DataFrame:
     opened = path
     if path.suffix == ".gz":  # decompressed into the (temporary) output folder, then removed
-        opened = scratch / f".{path.stem}.decompressed"
-        with gzip.open(path, "rb") as src, opened.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
+        opened = gunzip(path, scratch / f".{path.stem}.decompressed", limits)
     try:
         seqs, labels, _ = read_labelled_fasta(opened, shown=str(path))
     finally:
@@ -82,7 +131,11 @@ def _fasta_table(path: Path, scratch: Path) -> pd.DataFrame:
 
 
 def convert_classification(
-    files: Mapping[str, Path], fmt: str, columns: Mapping[str, str] | None, out: Path
+    files: Mapping[str, Path],
+    fmt: str,
+    columns: Mapping[str, str] | None,
+    out: Path,
+    limits: FetchLimits | None = None,
 ) -> dict[str, int]:
     """Write ``<split>.csv`` for each split file; return the row count per split."""
     if "train" not in files or "test" not in files:
@@ -95,7 +148,7 @@ def convert_classification(
             continue
         path = files[role]
         df = (
-            _fasta_table(path, out)
+            _fasta_table(path, out, limits or FetchLimits())
             if fmt == "fasta_label_in_id"
             else _read_table(path, fmt, columns)
         )
@@ -110,11 +163,10 @@ def convert_classification(
     return counts
 
 
-def _copy_reference(path: Path, out: Path) -> None:
+def _copy_reference(path: Path, out: Path, limits: FetchLimits) -> None:
     target = out / "reference.fa"
     if path.suffix == ".gz":
-        with gzip.open(path, "rb") as src, target.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
+        gunzip(path, target, limits)
     else:
         shutil.copyfile(path, target)
     with target.open("rb") as f:
@@ -123,9 +175,16 @@ def _copy_reference(path: Path, out: Path) -> None:
 
 
 def convert_variants(
-    files: Mapping[str, Path], columns: Mapping[str, str] | None, out: Path
+    files: Mapping[str, Path],
+    columns: Mapping[str, str] | None,
+    out: Path,
+    limits: FetchLimits | None = None,
 ) -> dict[str, int]:
-    """Write ``variants.csv`` and ``reference.fa``; return ``{"variants": rows}``."""
+    """Write ``variants.csv`` and ``reference.fa``; return ``{"variants": rows}``.
+
+    Rows are checked by the same function a variant folder's load uses
+    (:func:`geneb.vep.variants.check_variant_rows`), so a value refused there is refused here.
+    """
     if "variants" not in files or "reference" not in files:
         raise TaskError(
             f"a variant set needs 'variants' and 'reference' files, the catalogue gives "
@@ -140,24 +199,9 @@ def convert_variants(
             f"{path}: missing variant column(s) {', '.join(map(repr, missing))}; expected "
             f"{', '.join(VARIANT_COLUMNS)} (map source names in the entry's 'columns')"
         )
-    pos = pd.to_numeric(df["pos"], errors="coerce")
-    bad = pos.isna() | (pos < 1)
-    if bad.any():
-        i = int(bad.to_numpy().nonzero()[0][0])
-        raise TaskError(
-            f"{path} row {i + 1}: 'pos' must be a 1-based position, got {df['pos'].iloc[i]!r}"
-        )
-    labels = pd.to_numeric(
-        df["label"].astype(str).replace({"True": "1", "False": "0"}), errors="coerce"
-    )
-    bad = ~labels.isin([0, 1])
-    if bad.any():
-        i = int(bad.to_numpy().nonzero()[0][0])
-        raise TaskError(f"{path} row {i + 1}: 'label' must be 0 or 1, got {df['label'].iloc[i]!r}")
-    df["pos"] = pos.astype("int64")
-    df["label"] = labels.astype("int64")
+    df = check_variant_rows(path, df)
     ordered = [*VARIANT_COLUMNS, *(["score"] if "score" in df.columns else [])]
     df = df[ordered + [c for c in df.columns if c not in ordered]]
     df.to_csv(out / "variants.csv", index=False)
-    _copy_reference(files["reference"], out)
+    _copy_reference(files["reference"], out, limits or FetchLimits())
     return {"variants": len(df)}

@@ -6,32 +6,43 @@ refuse it (no pinned revision / sha256, no converter, or a folder in the way), w
 reason. ``run_fetch`` then acts on the fetch steps only.
 
 Verification: hub files come through ``huggingface_hub`` at a full commit hash, URL files
-through ``pooch`` with the catalogue's sha256 (a mismatch is refused, pooch keeps nothing).
+through :mod:`geneb.tasks.download` with the catalogue's sha256 (a mismatch is refused,
+nothing is kept). Bounds: sizes, unpacking and per-file deadlines come from
+:class:`geneb.tasks.limits.FetchLimits`. Offline (``HF_HUB_OFFLINE`` or no route to the hub)
+is found before anything is created, and said in one line.
 Atomicity: each entry is built in a hidden temporary folder next to its final place and
 renamed into place only after it converted and loaded cleanly, with ``fetch.json`` written
-last; any failure removes the temporary folder, so an interrupted or failed fetch leaves no
-partial task behind. Afterwards everything resolves from the cache, offline.
+last; any failure, Ctrl-C or SIGTERM removes the temporary folder, and a fetch killed outright
+leaves one that the next fetch removes (:func:`geneb.tasks.cache.sweep_partials`).
+Afterwards everything resolves from the cache, offline.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
-import logging
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from geneb.errors import GenebError, TaskError
-from geneb.tasks.cache import FETCH_RECORD, cache_root, kind_dir
+from geneb.tasks.cache import FETCH_RECORD, cache_root, kind_dir, partial_prefix, sweep_partials
 from geneb.tasks.convert import convert_classification, convert_variants, extract_member
+from geneb.tasks.download import download, honour_umask, sha256_file
+from geneb.tasks.limits import FetchLimits
 from geneb.tasks.loader import TASK_JSON, load_task_folder
 from geneb.tasks.suites import CatalogueEntry, FileSource
+from geneb.vep.variants import load_variant_task
+
+#: seconds to wait for the hub to answer before calling the machine offline
+HUB_PROBE_TIMEOUT_S = 1.5
 
 
 class FetchError(TaskError):
@@ -115,51 +126,13 @@ def plan_fetch(
 # --------------------------------------------------------------------------- acting
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _honour_umask(path: Path) -> None:
-    umask = os.umask(0)
-    os.umask(umask)
-    path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
-
-
-def _download_url(f: FileSource, root: Path) -> Path:
-    import pooch
-
+def _download_url(f: FileSource, root: Path, limits: FetchLimits) -> Path:
     assert f.url is not None and f.sha256 is not None  # plan_fetch refused otherwise
-    # pooch's logger is not registered with logging; its INFO lines ("Downloading data
-    # from ...") would go to whatever stderr existed at import
-    pooch.get_logger().setLevel(logging.WARNING)
     name = f"{f.sha256[:16]}-{Path(f.url.split('?')[0]).name or 'download'}"
     try:
-        path = Path(
-            pooch.retrieve(
-                f.url,
-                known_hash=f"sha256:{f.sha256}",
-                fname=name,
-                path=root / "downloads",
-                progressbar=False,
-            )
-        )
-        _honour_umask(path)  # pooch's temporary file is 0600
-        return path
-    except ValueError as e:
-        if "hash" in str(e).lower():
-            raise FetchError(
-                f"{f.url}: the downloaded file does not match the catalogue's sha256 "
-                f"{f.sha256}; it was discarded ({e})"
-            ) from None
-        raise FetchError(f"{f.url}: download failed: {e}") from None
-    except Exception as e:  # requests/urllib3 errors: refused, timed out, cut mid-body
-        raise FetchError(
-            f"{f.url}: download failed ({type(e).__name__}: {e}); nothing was kept"
-        ) from None
+        return download(f.url, f.sha256, root / "downloads" / name, limits)
+    except TaskError as e:
+        raise FetchError(str(e)) from None
 
 
 def _download_hub(entry: CatalogueEntry, f: FileSource, root: Path) -> Path:
@@ -184,48 +157,124 @@ def _download_hub(entry: CatalogueEntry, f: FileSource, root: Path) -> Path:
         ) from None
 
 
-def _get_file(entry: CatalogueEntry, f: FileSource, root: Path, scratch: Path) -> Path:
-    path = _download_url(f, root) if f.url else _download_hub(entry, f, root)
+def _hub_files_missing(steps: Iterable[FetchStep], root: Path) -> list[str]:
+    """``repo@revision:path`` of each hub file the steps need that the hub cache lacks."""
+    hub = [(s.entry.source, f) for s in steps for f in s.entry.source.files if not f.url]
+    if not hub:
+        return []
+    from huggingface_hub import try_to_load_from_cache
+
+    return [
+        f"{src.hub}@{str(src.revision)[:12]}:{f.path}"
+        for src, f in hub
+        if not isinstance(
+            try_to_load_from_cache(
+                str(src.hub),
+                str(f.path),
+                cache_dir=root / "hf",
+                revision=src.revision,
+                repo_type="dataset",
+            ),
+            str,
+        )
+    ]
+
+
+def check_hub_reachable(steps: Iterable[FetchStep], root: Path) -> None:
+    """Refuse in one line, before anything is created, when hub files are needed offline.
+
+    Offline is ``HF_HUB_OFFLINE`` set, or the hub endpoint not answering within
+    ``HUB_PROBE_TIMEOUT_S`` (``huggingface_hub`` would otherwise retry for half a minute).
+    """
+    missing = _hub_files_missing(steps, root)
+    if not missing:
+        return
+    import urllib.error
+    import urllib.request
+
+    from huggingface_hub import constants
+
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    if constants.HF_HUB_OFFLINE:
+        # huggingface_hub reads either variable; name the one the user set
+        var = next(
+            (v for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE") if os.environ.get(v)),
+            "HF_HUB_OFFLINE",
+        )
+        raise FetchError(
+            f"offline ({var} is set) and {shown} not in the cache {root / 'hf'}; "
+            f"nothing was downloaded (unset {var} to fetch)"
+        )
+    endpoint = constants.ENDPOINT
+    try:
+        req = urllib.request.Request(endpoint, method="HEAD")
+        urllib.request.urlopen(req, timeout=HUB_PROBE_TIMEOUT_S).close()
+    except urllib.error.HTTPError:
+        return  # it answered
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", None) or e
+        raise FetchError(
+            f"offline: no answer from the Hugging Face hub at {endpoint} within "
+            f"{HUB_PROBE_TIMEOUT_S:g} s ({reason}); {shown} not fetched, nothing was "
+            f"downloaded (no network? HF_ENDPOINT sets another hub)"
+        ) from None
+
+
+def _get_file(
+    entry: CatalogueEntry, f: FileSource, root: Path, scratch: Path, limits: FetchLimits
+) -> Path:
+    path = _download_url(f, root, limits) if f.url else _download_hub(entry, f, root)
     if f.member:
         suffix = "".join(Path(f.member).suffixes[-2:])
-        return extract_member(path, f.member, scratch / f".{f.role}{suffix}")
+        return extract_member(path, f.member, scratch / f".{f.role}{suffix}", limits)
     return path
 
 
-def _fetch_one(step: FetchStep, root: Path) -> dict[str, Any]:
+def _convert(
+    e: CatalogueEntry, files: dict[str, Path], tmp: Path, limits: FetchLimits
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """Convert into ``tmp`` and load the result as any folder is loaded (one validation);
+    return the row counts and what the load subsampled."""
+    assert e.format is not None
+    if e.kind == "variants":
+        counts = convert_variants(files, e.columns, tmp, limits)
+        try:
+            load_variant_task(tmp)  # reference.fa parsed, every ref allele checked against it
+        except TaskError as exc:
+            raise TaskError(str(exc).replace(f"{tmp}{os.sep}", "converted ")) from None
+        return counts, {}
+    counts = convert_classification(files, e.format, e.columns, tmp, limits)
+    meta: dict[str, Any] = {"name": e.name, "category": e.category}
+    meta.update(
+        source=e.source.describe(),
+        license=e.license or "",
+        description=e.description or e.name,
+        **{f"n_{split}": n for split, n in counts.items()},
+    )
+    (tmp / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    task = load_task_folder(tmp)  # validates; applies and records the train-row cap
+    if e.n_classes is not None and task.spec.n_classes != e.n_classes:
+        raise FetchError(
+            f"{e.name}: the data hold {task.spec.n_classes} classes, the catalogue "
+            f"says n_classes={e.n_classes}; not cached"
+        )
+    # the class facts the load found, so `geneb tasks list` need not load the folder
+    meta.update(n_classes=task.spec.n_classes, label_names=list(task.spec.label_names))
+    (tmp / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return counts, dict(task.metadata.get("subsampled", {}))
+
+
+def _fetch_one(step: FetchStep, root: Path, limits: FetchLimits) -> dict[str, Any]:
     e = step.entry
     step.target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{e.name}.partial-", dir=step.target.parent))
-    _honour_umask(tmp)  # mkdtemp makes 0700; a shared cache must be readable as the umask says
+    tmp = Path(tempfile.mkdtemp(prefix=partial_prefix(e.name), dir=step.target.parent))
+    honour_umask(tmp)  # mkdtemp makes 0700; a shared cache must be readable as the umask says
     try:
         scratch = tmp / ".scratch"  # archive members; removed before the folder is published
         scratch.mkdir()
-        files = {f.role: _get_file(e, f, root, scratch) for f in e.source.files}
-        digests = {role: _sha256(p) for role, p in files.items()}
-        assert e.format is not None
-        if e.kind == "variants":
-            counts = convert_variants(files, e.columns, tmp)
-            subsampled: dict[str, Any] = {}
-        else:
-            counts = convert_classification(files, e.format, e.columns, tmp)
-            meta: dict[str, Any] = {"name": e.name, "category": e.category}
-            meta.update(
-                source=e.source.describe(),
-                license=e.license or "",
-                description=e.description or e.name,
-                **{f"n_{split}": n for split, n in counts.items()},
-            )
-            (tmp / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-            task = load_task_folder(tmp)  # validates; applies and records the train-row cap
-            if e.n_classes is not None and task.spec.n_classes != e.n_classes:
-                raise FetchError(
-                    f"{e.name}: the data hold {task.spec.n_classes} classes, the catalogue "
-                    f"says n_classes={e.n_classes}; not cached"
-                )
-            subsampled = dict(task.metadata.get("subsampled", {}))
-            # the class facts the load found, so `geneb tasks list` need not load the folder
-            meta.update(n_classes=task.spec.n_classes, label_names=list(task.spec.label_names))
-            (tmp / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        files = {f.role: _get_file(e, f, root, scratch, limits) for f in e.source.files}
+        digests = {role: sha256_file(p) for role, p in files.items()}
+        counts, subsampled = _convert(e, files, tmp, limits)
         shutil.rmtree(scratch)
         record = {
             "name": e.name,
@@ -253,17 +302,63 @@ def _fetch_one(step: FetchStep, root: Path) -> dict[str, Any]:
         raise
 
 
+@contextlib.contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    """While fetching, SIGTERM and SIGHUP unwind like Ctrl-C (``SystemExit(128 + signal)``),
+    so every temporary folder and partial download is removed on the way out; the previous
+    handlers are restored. Only the main thread can install handlers; elsewhere (and after
+    SIGKILL) the next fetch's sweep cleans up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _exit(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, _exit) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _remove_empty(dirs: Iterable[Path]) -> None:
+    """Remove the folders of ``dirs`` that are empty, deepest first (a failed first fetch
+    leaves no empty cache behind)."""
+    for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            d.rmdir()
+
+
 def run_fetch(
-    plan: FetchPlan, *, on_done: Callable[[FetchStep, dict[str, Any]], None] | None = None
+    plan: FetchPlan,
+    *,
+    on_done: Callable[[FetchStep, dict[str, Any]], None] | None = None,
+    limits: FetchLimits | None = None,
 ) -> list[dict[str, Any]]:
     """Carry out the plan's ``fetch`` steps in order; stop at the first failure (it is raised).
 
-    Entries fetched before a failure stay cached (each is complete on its own).
+    Entries fetched before a failure stay cached (each is complete on its own). ``limits``
+    default to :meth:`FetchLimits.from_env`. Partials of killed fetches are swept first.
     """
+    limits = limits or FetchLimits.from_env()
+    sweep_partials(plan.cache)  # even when nothing is to fetch: any later fetch cleans up
+    steps = plan.to_fetch()
+    if not steps:
+        return []
+    check_hub_reachable(steps, plan.cache)
+    layout = [plan.cache, *(plan.cache / d for d in ("tasks", "variants", "downloads", "hf"))]
+    fresh = [d for d in layout if not d.exists()]
     done = []
-    for step in plan.to_fetch():
-        record = _fetch_one(step, plan.cache)
-        done.append(record)
-        if on_done is not None:
-            on_done(step, record)
+    try:
+        with _terminate_cleanly():
+            for step in steps:
+                record = _fetch_one(step, plan.cache, limits)
+                done.append(record)
+                if on_done is not None:
+                    on_done(step, record)
+    except BaseException:
+        _remove_empty(fresh)
+        raise
     return done

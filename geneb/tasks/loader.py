@@ -103,9 +103,26 @@ def read_task_json(folder: Path) -> dict[str, Any]:
 
 
 def check_task_name(name: str, where: str) -> str:
-    """A task name becomes part of store keys and file names: keep it plain."""
-    if not name or name in (".", "..") or "/" in name or "\\" in name or name != name.strip():
-        raise TaskError(f"{where}: invalid task name {name!r} (no slashes, no surrounding spaces)")
+    """The one rule for a task name, wherever it comes from (a folder, task.json, the catalogue).
+
+    A name becomes part of store keys, file and folder names: keep it plain. A leading ``.``
+    is refused because hidden folders are skipped when tasks are listed or resolved (and the
+    cache's temporary folders are hidden), a leading ``~`` because a name so written is read
+    as a path: either task would be fetched, then never found.
+    """
+    plain = (
+        name
+        and not name.startswith((".", "~"))
+        and "/" not in name
+        and "\\" not in name
+        and name == name.strip()
+        and name.isprintable()
+    )
+    if not plain:
+        raise TaskError(
+            f"{where}: invalid task name {name!r} (expected a plain name: no leading '.' or "
+            f"'~', no slashes, no surrounding spaces or control characters)"
+        )
     return name
 
 

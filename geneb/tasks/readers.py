@@ -114,10 +114,16 @@ def _parse_fasta(path: Path) -> tuple[list[str], list[int], list[str]]:
     headers: list[str] = []
     lines_at: list[int] = []
     seqs: list[list[str]] = []
+    data = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise TaskError(f"{path}: not a text FASTA file: {e}") from None
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise TaskError(
+            f"{path} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); "
+            f"expected a text FASTA file"
+        ) from None
     for lineno, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
         if not line:

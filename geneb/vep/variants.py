@@ -17,6 +17,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,8 @@ VCF_NAMES = ("variants.vcf", "variants.vcf.gz")
 #: CLNSIG terms (lower case, ``_``/space-insensitive) and the label they map to.
 CLNSIG_POSITIVE = {"pathogenic", "likely_pathogenic", "pathogenic/likely_pathogenic"}
 CLNSIG_NEGATIVE = {"benign", "likely_benign", "benign/likely_benign"}
+#: label spellings accepted for 1 and 0 (a parquet boolean column reads as True/False)
+LABEL_VALUES = {"1": 1, "1.0": 1, "True": 1, "true": 1, "0": 0, "0.0": 0, "False": 0, "false": 0}
 
 
 @dataclass(frozen=True)
@@ -68,28 +72,66 @@ class VariantTask:
         return "score" in self.table.columns
 
 
+def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number from 1, line) of a UTF-8 text file, gunzipped when the name ends in .gz.
+
+    Why not ``open(path, "rt")``: a truncated or non-gzip ``.gz`` and a non-UTF-8 byte would
+    surface as ``EOFError`` / ``BadGzipFile`` / ``UnicodeDecodeError`` far from the line at
+    fault. Here each is a ``TaskError`` naming the file and line.
+    """
+    lineno = 0
+    try:
+        with gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb") as f:
+            for lineno, raw in enumerate(f, 1):  # noqa: B007 (lineno is read in the handlers)
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise TaskError(
+                        f"{path} line {lineno}: not UTF-8 text (byte 0x{raw[e.start]:02x} at "
+                        f"column {e.start + 1}); expected plain ASCII/UTF-8"
+                    ) from None
+                yield lineno, text
+    except gzip.BadGzipFile as e:
+        why = "the file is not gzip data; drop the .gz from its name" if lineno == 0 else e
+        raise TaskError(f"{path} line {lineno + 1}: not gzip data ({why})") from None
+    except EOFError:
+        raise TaskError(
+            f"{path} line {lineno + 1}: the gzip stream ends early (a truncated file? "
+            f"{lineno} complete lines were read)"
+        ) from None
+    except zlib.error as e:
+        raise TaskError(f"{path} line {lineno + 1}: corrupt gzip data ({e})") from None
+
+
 def read_fasta(path: Path) -> list[tuple[str, str]]:
-    """(name, sequence) per record; the name is the header up to the first whitespace."""
+    """(name, sequence) per record; the name is the header up to the first whitespace.
+
+    Two records of one name are refused (which one a variant refers to would be a guess)."""
     out: list[tuple[str, str]] = []
     name: str | None = None
     parts: list[str] = []
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt") as f:  # type: ignore[operator]
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            if line.startswith(">"):
-                if name is not None:
-                    out.append((name, "".join(parts)))
-                head = line[1:].split()
-                if not head:
-                    raise TaskError(f"{path} line {lineno}: FASTA header without a name")
-                name, parts = head[0], []
-            elif name is None:
-                raise TaskError(f"{path} line {lineno}: sequence before the first '>' header")
-            else:
-                parts.append(line.upper())
+    header_line: dict[str, int] = {}
+    for lineno, line in text_lines(path):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith(">"):
+            if name is not None:
+                out.append((name, "".join(parts)))
+            head = line[1:].split()
+            if not head:
+                raise TaskError(f"{path} line {lineno}: FASTA header without a name")
+            name, parts = head[0], []
+            if name in header_line:
+                raise TaskError(
+                    f"{path} lines {header_line[name]} and {lineno}: two records named "
+                    f"{name!r}; expected one record per name"
+                )
+            header_line[name] = lineno
+        elif name is None:
+            raise TaskError(f"{path} line {lineno}: sequence before the first '>' header")
+        else:
+            parts.append(line.upper())
     if name is not None:
         out.append((name, "".join(parts)))
     if not out:
@@ -132,44 +174,42 @@ def clnsig_label(value: str) -> int | None:
 def read_vcf(path: Path) -> pd.DataFrame:
     """The variant table of a VCF: one row per ALT allele; label from INFO LABEL or CLNSIG."""
     rows: list[dict[str, object]] = []
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt") as f:  # type: ignore[operator]
-        for lineno, line in enumerate(f, 1):
-            if line.startswith("#") or not line.strip():
-                continue
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) < 8:
+    for lineno, line in text_lines(path):
+        if line.startswith("#") or not line.strip():
+            continue
+        cols = line.rstrip("\r\n").split("\t")
+        if len(cols) < 8:
+            raise TaskError(
+                f"{path} line {lineno}: expected 8 tab-separated VCF columns, got {len(cols)}"
+            )
+        chrom, pos, vid, ref, alts, _q, _flt, info = cols[:8]
+        keys: dict[str, str] = {}
+        for item in info.split(";"):
+            k, _, v = item.partition("=")
+            keys[k] = v
+        if "LABEL" in keys:
+            lab = keys["LABEL"]
+        elif "CLNSIG" in keys:
+            mapped = clnsig_label(keys["CLNSIG"])
+            if mapped is None:
                 raise TaskError(
-                    f"{path} line {lineno}: expected 8 tab-separated VCF columns, got {len(cols)}"
+                    f"{path} line {lineno}: CLNSIG={keys['CLNSIG']!r} maps to no label "
+                    "(expected Pathogenic/Likely_pathogenic -> 1 or Benign/Likely_benign "
+                    "-> 0; filter such rows out or give INFO LABEL=0/1)"
                 )
-            chrom, pos, vid, ref, alts, _q, _flt, info = cols[:8]
-            keys: dict[str, str] = {}
-            for item in info.split(";"):
-                k, _, v = item.partition("=")
-                keys[k] = v
-            if "LABEL" in keys:
-                lab = keys["LABEL"]
-            elif "CLNSIG" in keys:
-                mapped = clnsig_label(keys["CLNSIG"])
-                if mapped is None:
-                    raise TaskError(
-                        f"{path} line {lineno}: CLNSIG={keys['CLNSIG']!r} maps to no label "
-                        "(expected Pathogenic/Likely_pathogenic -> 1 or Benign/Likely_benign "
-                        "-> 0; filter such rows out or give INFO LABEL=0/1)"
-                    )
-                lab = str(mapped)
-            else:
-                lab = ""
-            for alt in alts.split(","):
-                row: dict[str, object] = {
-                    "chrom": chrom, "pos": pos, "ref": ref, "alt": alt, "label": lab,
-                    "id": vid, "_line": lineno,
-                }
-                if "SCORE" in keys:
-                    row["score"] = keys["SCORE"]
-                if "CLNSIG" in keys:
-                    row["clnsig"] = keys["CLNSIG"]
-                rows.append(row)
+            lab = str(mapped)
+        else:
+            lab = ""
+        for alt in alts.split(","):
+            row: dict[str, object] = {
+                "chrom": chrom, "pos": pos, "ref": ref, "alt": alt, "label": lab,
+                "id": vid, "_line": lineno,
+            }
+            if "SCORE" in keys:
+                row["score"] = keys["SCORE"]
+            if "CLNSIG" in keys:
+                row["clnsig"] = keys["CLNSIG"]
+            rows.append(row)
     if not rows:
         raise TaskError(f"{path}: no variant lines")
     df = pd.DataFrame(rows)
@@ -212,8 +252,12 @@ def load_variant_task(folder: str | Path) -> VariantTask:
     if src.name == "variants.csv":
         try:
             df = pd.read_csv(src, dtype=str, keep_default_na=False)
+        except UnicodeDecodeError:
+            for _ in text_lines(src):  # raises, naming the line with the byte
+                pass
+            raise TaskError(f"{src}: not UTF-8 text") from None
         except Exception as e:
-            raise TaskError(f"{src}: cannot be read as CSV: {e}") from e
+            raise TaskError(f"{src}: cannot be read as CSV: {e}") from None
         missing = [c for c in REQUIRED if c not in df.columns]
         if missing:
             raise TaskError(
@@ -234,7 +278,14 @@ def load_variant_task(folder: str | Path) -> VariantTask:
     return VariantTask(folder.resolve().name, folder, src, table, records, fingerprint)
 
 
-def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd.DataFrame:
+def check_variant_rows(src: Path, df: pd.DataFrame) -> pd.DataFrame:
+    """The one row check of a variant table, for a folder's load and a fetch's conversion alike.
+
+    Positions must be integers >= 1 (``41276135.9`` is refused, never truncated), labels 0/1,
+    alleles A/C/G/T/N with alt != ref, scores numbers. Returns the table normalised (int
+    ``pos``/``label``, upper-case alleles, float ``score``); the first bad row raises, named
+    by ``src`` and its line.
+    """
     df = df.copy()
     n = len(df)
     for col in ("chrom", "ref", "alt"):
@@ -247,12 +298,12 @@ def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd
     alleles = {"ref": df["ref"].tolist(), "alt": df["alt"].tolist()}
     for i in range(n):
         pv = pos_l[i]
-        if pd.isna(pv) or pv != int(pv) or pv < 1:
+        if pd.isna(pv) or not 1 <= pv < 2**53 or pv != int(pv):
             raise TaskError(f"{_where(src, df, i)}: pos {raw_pos[i]!r} is not a "
                             "1-based position (expected an integer >= 1)")
         if lab_l[i] == "":
             raise TaskError(f"{_where(src, df, i)}: missing label (expected 0 or 1)")
-        if lab_l[i] not in ("0", "1", "0.0", "1.0"):
+        if lab_l[i] not in LABEL_VALUES:
             raise TaskError(f"{_where(src, df, i)}: label {lab_l[i]!r} (expected 0 or 1)")
         for col in ("ref", "alt"):
             if not ALLELE.match(alleles[col][i]):
@@ -261,7 +312,7 @@ def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd
         if alleles["ref"][i] == alleles["alt"][i]:
             raise TaskError(f"{_where(src, df, i)}: alt equals ref ({alleles['alt'][i]!r})")
     df["pos"] = pos.astype(np.int64)
-    df["label"] = lab.astype(float).astype(np.int64)
+    df["label"] = lab.map(LABEL_VALUES).astype(np.int64)
     if "score" in df.columns:
         sc = pd.to_numeric(df["score"].replace("", np.nan), errors="coerce")
         bad = sc.isna() & (df["score"].astype(str).str.strip() != "")
@@ -269,6 +320,12 @@ def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise TaskError(f"{_where(src, df, i)}: score {df['score'].iloc[i]!r} is not a number")
         df["score"] = sc.astype(float)
+    return df
+
+
+def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd.DataFrame:
+    df = check_variant_rows(src, df)
+    n = len(df)
     by_chrom: dict[str, list[int]] = {}
     for j, r in enumerate(records):
         by_chrom.setdefault(r.chrom, []).append(j)
