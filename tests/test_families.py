@@ -161,3 +161,17 @@ def test_masked_lm_heads_are_detected(family: str, models_dir: Path) -> None:
     caps = detect(str(folder(models_dir, family)), trust_remote_code=family != "gpn")
     assert "masked_lm" in caps.heads, caps.describe()
     assert "llr" in caps.scorers
+
+
+def test_gpn_without_its_package_is_one_line(models_dir: Path, monkeypatch) -> None:
+    """Without the gpn package, a ConvNet checkpoint names the package and the extra."""
+    import sys
+
+    path = folder(models_dir, "gpn")
+    for name in [m for m in sys.modules if m == "gpn" or m.startswith("gpn.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "gpn", None)  # what an environment without it answers
+    with pytest.raises(ModelError) as e:
+        geneb.get_embedder(str(path))
+    msg = str(e.value)
+    assert "\n" not in msg and "'gpn' package" in msg and "geneb[gpn]" in msg
