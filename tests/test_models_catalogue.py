@@ -18,7 +18,8 @@ REQUIRED = (
     "trust_remote_code", "capabilities", "source",
 )  # fmt: skip
 FACTS = (
-    "hub_id", "family", "architecture", "tokenization", "n_params", "context_length",
+    "hub_id", "family", "architecture", "architecture_class", "tokenization",
+    "pretraining_data_class", "organisms", "n_params", "context_length",
     "trust_remote_code", "extra_packages", "quirks", "capabilities", "loader",
 )  # fmt: skip
 #: model names as the GENEB paper and GFMBench-API write them (issue 11)
@@ -27,6 +28,7 @@ GENEB = (
     "GENA-LM-large-T2T", "Omnina-220M", "Caduceus-Ph-1K", "Caduceus-Ps-131K", "JanusDNA",
     "BioFM-265M", "GENERator-eukaryote-1.2B", "GENERator-eukaryote-3B", "LucaOne", "NT-2.5B-MS",
     "NT-v2-100M-MS", "Enformer", "DNA-GPT", "HyenaDNA-large-1M", "GPT2-gene",
+    "NT-v2-50M-MS",  # named in GENEB's text (issue 23)
 )  # fmt: skip
 GFMBENCH = ("DNABERT", "DNABERT-2", "NT v3", "Caduceus-Ps", "Evo 2")
 
@@ -92,7 +94,9 @@ def test_known_published_facts() -> None:
     evo = cat.lookup("Evo-1-131K")
     assert (evo.context_length, evo.trust_remote_code, evo.n_params) == (131072, True, 7 * 10**9)
     assert cat.lookup_hub_id("poetschlab/grover").name == "GROVER"
-    assert cat.lookup("Omnina-220M").unchecked == FACTS  # nothing found: all null, no guess
+    # nothing found but the GENEB paper's parameter count (issue 23): the rest null, no guess
+    assert cat.lookup("Omnina-220M").unchecked == tuple(f for f in FACTS if f != "n_params")
+    assert cat.lookup("Omnina-220M").sources["n_params"] == "https://arxiv.org/abs/2606.04525"
 
 
 def test_table_and_info_commands() -> None:
