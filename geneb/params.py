@@ -66,6 +66,7 @@ WORKERS = POSITIVE_INT
 LAYER = Interval(int, None, None)
 N_BOOT = Interval(int, 100, None)
 ALPHA = Interval(float, 0, 1, closed="neither")
+TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
 POOLING = StrOptions(("mean", "mean_nonspecial"))
 TRUNCATION = StrOptions(("truncate", "window"))
 STORAGE_DTYPE = StrOptions(("float32", "float16"))

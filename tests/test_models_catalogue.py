@@ -116,8 +116,10 @@ def _good() -> list[dict]:
 
 
 def _strip(raw: list[dict]) -> list[dict]:
-    for e in raw:
+    for e in raw:  # the keys to_json derives (not stored in the catalogue file)
         e.pop("checked", None)
+        e.pop("tokenization_class", None)
+        e["sources"].pop("tokenization_class", None)
     return raw
 
 
@@ -132,6 +134,13 @@ def _strip(raw: list[dict]) -> list[dict]:
         (lambda e: e.update(guess=1), "unknown keys ['guess']"),
         (lambda e: e["sources"].update(family="http://x"), "https URL"),
         (lambda e: e.update(n_params_basis=None), "n_params and n_params_basis go together"),
+        (
+            lambda e: e.update(architecture_class="Hyena"),
+            "architecture_class 'Hyena' needs architecture 'state-space', got 'encoder'",
+        ),
+        (lambda e: e.update(pretraining_data_class="fungi"), "pretraining_data_class must be one"),
+        (lambda e: e["sources"].pop("organisms"), "organisms = ['48 edible plant species'] has no"),
+        (lambda e: e.update(organisms=[]), "organisms must be null or a non-empty list"),
     ],
 )
 def test_loader_refuses_bad_entries(edit, message) -> None:

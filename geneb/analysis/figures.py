@@ -163,3 +163,26 @@ def c_curves(by_c: pd.DataFrame, regimes: list[str], path: Path, title: str) -> 
             ax.legend(fontsize=7, loc="best")
     fig.suptitle(title, fontsize=9)
     return _save(fig, path)
+
+
+def labelled_bars(
+    labels: list[str],
+    values: np.ndarray,
+    path: Path,
+    title: str,
+    ylabel: str,
+    errors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Path:
+    """One bar per label (e.g. a tier or a matched-pair contrast); ``errors`` = (low, high)
+    interval ends drawn as error bars."""
+    fig = Figure(figsize=_size(len(labels), 6, ()))
+    ax = fig.add_subplot()
+    yerr = None
+    if errors is not None:
+        yerr = np.vstack([values - errors[0], errors[1] - values])
+    ax.bar(range(len(labels)), values, yerr=yerr, capsize=4)
+    ax.set_xticks(range(len(labels)), [_label(x) for x in labels], rotation=30, ha="right")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)

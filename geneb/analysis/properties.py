@@ -147,7 +147,7 @@ def _toml_rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
         raise GenebError(f"{p}: not a readable TOML file: {e}") from e
     models = data.get("models")
     if set(data) - {"models"} or not isinstance(models, dict):
-        raise GenebError(f"{p}: expected only [models.\"<store key>\"] tables, got {sorted(data)}")
+        raise GenebError(f'{p}: expected only [models."<store key>"] tables, got {sorted(data)}')
     rows = []
     for name, table in models.items():
         if not isinstance(table, dict):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections.categories import categories
+from geneb.analysis.report.sections.controlled import controlled
 from geneb.analysis.report.sections.difficulty import difficulty
 from geneb.analysis.report.sections.fewshot import fewshot
 from geneb.analysis.report.sections.health import health
@@ -35,6 +36,7 @@ SECTIONS: list[Section] = [
     categories,
     rankings,
     scaling,
+    controlled,
     fewshot,
     difficulty,
     stability,
