@@ -127,6 +127,8 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
     "report": {
         "enabled": BOOL,
         "model_info": PathParam("file"),
+        "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
+        "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
         "regimes": ListOf(SHOT),
         "C": ListOf(C_VALUE),
     },

@@ -265,3 +265,25 @@ def test_bad_tier_edges_and_organisms(files, tmp_path) -> None:
     org.write_text("task,organism\nt1,martian\n")
     res = CliRunner().invoke(app, [*base, "--task-organisms", str(org)])
     assert res.exit_code == 2 and "line 2: organism must be one of" in res.output
+
+
+def test_plan_reads_and_checks_the_properties_file_before_any_work(tmp_path) -> None:
+    from geneb.errors import PlanError
+    from geneb.pipeline.execute import validate
+    from geneb.pipeline.plan import load_plan
+
+    (tmp_path / "props.csv").write_text("model,tokenization_class\nkmer-3,6-mer\n")
+    (tmp_path / "org.csv").write_text("task,organism\nsyn_tata,human\n")
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(
+        'store = "work/store.zarr"\nout = "work/out"\n[[models]]\nmodel = "kmer-3"\n'
+        '[tasks]\nnames = ["syn_tata"]\n[probe]\nshots = ["full"]\nseeds = [13]\n'
+        '[report]\nmodel_properties = "props.csv"\ntask_organisms = "org.csv"\n'
+    )
+    plan = load_plan(plan_file)
+    assert plan.model_properties == tmp_path / "props.csv"
+    assert plan.task_organisms == tmp_path / "org.csv"
+    with pytest.raises(PlanError, match=r"\[report\] .*props.csv: line 2 \('kmer-3'\): "
+                       r"tokenization_class must be one of"):  # fmt: skip
+        validate(plan)
+    assert not (tmp_path / "work").exists()
