@@ -48,9 +48,14 @@ def controlled(page: Page, ctx: ReportContext) -> None:
     """Properties used, matched pairs, capacity tiers and the in-domain scale comparison."""
     page.h(2, "Controlled comparisons")
     props = ctx.props
+    ctx.summary.update(matched_pairs=[], matched_pairs_summary=[], tiers={})
+    ctx.summary["smaller_beats_larger"] = {"all": {}, "in_domain": {}}
+    shown = props.assign(
+        organisms=props["organisms"].map(lambda o: "; ".join(o) if isinstance(o, tuple) else o)
+    )
     page.table(
         "model_properties",
-        props,
+        shown,
         "Model properties used (value and source: --model-properties file, else the geneb "
         "model catalogue, else the count measured on the loaded backbone)",
     )
