@@ -85,3 +85,25 @@ def test_cli_json_and_csv(store, tmp_path) -> None:
     assert out.read_text().splitlines()[0].startswith("model,task,n_train,size,seed,C,mcc")
     res = CliRunner().invoke(app, [*args[:7], "--sizes", "0"])
     assert res.exit_code == 2 and "expected" in res.output and "Traceback" not in res.output
+
+
+def test_report_section_from_the_curve(store, tmp_path) -> None:
+    from test_analysis_controlled import results_table
+
+    curve = tmp_path / "curve.csv"
+    subsample_curve(store, "m", "t", [60, 150, 300], [13, 17], backend="sklearn").to_csv(
+        curve, index=False
+    )
+    res_path = tmp_path / "results.parquet"
+    results_table().to_parquet(res_path)
+    args = ["report", "-r", str(res_path), "-o", str(tmp_path / "rep"), "--n-boot", "100",
+            "--subsampling", str(curve), "--json"]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    summ = json.loads(res.output)["subsampling"]["summary"]
+    assert [r["size"] for r in summ] == [60, 150, 300] and all(r["n_seeds"] == 2 for r in summ)
+    assert (tmp_path / "rep" / "figures" / "subsampling.png").is_file()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model,size\nm,3\n")
+    res = CliRunner().invoke(app, [*args[:7], "--subsampling", str(bad)])
+    assert res.exit_code == 2 and "missing column(s) task, n_train, seed, C, mcc" in res.output

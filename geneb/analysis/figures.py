@@ -186,3 +186,18 @@ def labelled_bars(
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     return _save(fig, path)
+
+
+def size_curves(series: dict[str, pd.DataFrame], path: Path, title: str) -> Path:
+    """Mean MCC (+- sd over seeds) against subsample size, one line per (model, task)."""
+    fig = Figure(figsize=(6.5, 4.5))
+    ax = fig.add_subplot()
+    for label, g in series.items():
+        sd = g["sd_mcc"].fillna(0.0).to_numpy(dtype=float)
+        ax.errorbar(g["size"], g["mean_mcc"], yerr=sd, marker="o", capsize=3, label=_label(label))
+    ax.set_xscale("log")
+    ax.set_xlabel("training rows (log scale)")
+    ax.set_ylabel("MCC (mean over seeds)")
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)

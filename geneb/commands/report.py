@@ -82,6 +82,14 @@ def report(
             help="Parameter counts cutting the capacity tiers, increasing (default 2e8,1e9).",
         ),
     ] = None,
+    subsampling: Annotated[
+        Path | None,
+        typer.Option(
+            "--subsampling",
+            help="Curve CSV of `geneb probe-subsample --out`: adds the subsampling-stability "
+            "section.",
+        ),
+    ] = None,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -115,6 +123,7 @@ def report(
         task_organisms=task_organisms,
         tier_edges=tuple(edges) or DEFAULT_EDGES,
         summary=summary,
+        subsampling=subsampling,
     )
     if as_json:
         typer.echo(json.dumps({"report": str(index), **summary}, indent=1))

@@ -18,6 +18,7 @@ the whole test split.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -100,6 +101,27 @@ def subsample_curve(
         mcc = compute_metrics(y_test, fit.proba, pair.n_classes, y_pred=fit.pred)["mcc"]
         rows.append((model, task, len(pair.labels), size, seed, float(C), float(mcc)))
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def read_curve(path: str | Path) -> pd.DataFrame:
+    """A curve CSV written by ``geneb probe-subsample --out``, checked before any work."""
+    p = Path(path)
+    if not p.is_file():
+        raise ProbeError(f"no subsampling curve at {str(p)!r}")
+    try:
+        df = pd.read_csv(p)
+    except Exception as e:  # pandas raises several types on malformed csv
+        raise ProbeError(f"{p}: not a readable CSV file: {e}") from e
+    missing = [c for c in CURVE_COLUMNS if c not in df.columns]
+    if missing:
+        raise ProbeError(
+            f"{p}: missing column(s) {', '.join(missing)}; expected the columns "
+            f"{','.join(CURVE_COLUMNS)} (geneb probe-subsample --out)"
+        )
+    bad = ~np.isfinite(pd.to_numeric(df["mcc"], errors="coerce"))
+    if bad.any():
+        raise ProbeError(f"{p}: line {int(np.flatnonzero(bad)[0]) + 2}: mcc is not a number")
+    return df[CURVE_COLUMNS]
 
 
 def stability_summary(curve: pd.DataFrame, tol: float = STABLE_TOL) -> pd.DataFrame:

@@ -61,6 +61,7 @@ def build_report(
     task_organisms: str | os.PathLike[str] | None = None,
     tier_edges: Sequence[float] = DEFAULT_EDGES,
     summary: dict[str, Any] | None = None,
+    subsampling: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -69,7 +70,8 @@ def build_report(
     ``model_properties`` (CSV/TOML, :mod:`geneb.analysis.properties`) overrides the catalogue
     for the models it names; ``task_organisms`` (CSV task,organism) gives the tasks' organism
     classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
-    when given, receives what ``geneb report --json`` prints.
+    when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
+    of ``geneb probe-subsample --out`` (a section of its own).
     ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
     ``.geneb-report.json``); only the previous report's files are replaced. Returns the path
     of ``index.html``.
@@ -78,6 +80,11 @@ def build_report(
     edges = check_edges(tier_edges)
     user_props = None if model_properties is None else read_model_properties(model_properties)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
+    curve = None
+    if subsampling is not None:
+        from geneb.probe.subsample import read_curve
+
+        curve = read_curve(subsampling)
     out = Path(out_dir)
     owned = output.check_output(out)
     df_all = load_results(results)
@@ -104,6 +111,7 @@ def build_report(
         user_props=user_props,
         task_organisms=organisms,
         tier_edges=edges,
+        extra={} if curve is None else {"subsampling": curve},
     )
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:

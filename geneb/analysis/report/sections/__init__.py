@@ -25,6 +25,7 @@ from geneb.analysis.report.sections.rankings import rankings
 from geneb.analysis.report.sections.regularization import regularization
 from geneb.analysis.report.sections.scaling import scaling
 from geneb.analysis.report.sections.stability import stability
+from geneb.analysis.report.sections.subsampling import subsampling
 from geneb.analysis.report.sections.uncertainty import uncertainty
 
 Section = Callable[[Page, ReportContext], None]
@@ -40,6 +41,7 @@ SECTIONS: list[Section] = [
     fewshot,
     difficulty,
     stability,
+    subsampling,
     regularization,
     uncertainty,
     protocols,
