@@ -26,18 +26,27 @@ def test_category_counts_against_geneb() -> None:
     assert rows["chromatin_accessibility"]["geneb"] == 1
     # the catalogue side equals the categories `geneb tasks catalogue --json` lists
     listed = [e for e in _json() if e["kind"] == "classification"]
-    assert cmp["n_catalogue"] == len(listed) == 94
+    # 94 classification tasks before issue 23, plus the 25 GENEB tasks of suite geneb_list
+    assert cmp["n_catalogue"] == len(listed) == 119
+    assert sum(e["suite"] == "geneb_list" for e in listed) == 25
     counts = collections.Counter(e["category"] for e in listed)
     assert {c: r["catalogue"] for c, r in rows.items() if r["catalogue"]} == dict(counts)
     # shared = GENEB tasks whose matched catalogue entry exists (read from the data file)
     names = {e["name"] for e in listed}
     data = json.loads(GENEB_LIST_FILE.read_text())
-    assert cmp["n_shared"] == sum(t["catalogue_name"] in names for t in data["tasks"]) == 75
-    assert len(cmp["missing"]) == 25
+    assert cmp["n_shared"] == sum(t["catalogue_name"] in names for t in data["tasks"]) == 100
+    assert cmp["missing"] == []
     # GUE's mouse tasks are TF binding here and "Mouse Enh." in GENEB, among 8 disagreements
     assert len(cmp["disagreements"]) == 8
     assert {"task": "gue_mouse_0", "catalogue_category": "tf_binding",
             "geneb_category": "mouse_enhancers"} in cmp["disagreements"]  # fmt: skip
+
+
+def test_geneb_list_entries_state_no_unchecked_fact() -> None:
+    entries = [e for e in _json("--suite", "geneb_list")]
+    assert len(entries) == 25
+    for e in entries:  # listed with GENEB's category and source; nothing guessed
+        assert e["n_classes"] is None and e["not_fetchable_because"], e["name"]
 
 
 def test_plain_comparison_names_the_source() -> None:
