@@ -14,6 +14,7 @@ from geneb.commands import report as _report
 from geneb.commands import results as _results
 from geneb.commands import run as _run
 from geneb.commands import store as _store
+from geneb.commands import subsample as _subsample
 from geneb.commands import tasks as _tasks
 from geneb.commands import vep as _vep
 
@@ -32,6 +33,7 @@ app.add_typer(_results.app, name="results", help="Maintain a results table (comp
 app.add_typer(_vep.app, name="vep", help="Zero-shot variant-effect prediction.")
 app.command("extract")(_extract.extract)
 app.command("probe")(_probe.probe)
+app.command("probe-subsample")(_subsample.probe_subsample)
 app.command("report")(_report.report)
 app.command("run")(_run.run)
 app.command("demo")(_demo.demo)

@@ -66,6 +66,7 @@ WORKERS = POSITIVE_INT
 LAYER = Interval(int, None, None)
 N_BOOT = Interval(int, 100, None)
 ALPHA = Interval(float, 0, 1, closed="neither")
+TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
 POOLING = StrOptions(("mean", "mean_nonspecial"))
 TRUNCATION = StrOptions(("truncate", "window"))
 STRANDS = StrOptions(("forward", "both"))
@@ -128,6 +129,8 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
     "report": {
         "enabled": BOOL,
         "model_info": PathParam("file"),
+        "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
+        "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
         "regimes": ListOf(SHOT),
         "C": ListOf(C_VALUE),
     },

@@ -23,6 +23,8 @@ FIGURES = {
     "rank_changes.png",
     "linear_vs_mlp.png",
     "mcc_vs_c.png",
+    "tiers.png",  # capacity tiers (the example models have parameter counts)
+    "matched_pairs.png",  # matched pairs (from the --model-properties file)
 }
 N_BOOT = 200
 
@@ -66,7 +68,17 @@ def full_report(tmp_path_factory) -> Path:
             "pretraining_data": ["none", "human", "human", "multi", "multi"],
         }
     ).to_csv(info, index=False)
-    return build_report(example_results(), out, model_info=info, n_boot=N_BOOT)
+    props = out.parent / "props.csv"
+    props.write_text(
+        "model,architecture_class,tokenization_class,pretraining_data_class\n"
+        "tiny-1m,CNN,single-nucleotide,human\n"
+        "small-4m,transformer encoder,BPE,human\n"
+        "mid-20m,transformer encoder,BPE,multi-species\n"
+        "big-100m,transformer encoder,k-mer,multi-species\n"
+    )
+    return build_report(
+        example_results(), out, model_info=info, n_boot=N_BOOT, model_properties=props
+    )
 
 
 def test_report_files(full_report):
@@ -178,7 +190,7 @@ def test_no_mlp_single_c_single_regime(tmp_path):
     assert "a single C (1)" in html
     assert "few-shot degradation needs the full regime and at least one k-shot regime" in html
     assert "leader changes between regimes need at least two regimes" in html
-    assert figs == {"heatmap_model_category.png", "scaling.png", "rank_changes.png"}
+    assert figs == {"heatmap_model_category.png", "scaling.png", "rank_changes.png", "tiers.png"}
 
 
 def test_no_parameter_counts_and_one_category(tmp_path):

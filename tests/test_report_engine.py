@@ -70,6 +70,7 @@ def test_report_from_engine_results(real_results, tmp_path):
         "rank_changes.png",
         "linear_vs_mlp.png",
         "mcc_vs_c.png",
+        "tiers.png",
     }
     for f in figs:
         _check_png(tmp_path / "rep" / "figures" / f)

@@ -163,3 +163,41 @@ def c_curves(by_c: pd.DataFrame, regimes: list[str], path: Path, title: str) -> 
             ax.legend(fontsize=7, loc="best")
     fig.suptitle(title, fontsize=9)
     return _save(fig, path)
+
+
+def labelled_bars(
+    labels: list[str],
+    values: np.ndarray,
+    path: Path,
+    title: str,
+    ylabel: str,
+    errors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Path:
+    """One bar per label (e.g. a tier or a matched-pair contrast); ``errors`` = (low, high)
+    interval ends drawn as error bars."""
+    fig = Figure(figsize=_size(len(labels), 6, ()))
+    ax = fig.add_subplot()
+    yerr = None
+    if errors is not None:
+        yerr = np.vstack([values - errors[0], errors[1] - values])
+    ax.bar(range(len(labels)), values, yerr=yerr, capsize=4)
+    ax.set_xticks(range(len(labels)), [_label(x) for x in labels], rotation=30, ha="right")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)
+
+
+def size_curves(series: dict[str, pd.DataFrame], path: Path, title: str) -> Path:
+    """Mean MCC (+- sd over seeds) against subsample size, one line per (model, task)."""
+    fig = Figure(figsize=(6.5, 4.5))
+    ax = fig.add_subplot()
+    for label, g in series.items():
+        sd = g["sd_mcc"].fillna(0.0).to_numpy(dtype=float)
+        ax.errorbar(g["size"], g["mean_mcc"], yerr=sd, marker="o", capsize=3, label=_label(label))
+    ax.set_xscale("log")
+    ax.set_xlabel("training rows (log scale)")
+    ax.set_ylabel("MCC (mean over seeds)")
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)

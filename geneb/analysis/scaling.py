@@ -19,33 +19,34 @@ from geneb.analysis.table import CONTEXT
 
 
 def use_published_params(
-    agg: pd.DataFrame, meta: pd.DataFrame
+    agg: pd.DataFrame, meta: pd.DataFrame, props: pd.DataFrame | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Replace measured counts by published ones where the catalogue has them.
+    """Replace measured counts by published (or user-given) ones where known.
 
+    ``props`` is :func:`geneb.analysis.properties.resolve_properties` output (user file, then
+    catalogue, then measured); None resolves from the catalogue and the measured counts.
     Returns ``agg`` with ``n_params`` replaced, ``meta`` with ``n_params`` (used),
     ``n_params_measured`` and ``n_params_source`` columns, and one sentence for the report.
     """
-    from geneb.extract.catalogue import lookup, lookup_hub_id
+    from geneb.analysis.properties import resolve_properties
 
-    used: dict[str, float] = {}
-    source: dict[str, str | None] = {}
-    for model, measured in zip(meta["model"], meta["n_params"], strict=True):
-        entry = lookup(model) or lookup_hub_id(model)
-        if entry is not None and entry.n_params is not None:
-            used[model] = float(entry.n_params)
-            source[model] = f"published ({entry.n_params_basis}: {entry.sources['n_params']})"
-        else:
-            used[model] = measured
-            source[model] = None if pd.isna(measured) else "measured (loaded backbone)"
+    if props is None:
+        measured = {
+            m: n for m, n in zip(meta["model"], meta["n_params"], strict=True) if pd.notna(n)
+        }
+        props = resolve_properties(list(meta["model"]), None, measured)
+    used = dict(zip(props["model"], props["n_params"], strict=True))
+    source = dict(zip(props["model"], props["n_params_source"], strict=True))
+    source = {m: s if isinstance(s, str) else None for m, s in source.items()}
     meta = meta.assign(
         n_params_measured=meta["n_params"],
         n_params=meta["model"].map(used).astype(float),
         n_params_source=meta["model"].map(source),
     )
     agg = agg.assign(n_params=agg["model"].map(used).astype(float))
-    pub = sorted(m for m, s in source.items() if s and s.startswith("published"))
-    mea = sorted(m for m, s in source.items() if s and s.startswith("measured"))
+    pub = sorted(m for m, s in source.items() if isinstance(s, str) and s.startswith("published"))
+    mea = sorted(m for m, s in source.items() if isinstance(s, str) and s.startswith("measured"))
+    usr = sorted(m for m, s in source.items() if isinstance(s, str) and m not in pub + mea)
     note = "Parameter counts used for scaling: " + "; ".join(
         part
         for part in (
@@ -55,9 +56,10 @@ def use_published_params(
             f"measured on the loaded backbone (store provenance) for {', '.join(mea)}"
             if mea
             else "",
+            f"from the --model-properties file for {', '.join(usr)}" if usr else "",
         )
         if part
-    ) + ("." if pub or mea else "none.")
+    ) + ("." if pub or mea or usr else "none.")
     return agg, meta, note
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from geneb import params
 from geneb.commands._common import cli_errors
+from geneb.errors import GenebError
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -56,14 +58,59 @@ def report(
     n_boot: Annotated[
         int, typer.Option("--n-boot", help="Bootstrap resamples for the intervals (>= 100).")
     ] = 2000,
+    model_properties: Annotated[
+        Path | None,
+        typer.Option(
+            "--model-properties",
+            help="CSV or TOML of model properties (model, n_params, architecture_class, "
+            "tokenization_class, pretraining_data_class, organisms, source); overrides the "
+            "model catalogue for the models it names (matched by store key).",
+        ),
+    ] = None,
+    task_organisms: Annotated[
+        Path | None,
+        typer.Option(
+            "--task-organisms",
+            help="CSV task,organism (human, mammal, eukaryote, plant, prokaryote, virus) for "
+            "the in-domain scale comparison.",
+        ),
+    ] = None,
+    tier_edges: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tier-edges",
+            help="Parameter counts cutting the capacity tiers, increasing (default 2e8,1e9).",
+        ),
+    ] = None,
+    subsampling: Annotated[
+        Path | None,
+        typer.Option(
+            "--subsampling",
+            help="Curve CSV of `geneb probe-subsample --out`: adds the subsampling-stability "
+            "section.",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the controlled comparisons (matched_pairs, tiers, "
+            "smaller_beats_larger, model_properties) as one JSON object.",
+        ),
+    ] = False,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
+    from geneb.analysis.capacity import DEFAULT_EDGES
     from geneb.analysis.report import build_report
 
     # option checks, before any work (constraints: geneb.params)
     regimes = params.parse_option_list("--regime", regime, params.SHOT, convert=str.lower)
     Cs = params.parse_option_list("--C", C, params.C_VALUE)  # noqa: N806
     params.check_option("--n-boot", n_boot, params.N_BOOT)
+    edges = params.parse_option_list("--tier-edges", tier_edges, params.TIER_EDGE)
+    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise GenebError(f"--tier-edges: expected increasing values, got {edges}")
+    summary: dict[str, Any] = {}
     index = build_report(
         results,
         out,
@@ -72,5 +119,13 @@ def report(
         Cs=Cs or None,
         scaling_exclude=tuple(_split(exclude_from_scaling)),
         n_boot=n_boot,
+        model_properties=model_properties,
+        task_organisms=task_organisms,
+        tier_edges=tuple(edges) or DEFAULT_EDGES,
+        summary=summary,
+        subsampling=subsampling,
     )
-    typer.echo(f"report written to {index}")
+    if as_json:
+        typer.echo(json.dumps({"report": str(index), **summary}, indent=1))
+    else:
+        typer.echo(f"report written to {index}")

@@ -184,6 +184,13 @@ def catalogue_(
         bool, typer.Option("--json", help="Print a JSON list of task objects.")
     ] = False,
     catalogue: CatalogueOpt = None,
+    compare_geneb: Annotated[
+        bool,
+        typer.Option(
+            "--compare-geneb",
+            help="Compare the category counts with GENEB's published 100-task list.",
+        ),
+    ] = False,
 ) -> None:
     """Published benchmark tasks geneb knows: source, category and why, licence, what was checked.
 
@@ -204,6 +211,9 @@ def catalogue_(
 
                 raise unknown_name("suite (--suite)", s, known)
         entries = select(suite, tuple(entries))
+    if compare_geneb:
+        _compare_geneb(entries, as_json)
+        return
     if as_json:
         typer.echo(json.dumps([e.as_json() for e in entries], indent=1))
         return
@@ -303,3 +313,27 @@ def fetch(
             f"note: tasks resolve by name from $GENEB_CACHE (now {cache_root()}); set "
             f"GENEB_CACHE={cache_root(cache)} to use these"
         )
+
+
+def _compare_geneb(entries: list[Any], as_json: bool) -> None:
+    """Category counts of the catalogue next to GENEB's (see geneb.tasks.geneb_list)."""
+    from geneb.tasks.geneb_list import compare_categories
+
+    cmp = compare_categories(entries)
+    if as_json:
+        typer.echo(json.dumps(cmp, indent=1))
+        return
+    typer.echo(f"GENEB's task list: {cmp['source']}")
+    typer.echo(f"{'category':<26}{'GENEB':>6}{'catalogue':>10}{'shared':>8}")
+    for r in cmp["categories"]:
+        typer.echo(f"{r['category']:<26}{r['geneb']:>6}{r['catalogue']:>10}{r['shared']:>8}")
+    typer.echo(
+        f"{'total':<26}{cmp['n_geneb']:>6}{cmp['n_catalogue']:>10}{cmp['n_shared']:>8}"
+    )
+    for d in cmp["disagreements"]:
+        typer.echo(
+            f"category differs: {d['task']} is {d['catalogue_category']} here, "
+            f"{d['geneb_category']} in GENEB"
+        )
+    typer.echo(f"GENEB tasks not in the catalogue ({len(cmp['missing'])}): "
+               + ", ".join(cmp["missing"]))

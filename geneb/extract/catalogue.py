@@ -32,6 +32,39 @@ CATALOGUE_FILE = "model_catalogue.json"
 
 ARCHITECTURES = ("encoder", "decoder", "state-space", "hybrid", "CNN")
 TOKENIZATIONS = ("BPE", "k-mer", "single base", "other")
+#: The comparison classes of GENEB's controlled analyses (issue 23). ``architecture_class``
+#: refines ``architecture`` (which state-space kind, which transformer stack) and must agree
+#: with it; ``tokenization_class`` is ``tokenization`` under the analysis' names (not stored).
+ARCHITECTURE_CLASSES = (
+    "transformer encoder",
+    "transformer decoder",
+    "transformer encoder-decoder",
+    "Mamba/SSM",
+    "Hyena",
+    "CNN",
+    "hybrid",
+)
+TOKENIZATION_CLASSES = ("BPE", "k-mer", "single-nucleotide", "other")
+PRETRAINING_DATA_CLASSES = (
+    "human",
+    "eukaryotic",
+    "multi-species",
+    "prokaryotic/microbial",
+    "plant",
+    "other",
+)
+#: architecture_class -> the coarse ``architecture`` it refines
+_ARCH_OF_CLASS = {
+    "transformer encoder": "encoder",
+    "transformer decoder": "decoder",
+    "transformer encoder-decoder": "hybrid",
+    "Mamba/SSM": "state-space",
+    "Hyena": "state-space",
+    "CNN": "CNN",
+    "hybrid": "hybrid",
+}
+_TOKENIZATION_CLASS = {"BPE": "BPE", "k-mer": "k-mer", "single base": "single-nucleotide",
+                       "other": "other"}  # fmt: skip
 CAPABILITIES = ("embeddings", "masked_lm", "causal_lm")
 CONTEXT_UNITS = ("tokens", "bp")
 LOADERS = ("transformers", "external")
@@ -44,7 +77,10 @@ FACTS = (
     "hub_id",
     "family",
     "architecture",
+    "architecture_class",
     "tokenization",
+    "pretraining_data_class",
+    "organisms",
     "n_params",
     "context_length",
     "trust_remote_code",
@@ -64,7 +100,10 @@ class CatalogueEntry:
     hub_id: str | None
     family: str | None
     architecture: str | None
+    architecture_class: str | None  # one of ARCHITECTURE_CLASSES, agrees with architecture
     tokenization: str | None
+    pretraining_data_class: str | None  # one of PRETRAINING_DATA_CLASSES
+    organisms: tuple[str, ...] | None  # what the pretraining corpus holds, as published
     n_params: int | None
     n_params_basis: str | None  # "model card", "paper", "checkpoint name" (publisher's label)
     context_length: int | None
@@ -88,6 +127,12 @@ class CatalogueEntry:
         return tuple(f for f in FACTS if f in self.sources)
 
     @property
+    def tokenization_class(self) -> str | None:
+        """``tokenization`` under the names of the controlled comparisons (same fact, same
+        source)."""
+        return None if self.tokenization is None else _TOKENIZATION_CLASS[self.tokenization]
+
+    @property
     def unchecked(self) -> tuple[str, ...]:
         """The facts left null because no source could confirm them."""
         return tuple(f for f in FACTS if getattr(self, f) is None)
@@ -102,6 +147,10 @@ class CatalogueEntry:
             "family": self.family,
             "architecture": self.architecture,
             "tokenization": self.tokenization,
+            "architecture_class": self.architecture_class,
+            "tokenization_class": self.tokenization_class,
+            "pretraining_data_class": self.pretraining_data_class,
+            "organisms": None if self.organisms is None else list(self.organisms),
             "n_params": self.n_params,
             "n_params_basis": self.n_params_basis,
             "context_length": self.context_length,
@@ -115,9 +164,16 @@ class CatalogueEntry:
             "cuda_packages": None if self.cuda_packages is None else list(self.cuda_packages),
             "test_fixture": self.test_fixture,
             "source": self.source,
-            "sources": dict(self.sources),
+            "sources": self._json_sources(),
             "checked": list(self.checked),
         }
+
+    def _json_sources(self) -> dict[str, str]:
+        """``sources`` plus ``tokenization_class`` (the source of ``tokenization``)."""
+        out = dict(self.sources)
+        if "tokenization" in out:
+            out["tokenization_class"] = out["tokenization"]
+        return out
 
 
 # field -> (accepted JSON types, allowed values or None)
@@ -126,7 +182,10 @@ _SCHEMA: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "hub_id": ((str, type(None)), None),
     "family": ((str, type(None)), None),
     "architecture": ((str, type(None)), ARCHITECTURES),
+    "architecture_class": ((str, type(None)), ARCHITECTURE_CLASSES),
     "tokenization": ((str, type(None)), TOKENIZATIONS),
+    "pretraining_data_class": ((str, type(None)), PRETRAINING_DATA_CLASSES),
+    "organisms": ((list, type(None)), None),
     "n_params": ((int, type(None)), None),
     "n_params_basis": ((str, type(None)), ("model card", "paper", "checkpoint name")),
     "context_length": ((int, type(None)), None),
@@ -184,6 +243,14 @@ def _entry(raw: Any, where: str) -> CatalogueEntry:
     if (raw["context_length"] is None) != (raw["context_unit"] is None):
         raise GenebError(f"{where}: context_length and context_unit go together")
     _check_bookkeeping(raw, where)
+    ac, arch = raw["architecture_class"], raw["architecture"]
+    if ac is not None and arch is not None and _ARCH_OF_CLASS[ac] != arch:
+        raise GenebError(
+            f"{where}: architecture_class {ac!r} needs architecture "
+            f"{_ARCH_OF_CLASS[ac]!r}, got {arch!r}"
+        )
+    if raw["organisms"] is not None and not raw["organisms"]:
+        raise GenebError(f"{where}: organisms must be null or a non-empty list, got []")
     return CatalogueEntry(
         **{
             **raw,
@@ -192,6 +259,7 @@ def _entry(raw: Any, where: str) -> CatalogueEntry:
             else tuple(raw["extra_packages"]),
             "capabilities": None if raw["capabilities"] is None else tuple(raw["capabilities"]),
             "cuda_packages": None if raw["cuda_packages"] is None else tuple(raw["cuda_packages"]),
+            "organisms": None if raw["organisms"] is None else tuple(raw["organisms"]),
             "studies": tuple(raw["studies"]),
             "aliases": tuple(raw["aliases"]),
             "sources": dict(srcs),

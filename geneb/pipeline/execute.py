@@ -87,13 +87,19 @@ def validate(plan: Plan) -> list[Task]:
     except GenebError as e:
         raise PlanError(f"{src}: out: {e}") from e
     if plan.report:
+        from geneb.analysis.domain import read_task_organisms
         from geneb.analysis.metadata import read_model_info
+        from geneb.analysis.properties import read_model_properties
         from geneb.analysis.report.output import check_output
 
         try:
             check_output(plan.report_dir)
             if plan.model_info is not None:
                 read_model_info(plan.model_info)
+            if plan.model_properties is not None:
+                read_model_properties(plan.model_properties)
+            if plan.task_organisms is not None:
+                read_task_organisms(plan.task_organisms)
         except GenebError as e:
             raise PlanError(f"{src}: [report] {e}") from e
     return resolve_plan_tasks(plan)
@@ -244,6 +250,8 @@ def run_plan(
             plan.results_path,
             plan.report_dir,
             model_info=plan.model_info,
+            model_properties=plan.model_properties,
+            task_organisms=plan.task_organisms,
             regimes=plan.report_regimes,
             Cs=plan.report_Cs,
         )

@@ -37,6 +37,8 @@ Example::
     [report]
     enabled = true
     model_info = "model_info.csv"
+    model_properties = "model_properties.csv"   # controlled comparisons (docs/analysis.md)
+    task_organisms = "task_organisms.csv"       # in-domain scale comparison
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ class Plan:
     probe: ProbePlan
     report: bool = True
     model_info: Path | None = None
+    model_properties: Path | None = None
+    task_organisms: Path | None = None
     report_regimes: tuple[str, ...] | None = None
     report_Cs: tuple[float, ...] | None = None
     splits: tuple[str, ...] = ("train", "test")
@@ -233,6 +237,10 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         if "model_info" in rep
         else None
     )
+    model_properties, task_organisms = (
+        path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None  # type: ignore[arg-type]
+        for k in ("model_properties", "task_organisms")
+    )
     report_regimes = (
         tuple(dict.fromkeys(_regime(r) for r in rep["regimes"])) if "regimes" in rep else None
     )
@@ -259,6 +267,8 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         probe=probe,
         report=rep.get("enabled", True),
         model_info=model_info,
+        model_properties=model_properties,
+        task_organisms=task_organisms,
         report_regimes=report_regimes,
         report_Cs=report_Cs,
         splits=tuple(ex.get("splits", ["train", "test"])),

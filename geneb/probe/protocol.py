@@ -180,12 +180,15 @@ def full_rows(
     task_fingerprint: str,
     n_classes: int,
     cap: int = TRAIN_ROW_CAP,
+    rng_name: str = "full",
+    seed: int = 0,
 ) -> Sample:
     """All train rows; above ``cap`` a stratified subsample of exactly ``cap`` rows.
 
     The subsample keeps class proportions (largest-remainder allocation, at least one row per
     present class) and is drawn by an RNG of (task, "full") only, so it is the same for every
-    seed and every model.
+    seed and every model. The subsampling-stability study (:mod:`geneb.probe.subsample`)
+    draws its subsamples here too, with its own ``rng_name`` and ``seed``.
     """
     labels = np.asarray(labels, dtype=np.int64)
     rows = np.asarray(rows, dtype=np.int64)
@@ -206,7 +209,7 @@ def full_rows(
     elif short < 0:  # only possible via the one-row minimum: take from the largest classes
         for c in np.argsort(-take, kind="stable")[: -short]:
             take[c] -= 1
-    rng = sample_rng(task_fingerprint, "full", 0)
+    rng = sample_rng(task_fingerprint, rng_name, seed)
     chosen = [
         g[np.sort(rng.choice(len(g), size=int(t), replace=False))]
         for g, t in zip(groups, take, strict=True)

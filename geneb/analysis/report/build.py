@@ -20,11 +20,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from geneb import params
+from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
+from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
+from geneb.analysis.properties import read_model_properties
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
@@ -53,16 +57,34 @@ def build_report(
     boot_seed: int = BOOT_SEED,
     alpha: float = 0.05,
     sections: Sequence[Section] | None = None,
+    model_properties: str | os.PathLike[str] | None = None,
+    task_organisms: str | os.PathLike[str] | None = None,
+    tier_edges: Sequence[float] = DEFAULT_EDGES,
+    summary: dict[str, Any] | None = None,
+    subsampling: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
     ``regimes`` and ``Cs`` restrict the table (unknown values are an error); the headline C is
     1 when present, else the first of ``Cs``. ``sections`` defaults to :data:`SECTIONS`.
+    ``model_properties`` (CSV/TOML, :mod:`geneb.analysis.properties`) overrides the catalogue
+    for the models it names; ``task_organisms`` (CSV task,organism) gives the tasks' organism
+    classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
+    when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
+    of ``geneb probe-subsample --out`` (a section of its own).
     ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
     ``.geneb-report.json``); only the previous report's files are replaced. Returns the path
     of ``index.html``.
     """
     _check_options(n_boot, boot_seed, alpha)
+    edges = check_edges(tier_edges)
+    user_props = None if model_properties is None else read_model_properties(model_properties)
+    organisms = None if task_organisms is None else read_task_organisms(task_organisms)
+    curve = None
+    if subsampling is not None:
+        from geneb.probe.subsample import read_curve
+
+        curve = read_curve(subsampling)
     out = Path(out_dir)
     owned = output.check_output(out)
     df_all = load_results(results)
@@ -86,7 +108,18 @@ def build_report(
         n_boot=n_boot,
         boot_seed=boot_seed,
         alpha=alpha,
+        user_props=user_props,
+        task_organisms=organisms,
+        tier_edges=edges,
+        extra={} if curve is None else {"subsampling": curve},
     )
+    bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
+    if bad:
+        t = sorted(bad)[0]
+        raise GenebError(
+            f"results table: task {t!r} has organism {bad[t]!r}; expected one of "
+            f"{list(TASK_ORGANISMS)}"
+        )
     staged = output.staging_dir(out)
     try:
         page = Page(staged)
@@ -103,4 +136,6 @@ def build_report(
         output.discard(staged)
         raise
     output.commit(out, staged, owned)
+    if summary is not None:
+        summary.update(ctx.summary)
     return out / "index.html"

@@ -16,6 +16,7 @@ import pandas as pd
 from geneb.analysis.aggregates import aggregate_scores
 from geneb.analysis.metadata import model_metadata
 from geneb.analysis.performance import performance_matrix
+from geneb.analysis.properties import resolve_properties
 from geneb.analysis.rankings import model_rankings
 from geneb.analysis.scaling import use_published_params
 from geneb.analysis.table import (
@@ -43,7 +44,12 @@ class ReportContext:
     n_boot: int = 2000
     boot_seed: int = 0
     alpha: float = 0.05
+    user_props: pd.DataFrame | None = None  # --model-properties, read and checked
+    task_organisms: dict[str, str] | None = None  # --task-organisms, read and checked
+    tier_edges: tuple[float, ...] = (200e6, 1e9)
     extra: dict[str, Any] = field(default_factory=dict)  # for sections added later
+    #: what `geneb report --json` prints; sections add their keys
+    summary: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Paper-protocol rows (geneb probe --protocol paper) are compared with the converged
@@ -74,11 +80,33 @@ class ReportContext:
         return performance_matrix(self.data)
 
     @cached_property
+    def _meta_measured(self) -> pd.DataFrame:
+        return model_metadata(self.data, self.info)
+
+    @cached_property
+    def props(self) -> pd.DataFrame:
+        """Per model: the properties of the controlled comparisons and where each came from
+        (user file, then catalogue, then measured count; :mod:`geneb.analysis.properties`)."""
+        meta = self._meta_measured
+        measured = {
+            m: n for m, n in zip(meta["model"], meta["n_params"], strict=True) if pd.notna(n)
+        }
+        return resolve_properties(self.models, self.user_props, measured)
+
+    @cached_property
     def _sized(self) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-        """(agg, meta, note) with published parameter counts where the catalogue has them."""
-        return use_published_params(
-            aggregate_scores(self.perf), model_metadata(self.data, self.info)
-        )
+        """(agg, meta, note) with the parameter counts of :attr:`props`."""
+        return use_published_params(aggregate_scores(self.perf), self._meta_measured, self.props)
+
+    @cached_property
+    def organisms(self) -> dict[str, str]:
+        """Task -> organism class: the results' ``organism`` column, then --task-organisms."""
+        out: dict[str, str] = {}
+        if "organism" in self.data.columns:
+            pairs = self.data[["task", "organism"]].dropna().drop_duplicates()
+            out.update({t: str(o) for t, o in zip(pairs["task"], pairs["organism"], strict=True)})
+        out.update(self.task_organisms or {})
+        return out
 
     @cached_property
     def agg(self) -> pd.DataFrame:

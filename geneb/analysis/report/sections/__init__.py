@@ -14,6 +14,7 @@ from collections.abc import Callable
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections.categories import categories
+from geneb.analysis.report.sections.controlled import controlled
 from geneb.analysis.report.sections.difficulty import difficulty
 from geneb.analysis.report.sections.fewshot import fewshot
 from geneb.analysis.report.sections.health import health
@@ -24,6 +25,7 @@ from geneb.analysis.report.sections.rankings import rankings
 from geneb.analysis.report.sections.regularization import regularization
 from geneb.analysis.report.sections.scaling import scaling
 from geneb.analysis.report.sections.stability import stability
+from geneb.analysis.report.sections.subsampling import subsampling
 from geneb.analysis.report.sections.uncertainty import uncertainty
 
 Section = Callable[[Page, ReportContext], None]
@@ -35,9 +37,11 @@ SECTIONS: list[Section] = [
     categories,
     rankings,
     scaling,
+    controlled,
     fewshot,
     difficulty,
     stability,
+    subsampling,
     regularization,
     uncertainty,
     protocols,

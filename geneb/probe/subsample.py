@@ -1,0 +1,137 @@
+"""Subsampling stability: probe MCC against the size of the training subsample.
+
+GENEB caps a train split at ``TRAIN_ROW_CAP`` (100,000) rows and states that MCC has
+stabilised by then. This module checks that claim on stored embeddings: for one (model, task)
+it fits the linear probe (C, backend and standardisation as in ``geneb probe``) on stratified
+subsamples of several sizes up to the cap, the same seeds at every size, and scores each on
+the whole test split.
+
+- Subsamples are drawn by :func:`geneb.probe.protocol.full_rows` (the cap's own stratified,
+  largest-remainder allocation) with an RNG of (task, ``subsample-<size>``, seed): a seed gives
+  a different draw at each size, and the same draw for every model.
+- Default sizes: 1/8, 1/4, 1/2 and all of the cap (:data:`DEFAULT_FRACTIONS`); only tasks
+  whose train split is above the cap need the study (:func:`default_sizes` says so).
+- Stabilised (:func:`stability_summary`): the mean MCC over seeds at the largest size differs
+  from that at the next smaller size by at most ``tol`` (default 0.01 MCC).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from geneb.errors import ProbeError
+from geneb.probe.metrics import compute_metrics
+from geneb.probe.protocol import TRAIN_ROW_CAP, full_rows
+from geneb.probe.schema import MAX_ITER
+
+DEFAULT_FRACTIONS: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0)
+STABLE_TOL = 0.01
+CURVE_COLUMNS = ["model", "task", "n_train", "size", "seed", "C", "mcc"]
+
+
+def default_sizes(n_train: int, cap: int = TRAIN_ROW_CAP) -> list[int]:
+    """The subsample sizes for a train split of ``n_train`` rows; [] when it is not above
+    the cap (nothing was subsampled, so there is nothing to check)."""
+    if n_train <= cap:
+        return []
+    return [int(round(f * cap)) for f in DEFAULT_FRACTIONS]
+
+
+def check_sizes(sizes: Sequence[int], n_train: int, n_classes: int) -> list[int]:
+    """Sorted distinct sizes, each at least one row per class and at most ``n_train``."""
+    out = sorted({int(s) for s in sizes})
+    if not out:
+        raise ProbeError("subsample sizes: expected at least one size, got none")
+    bad = [s for s in out if s < n_classes or s > n_train]
+    if bad:
+        raise ProbeError(
+            f"subsample sizes: expected sizes between {n_classes} (one row per class) and "
+            f"{n_train} (the train rows), got {bad}"
+        )
+    return out
+
+
+def subsample_curve(
+    store_path: str,
+    model: str,
+    task: str,
+    sizes: Sequence[int],
+    seeds: Sequence[int],
+    *,
+    C: float = 1.0,  # noqa: N803
+    backend: str = "auto",
+    standardize: bool = False,
+) -> pd.DataFrame:
+    """MCC of the linear probe per (size, seed); columns :data:`CURVE_COLUMNS`."""
+    from geneb.probe.plan import inspect_pair, resolve_backend
+    from geneb.probe.solvers import get_backend
+    from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+    from geneb.store import FeatureStore
+
+    fs = FeatureStore(store_path, "r")
+    pair = inspect_pair(fs, model, task)
+    sizes = check_sizes(sizes, len(pair.labels), pair.n_classes)
+    solver = get_backend(resolve_backend(backend, "linear"))
+    tr, te = fs.get(model, task, "train"), fs.get(model, task, "test")
+    problem = ProbeProblem(
+        X_train=np.ascontiguousarray(tr.embeddings, dtype=np.float32),
+        y_train=np.asarray(tr.labels, dtype=np.int64),
+        X_test=np.ascontiguousarray(te.embeddings, dtype=np.float32),
+        n_classes=pair.n_classes,
+        standardize=standardize,
+        max_iter=MAX_ITER,
+    )
+    cells, keys = [], []
+    for size in sizes:
+        for seed in seeds:
+            sample = full_rows(
+                pair.labels, pair.rows, task_fingerprint=pair.task_fp,
+                n_classes=pair.n_classes, cap=size, rng_name=f"subsample-{size}", seed=seed,
+            )  # fmt: skip
+            cells.append(ProbeCell(regime="full", k=None, seed=int(seed), C=float(C),
+                                   train_idx=sample.positions))  # fmt: skip
+            keys.append((size, int(seed)))
+    y_test = np.asarray(te.labels, dtype=np.int64)
+    rows = []
+    for (size, seed), fit in zip(keys, solver.solve(problem, cells), strict=True):
+        mcc = compute_metrics(y_test, fit.proba, pair.n_classes, y_pred=fit.pred)["mcc"]
+        rows.append((model, task, len(pair.labels), size, seed, float(C), float(mcc)))
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def read_curve(path: str | Path) -> pd.DataFrame:
+    """A curve CSV written by ``geneb probe-subsample --out``, checked before any work."""
+    p = Path(path)
+    if not p.is_file():
+        raise ProbeError(f"no subsampling curve at {str(p)!r}")
+    try:
+        df = pd.read_csv(p)
+    except Exception as e:  # pandas raises several types on malformed csv
+        raise ProbeError(f"{p}: not a readable CSV file: {e}") from e
+    missing = [c for c in CURVE_COLUMNS if c not in df.columns]
+    if missing:
+        raise ProbeError(
+            f"{p}: missing column(s) {', '.join(missing)}; expected the columns "
+            f"{','.join(CURVE_COLUMNS)} (geneb probe-subsample --out)"
+        )
+    bad = ~np.isfinite(pd.to_numeric(df["mcc"], errors="coerce"))
+    if bad.any():
+        raise ProbeError(f"{p}: line {int(np.flatnonzero(bad)[0]) + 2}: mcc is not a number")
+    return df[CURVE_COLUMNS]
+
+
+def stability_summary(curve: pd.DataFrame, tol: float = STABLE_TOL) -> pd.DataFrame:
+    """Per (model, task, size): n_seeds, mean and sd of MCC, the change of the mean from the
+    next smaller size, and ``stabilised`` (on the largest size's row: change <= ``tol``)."""
+    g = curve.groupby(["model", "task", "size"], sort=True)["mcc"]
+    out = g.agg(n_seeds="count", mean_mcc="mean", sd_mcc="std").reset_index()
+    out["change"] = out.groupby(["model", "task"])["mean_mcc"].diff()
+    last = out.groupby(["model", "task"])["size"].transform("max") == out["size"]
+    out["stabilised"] = np.where(
+        last & out["change"].notna(), out["change"].abs() <= tol, None
+    )
+    return out

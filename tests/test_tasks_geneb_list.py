@@ -1,0 +1,55 @@
+"""GENEB's published task list against the task catalogue (issue 23, part 6)."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+from typer.testing import CliRunner
+
+from geneb.cli import app
+from geneb.tasks.geneb_list import GENEB_LIST_FILE
+
+
+def _json(*args: str):
+    res = CliRunner().invoke(app, ["tasks", "catalogue", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_category_counts_against_geneb() -> None:
+    cmp = _json("--compare-geneb")
+    rows = {r["category"]: r for r in cmp["categories"]}
+    # the counts GENEB states (issue 23): 100 tasks; histone 30, promoters 22, chromatin 1
+    assert cmp["n_geneb"] == 100 == sum(r["geneb"] for r in rows.values())
+    assert (rows["histone_modifications"]["geneb"], rows["promoters"]["geneb"]) == (30, 22)
+    assert rows["chromatin_accessibility"]["geneb"] == 1
+    # the catalogue side equals the categories `geneb tasks catalogue --json` lists
+    listed = [e for e in _json() if e["kind"] == "classification"]
+    # 94 classification tasks before issue 23, plus the 25 GENEB tasks of suite geneb_list
+    assert cmp["n_catalogue"] == len(listed) == 119
+    assert sum(e["suite"] == "geneb_list" for e in listed) == 25
+    counts = collections.Counter(e["category"] for e in listed)
+    assert {c: r["catalogue"] for c, r in rows.items() if r["catalogue"]} == dict(counts)
+    # shared = GENEB tasks whose matched catalogue entry exists (read from the data file)
+    names = {e["name"] for e in listed}
+    data = json.loads(GENEB_LIST_FILE.read_text())
+    assert cmp["n_shared"] == sum(t["catalogue_name"] in names for t in data["tasks"]) == 100
+    assert cmp["missing"] == []
+    # GUE's mouse tasks are TF binding here and "Mouse Enh." in GENEB, among 8 disagreements
+    assert len(cmp["disagreements"]) == 8
+    assert {"task": "gue_mouse_0", "catalogue_category": "tf_binding",
+            "geneb_category": "mouse_enhancers"} in cmp["disagreements"]  # fmt: skip
+
+
+def test_geneb_list_entries_state_no_unchecked_fact() -> None:
+    entries = [e for e in _json("--suite", "geneb_list")]
+    assert len(entries) == 25
+    for e in entries:  # listed with GENEB's category and source; nothing guessed
+        assert e["n_classes"] is None and e["not_fetchable_because"], e["name"]
+
+
+def test_plain_comparison_names_the_source() -> None:
+    res = CliRunner().invoke(app, ["tasks", "catalogue", "--compare-geneb"])
+    assert res.exit_code == 0
+    assert "darlednik/GENEB" in res.output and "total" in res.output
