@@ -45,6 +45,20 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def plain_help(typer_app: typer.Typer) -> None:
+    """Print every command's help as written: no Rich markup, in ``typer_app`` and its groups.
+
+    Typer's Rich help reads ``[extract]/[probe]`` in a help string as two style tags and drops
+    them; help texts quote plan sections, ``[default: ...]`` and labels, so they are printed
+    with click's plain formatter (which also keeps ``--help`` from importing rich). Applied
+    once to the assembled app at the end of this module, after every group is added.
+    """
+    typer_app.rich_markup_mode = None
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            plain_help(group.typer_instance)
+
+
 def main() -> None:
     """The console entry point: the typer app, then a cheap interpreter exit.
 
@@ -57,6 +71,8 @@ def main() -> None:
     finally:
         gc.freeze()
 
+
+plain_help(app)  # last: after every command and group is registered
 
 if __name__ == "__main__":  # pragma: no cover
     main()
