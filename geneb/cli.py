@@ -37,12 +37,26 @@ app.command("run")(_run.run)
 app.command("demo")(_demo.demo)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from geneb import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the geneb version and exit."),
+) -> None:
+    """Make genomic foundation models comparable: extract once, probe many times, analyse."""
+
+
 @app.command("version")
 def version() -> None:
-    """Print the geneb version."""
-    from geneb import __version__
-
-    typer.echo(__version__)
+    """Print the geneb version (the same as geneb --version)."""
+    _print_version(True)
 
 
 def plain_help(typer_app: typer.Typer) -> None:

@@ -126,7 +126,8 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
     "report": {
         "enabled": BOOL,
         "model_info": PathParam("file"),
-        "regimes": ListOf(SHOT),
+        "shots": ListOf(SHOT),  # as [probe] shots and `--shots`
+        "regimes": ListOf(SHOT),  # the old name of shots, still accepted
         "C": ListOf(C_VALUE),
     },
     "extract": {

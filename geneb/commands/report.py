@@ -12,7 +12,7 @@ from geneb.commands._common import cli_errors
 
 
 def _split(values: list[str] | None) -> list[str]:
-    """Accept repeated options and comma-separated lists alike: ``--regime 1,10 --regime full``."""
+    """Accept repeated options and comma-separated lists alike: ``--shots 1,10 --shots full``."""
     out: list[str] = []
     for v in values or []:
         out.extend(p.strip() for p in v.split(",") if p.strip())
@@ -35,10 +35,13 @@ def report(
             "pretraining_data; adds matched comparisons.",
         ),
     ] = None,
-    regime: Annotated[
+    shots: Annotated[
         list[str] | None,
         typer.Option(
-            "--regime", help="Regimes to include (1, 10, full); repeat or comma-separate."
+            "--shots",
+            "--regime",
+            help="Regimes to include (k-shot counts and/or full, as probed with `geneb probe "
+            "--shots`); repeat or comma-separate. --regime is the old name.",
         ),
     ] = None,
     C: Annotated[
@@ -61,7 +64,7 @@ def report(
     from geneb.analysis.report import build_report
 
     # option checks, before any work (constraints: geneb.params)
-    regimes = params.parse_option_list("--regime", regime, params.SHOT, convert=str.lower)
+    regimes = params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
     Cs = params.parse_option_list("--C", C, params.C_VALUE)  # noqa: N806
     params.check_option("--n-boot", n_boot, params.N_BOOT)
     index = build_report(

@@ -53,10 +53,12 @@ def score(
     name: Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
                                              "store.")] = None,
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
-        "cpu"
+        "auto"
     ),
-    batch_tokens: Annotated[int | None, typer.Option("--batch-tokens", help="Tokens per batch "
-                                                     "(default 16384 on CPU).")] = None,
+    batch_tokens: Annotated[int | None, typer.Option(
+        "--batch-tokens", help="Token budget per batch (rows x longest); default 16384 on CPU "
+        "(larger than extract's 4096: the windows have one length, so no padding), 65536 on "
+        "CUDA.", show_default=False)] = None,
     trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", help="Allow running "
                                                     "a model's own Python code.")] = False,
 ) -> None:
