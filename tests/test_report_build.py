@@ -255,7 +255,7 @@ def test_cli_report(tmp_path):
     }
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "ful"])
     assert r.exit_code == 2
-    assert "--shots: expected 'full' or a positive int" in r.output  # --regime: its old name
+    assert "--regime: expected 'full' or a positive int" in r.output
     assert "got ful (did you mean 'full'?)" in r.output and "Traceback" not in r.output
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "5"])
     assert r.exit_code == 2 and "unknown regime '5'" in r.output

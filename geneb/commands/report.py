@@ -39,10 +39,12 @@ def report(
         list[str] | None,
         typer.Option(
             "--shots",
-            "--regime",
             help="Regimes to include (k-shot counts and/or full, as probed with `geneb probe "
-            "--shots`); repeat or comma-separate. --regime is the old name.",
+            "--shots`); repeat or comma-separate. --regime, the old name, still works.",
         ),
+    ] = None,
+    regime: Annotated[
+        list[str] | None, typer.Option("--regime", hidden=True, help="The old name of --shots.")
     ] = None,
     C: Annotated[
         list[str] | None,
@@ -64,7 +66,9 @@ def report(
     from geneb.analysis.report import build_report
 
     # option checks, before any work (constraints: geneb.params)
-    regimes = params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
+    regimes = list(dict.fromkeys(  # each checked under the name it was given with
+        params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
+        + params.parse_option_list("--regime", regime, params.SHOT, convert=str.lower)))
     Cs = params.parse_option_list("--C", C, params.C_VALUE)  # noqa: N806
     params.check_option("--n-boot", n_boot, params.N_BOOT)
     index = build_report(
