@@ -13,6 +13,7 @@ rebinding, and the name resolves to a :class:`PackageFunction`: the function for
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import types
 from typing import Any
 
