@@ -21,7 +21,10 @@ messages name the function's parameters; the ``geneb`` command translates them t
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
+
+from geneb._lazy import GenebModule as _GenebModule
 
 __version__ = "0.1.0"
 
@@ -33,7 +36,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "open_store": ("geneb.api", "open_store"),
     "read_entry": ("geneb.api", "read_entry"),
     "load_task": ("geneb.api", "load_task"),
-    "extract": ("geneb", "extract"),  # the callable package: see geneb/extract/__init__.py
+    "extract": ("geneb.extract.runner", "extract"),  # also a subpackage: see geneb/_lazy.py
     "get_embedder": ("geneb.extract.registry", "get_embedder"),
     "run_probes": ("geneb.probe.engine", "run_probes"),
     "read_results": ("geneb.probe.results", "read_results"),
@@ -61,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from geneb.api import load_task, open_store, read_entry
     from geneb.errors import GenebError
     from geneb.extract.registry import get_embedder
-    from geneb.extract.runner import extract  # noqa: F401 (really the callable package)
+    from geneb.extract.runner import extract
     from geneb.probe.engine import run_probes
     from geneb.probe.results import read_results
     from geneb.store import FeatureStore, StoreEntry
@@ -72,14 +75,16 @@ def __getattr__(name: str) -> Any:
         module, attr = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'geneb' has no attribute {name!r}") from None
-    import importlib
+    from geneb._lazy import resolve
 
-    if name == "extract":  # importing the package binds it as geneb.extract
-        return importlib.import_module("geneb.extract")
-    value = getattr(importlib.import_module(module), attr)
+    value = resolve(__name__, name, module, attr)
     globals()[name] = value  # later lookups skip __getattr__
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    """The public API only (``__all__``), not this module's machinery."""
+    return sorted(__all__)
+
+
+sys.modules[__name__].__class__ = _GenebModule

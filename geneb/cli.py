@@ -39,12 +39,40 @@ app.command("run")(_run.run)
 app.command("demo")(_demo.demo)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from geneb import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the geneb version and exit."),
+) -> None:
+    """Make genomic foundation models comparable: extract once, probe many times, analyse."""
+
+
 @app.command("version")
 def version() -> None:
-    """Print the geneb version."""
-    from geneb import __version__
+    """Print the geneb version (the same as geneb --version)."""
+    _print_version(True)
 
-    typer.echo(__version__)
+
+def plain_help(typer_app: typer.Typer) -> None:
+    """Print every command's help as written: no Rich markup, in ``typer_app`` and its groups.
+
+    Typer's Rich help reads ``[extract]/[probe]`` in a help string as two style tags and drops
+    them; help texts quote plan sections, ``[default: ...]`` and labels, so they are printed
+    with click's plain formatter (which also keeps ``--help`` from importing rich). Applied
+    once to the assembled app at the end of this module, after every group is added.
+    """
+    typer_app.rich_markup_mode = None
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            plain_help(group.typer_instance)
 
 
 def main() -> None:
@@ -59,6 +87,8 @@ def main() -> None:
     finally:
         gc.freeze()
 
+
+plain_help(app)  # last: after every command and group is registered
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -131,7 +131,8 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "model_info": PathParam("file"),
         "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
         "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
-        "regimes": ListOf(SHOT),
+        "shots": ListOf(SHOT),  # as [probe] shots and `--shots`
+        "regimes": ListOf(SHOT),  # the old name of shots, still accepted
         "C": ListOf(C_VALUE),
     },
     "extract": {

@@ -82,3 +82,50 @@ def test_cli_start_loads_no_heavy_module() -> None:
     # (the probe grid's CLI target counts start-up); a plan-check import once pulled pandas in
     heavy = ("torch", "pandas", "pyarrow", "zarr", "transformers", "sklearn", "rich")
     assert _heavy_after("import geneb.cli", heavy) == []
+
+
+def _defined(name: str) -> object:
+    """The object that ``geneb.<name>`` stands for, taken from the module that defines it."""
+    import importlib
+
+    module, attr = geneb._EXPORTS[name]
+    return getattr(importlib.import_module(module), attr)
+
+
+@pytest.mark.parametrize("name", sorted(geneb._EXPORTS))
+def test_every_public_name_shows_its_real_signature_and_doc(name: str) -> None:
+    # issue 19 #16: geneb.extract showed (*args, **kwargs) and the package docstring
+    import inspect
+    import pydoc
+
+    public, real = getattr(geneb, name), _defined(name)
+    assert inspect.getdoc(public) == inspect.getdoc(real) and inspect.getdoc(real)
+    page = pydoc.render_doc(public, renderer=pydoc.plaintext)
+    assert inspect.getdoc(real).splitlines()[0] in page
+    assert geneb.__doc__.splitlines()[0] not in page  # not the package docstring
+    if callable(real) and not inspect.isclass(real):
+        assert inspect.signature(public) == inspect.signature(real)
+        assert str(inspect.signature(real)) in page
+
+
+def test_dir_lists_only_the_api() -> None:
+    assert dir(geneb) == sorted(geneb.__all__)
+
+
+def test_extract_after_a_submodule_import_in_a_fresh_interpreter() -> None:
+    # the import system binds the subpackage over the public name; the name must survive it
+    code = (
+        "import inspect, geneb.extract.hf as hf, geneb.extract.kmer, geneb;"
+        "from geneb.extract.runner import extract as real;"
+        "assert inspect.signature(geneb.extract) == inspect.signature(real);"
+        "assert geneb.extract.__doc__ == real.__doc__;"
+        "assert geneb.extract.kmer.__name__ == 'geneb.extract.kmer' and hf.__name__;"
+        "print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_help_and_dir_stay_lazy() -> None:
+    heavy = ("torch", "zarr", "pandas", "transformers", "sklearn")
+    assert _heavy_after("import geneb; dir(geneb); geneb.__doc__", heavy) == []

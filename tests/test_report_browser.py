@@ -1,5 +1,7 @@
 """The report in a real browser: headless Chromium loads ``index.html``; every figure is drawn
-(decoded, non-zero size, inside the viewport) and nothing overflows horizontally.
+(decoded, non-zero size, inside the viewport) and nothing overflows horizontally. On a
+1280 px page every table fits (issue 19 #20): not wider than the page, and not scrolling
+inside its box either; the VEP tables (report section and ``vep_report.html``) too.
 
 A small script is added to a *copy* of the page (the report itself has no script); it runs on
 ``load`` and writes what it measured into the DOM, which ``--dump-dom`` prints. Under CI
@@ -31,7 +33,13 @@ window.addEventListener("load", function () {
     return !(i.complete && i.naturalWidth > 0 && i.naturalHeight > 0 && r.width > 50
              && r.left >= 0 && r.right <= vw + 0.5);
   }).map(function (i) { return i.alt; });
-  var out = {n_images: imgs.length, not_drawn: bad, viewport: vw,
+  var tables = Array.prototype.slice.call(document.querySelectorAll("table")).map(
+    function (t) {
+      var r = t.getBoundingClientRect(), box = t.parentElement;
+      return {before: ((box.previousElementSibling || {}).textContent || "").slice(0, 60),
+              width: r.width, right: r.right, inner_scroll: box.scrollWidth - box.clientWidth};
+    });
+  var out = {n_images: imgs.length, not_drawn: bad, viewport: vw, tables: tables,
              scroll_width: document.documentElement.scrollWidth,
              n_scripts: document.scripts.length};
   var pre = document.createElement("pre");
@@ -114,3 +122,47 @@ def test_report_renders_in_chromium(chromium, request, tmp_path, which, width):
     assert got["not_drawn"] == [], got
     assert got["scroll_width"] <= got["viewport"], got  # no horizontal overflow
     assert got["n_scripts"] == 1, got  # only the check script: no model name became a script
+    if width >= 1280:
+        assert_tables_fit(got)
+
+
+def assert_tables_fit(got: dict) -> None:
+    """Every table inside the viewport, and none scrolling inside its box."""
+    assert got["tables"], got
+    wide = [t for t in got["tables"]
+            if t["right"] > got["viewport"] + 0.5 or t["inner_scroll"] > 1]
+    assert wide == [], wide
+
+
+def _vep_scores() -> pd.DataFrame:
+    """Score tables of three models (one a long hub id, one a 60-letter word), three
+    scorers, two windows and a task score column: the widest VEP table."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    parts = []
+    for m in ("InstaDeepAI/nucleotide-transformer-v2-500m-multi-species", "m" * 60, "kmer-3"):
+        for scorer in ("cosine", "l2", "llr"):
+            for w in (128, 1024):
+                parts.append(pd.DataFrame({
+                    "task": "brca1_saturation_genome_editing", "variant": [f"v{i}" for i in
+                                                                           range(40)],
+                    "label": rng.integers(0, 2, 40), "model": m, "scorer": scorer,
+                    "window": w, "score": rng.random(40), "status": "ok",
+                    "orientation": "higher = label 1", "task_score": rng.random(40)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_vep_tables_fit_the_page(chromium, hostile_report, tmp_path):
+    from geneb.analysis.vep_section import vep_page
+    from geneb.vep.pipeline import add_to_report
+
+    scores = _vep_scores()
+    report = tmp_path / "report"
+    shutil.copytree(hostile_report.parent, report)
+    add_to_report(report / "index.html", scores)  # the section `geneb run` appends
+    _, files = vep_page(scores, tmp_path / "vep", n_boot=20)  # `geneb vep evaluate --out`
+    for index in (report / "index.html", tmp_path / "vep" / "vep_report.html"):
+        got = measure(chromium, index, 1280, tmp_path)
+        assert got["scroll_width"] <= got["viewport"], got
+        assert_tables_fit(got)

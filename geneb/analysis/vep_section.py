@@ -18,11 +18,36 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from geneb.analysis.report.page import CSS, html_table  # the report's look: tables fit
 from geneb.store.keys import safe_name
-from geneb.vep.evaluate import BOOT_SEED, N_BOOT, evaluate, oriented, roc_points
+from geneb.vep.evaluate import (
+    BOOT_SEED,
+    N_BOOT,
+    common_variants,
+    evaluate,
+    oriented,
+    roc_points,
+)
 
 SHOW = ["task", "model", "scorer", "window", "orientation", "n_scored", "n_not_scored",
-        "n_pos", "auroc", "auroc_lo", "auroc_hi", "auprc", "auprc_lo", "auprc_hi"]
+        "n_left_out", "n_pos"]
+#: Metrics shown as one "value [low, high]" cell each (the CSV keeps the three columns): 18
+#: columns did not fit a 1280 px page.
+METRICS = ("auroc", "auprc", "spearman")
+
+
+def for_page(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The page view of the metrics table: counts, then each metric with its interval."""
+    out = metrics[[c for c in SHOW if c in metrics]].copy()
+    for k in METRICS:
+        if k not in metrics:
+            continue
+        out[f"{k} [95% CI]"] = [
+            "" if not np.isfinite(v) else f"{v:.3f}" if not np.isfinite(lo) else
+            f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+            for v, lo, hi in zip(metrics[k], metrics[f"{k}_lo"], metrics[f"{k}_hi"], strict=True)
+        ]
+    return out
 
 
 def roc_figure(scores: pd.DataFrame, task: str, path: Path) -> Path:
@@ -60,6 +85,7 @@ def vep_section(
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     metrics = evaluate(scores, n_boot=n_boot, seed=seed)
+    scores, notes = common_variants(scores)  # the ROC curves: the variants the metrics use
     files: list[Path] = []
     mpath = out / "tables" / "vep_metrics.csv"
     metrics.to_csv(mpath, index=False)
@@ -69,8 +95,6 @@ def vep_section(
     spath = out / "tables" / "vep_status.csv"
     status.to_csv(spath, index=False)
     files.append(spath)
-    show = [c for c in SHOW if c in metrics] + (["spearman", "spearman_lo", "spearman_hi"]
-                                                 if "spearman" in metrics else [])
     parts = [
         "<h2>Variant effects (zero-shot)</h2>",
         "<p>Each variant is scored from a reference window and the same window carrying the "
@@ -79,8 +103,8 @@ def vep_section(
         f"the allele = predicted label 1). Intervals: 95% percentile bootstrap over variants "
         f"({n_boot} resamples, seed {seed}). Spearman: oriented score against the task's "
         "continuous score column, when it has one.</p>",
-        metrics[show].to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep="",
-                              border=0, escape=True),
+        *(f'<p class="warning">{html.escape(n)}</p>' for n in notes),
+        f'<div class="scroll">{html_table(for_page(metrics))}</div>',
         "<p class=\"note\">(tables/vep_metrics.csv; variants not scored and why: "
         "tables/vep_status.csv)</p>",
     ]
@@ -101,10 +125,9 @@ def vep_page(
     out = Path(out)
     frag, files = vep_section(scores, out, n_boot=n_boot, seed=seed)
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            "<title>geneb variant effects</title><style>body{font-family:sans-serif;"
-            "max-width:1100px;margin:2em auto}table{border-collapse:collapse;font-size:13px}"
-            "td,th{padding:2px 8px;border-bottom:1px solid #ddd}img{max-width:100%}"
-            f".note{{color:#666}}</style></head><body>\n{frag}\n</body></html>\n")
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>geneb variant effects</title><style>{CSS}</style></head><body>\n"
+            f"{frag}\n</body></html>\n")
     path = out / "vep_report.html"
     path.write_text(page)
     return page, [*files, path]

@@ -14,7 +14,7 @@ from geneb.errors import GenebError
 
 
 def _split(values: list[str] | None) -> list[str]:
-    """Accept repeated options and comma-separated lists alike: ``--regime 1,10 --regime full``."""
+    """Accept repeated options and comma-separated lists alike: ``--shots 1,10 --shots full``."""
     out: list[str] = []
     for v in values or []:
         out.extend(p.strip() for p in v.split(",") if p.strip())
@@ -37,11 +37,16 @@ def report(
             "pretraining_data; adds matched comparisons.",
         ),
     ] = None,
-    regime: Annotated[
+    shots: Annotated[
         list[str] | None,
         typer.Option(
-            "--regime", help="Regimes to include (1, 10, full); repeat or comma-separate."
+            "--shots",
+            help="Regimes to include (k-shot counts and/or full, as probed with `geneb probe "
+            "--shots`); repeat or comma-separate. --regime, the old name, still works.",
         ),
+    ] = None,
+    regime: Annotated[
+        list[str] | None, typer.Option("--regime", hidden=True, help="The old name of --shots.")
     ] = None,
     C: Annotated[
         list[str] | None,
@@ -104,7 +109,9 @@ def report(
     from geneb.analysis.report import build_report
 
     # option checks, before any work (constraints: geneb.params)
-    regimes = params.parse_option_list("--regime", regime, params.SHOT, convert=str.lower)
+    regimes = list(dict.fromkeys(  # each checked under the name it was given with
+        params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
+        + params.parse_option_list("--regime", regime, params.SHOT, convert=str.lower)))
     Cs = params.parse_option_list("--C", C, params.C_VALUE)  # noqa: N806
     params.check_option("--n-boot", n_boot, params.N_BOOT)
     edges = params.parse_option_list("--tier-edges", tier_edges, params.TIER_EDGE)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from geneb.commands._common import cli_errors, console, err_console, wide_console
-from geneb.errors import CorruptEntryError, unknown_name
+from geneb.errors import CorruptEntryError, GenebError, unknown_name
 
 app = typer.Typer(no_args_is_help=True, help="Inspect, verify and export a feature store.")
 
@@ -67,17 +67,49 @@ def ls(path: StorePath) -> None:
                           markup=False, highlight=False, soft_wrap=True)
 
 
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model id as stored.")]
+TaskOpt = Annotated[str | None, typer.Option("--task", "-t", help="Task name.")]
+SplitOpt = Annotated[str | None, typer.Option("--split", "-s", help="Split name, e.g. train.")]
+
+
+def _entry_names(options: dict[str, str | None], positionals: dict[str, str | None]
+                 ) -> tuple[str, str, str]:
+    """(model, task, split) from ``--model/--task/--split``, or from the older positional
+    form ``MODEL TASK SPLIT`` (still accepted); both at once must agree."""
+    out = []
+    for name in ("model", "task", "split"):
+        opt, pos = options[name], positionals[name]
+        if opt is not None and pos is not None and opt != pos:
+            raise GenebError(f"--{name} {opt!r} and the positional {name} {pos!r} disagree; "
+                             f"give --{name} only")
+        value = opt if opt is not None else pos
+        if value is None:
+            raise GenebError(f"--{name}: expected the entry's {name} (see `geneb store ls`)")
+        out.append(value)
+    return out[0], out[1], out[2]
+
+
 @app.command("info")
 @cli_errors
 def info(
     path: StorePath,
-    model: Annotated[str, typer.Argument(help="Model id as stored (see `geneb store ls`).")],
-    task: Annotated[str, typer.Argument(help="Task name.")],
-    split: Annotated[str, typer.Argument(help="Split name, e.g. train or test.")],
+    positional: Annotated[list[str] | None, typer.Argument(
+        metavar="[MODEL TASK SPLIT]", show_default=False,
+        help="Older positional form of --model --task --split (still accepted).")] = None,
+    model: ModelOpt = None,
+    task: TaskOpt = None,
+    split: SplitOpt = None,
 ) -> None:
     """Print one entry's status, shape, chunking and provenance as JSON (exit 1: corrupt)."""
+    given = list(positional or [])
+    if given and len(given) != 3:
+        raise GenebError(f"expected MODEL TASK SPLIT after the store path (or --model --task "
+                         f"--split), got {len(given)} value(s): {' '.join(given)}")
+    pos = dict(zip(("model", "task", "split"), given, strict=False))
+    names = _entry_names({"model": model, "task": task, "split": split},
+                         {k: pos.get(k) for k in ("model", "task", "split")})
     store = _open(path)
-    key = _key(store, model, task, split)
+    key = _key(store, *names)
     info = store.info(key)
     typer.echo(json.dumps(info, indent=2, sort_keys=True, default=str))
     if info["status"] == "corrupt":
@@ -90,7 +122,7 @@ def export(
     path: StorePath,
     model: Annotated[str, typer.Option("--model", "-m", help="Model id as stored.")],
     task: Annotated[str, typer.Option("--task", "-t", help="Task name.")],
-    split: Annotated[str, typer.Option("--split", "-s", help="Split name.")],
+    split: Annotated[str, typer.Option("--split", "-s", help="Split name, e.g. train.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
     fmt: Annotated[
         str,

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from geneb.commands._common import cli_errors, console
+from geneb.commands._common import cli_errors, console, err_console
 from geneb.errors import GenebError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -53,10 +53,12 @@ def score(
     name: Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
                                              "store.")] = None,
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
-        "cpu"
+        "auto"
     ),
-    batch_tokens: Annotated[int | None, typer.Option("--batch-tokens", help="Tokens per batch "
-                                                     "(default 16384 on CPU).")] = None,
+    batch_tokens: Annotated[int | None, typer.Option(
+        "--batch-tokens", help="Token budget per batch (rows x longest); default 16384 on CPU "
+        "(larger than extract's 4096: the windows have one length, so no padding), 65536 on "
+        "CUDA.", show_default=False)] = None,
     trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", help="Allow running "
                                                     "a model's own Python code.")] = False,
 ) -> None:
@@ -108,6 +110,10 @@ def evaluate(
     if n_boot < 0:
         raise GenebError(f"--n-boot must be >= 0, got {n_boot}")
     df = read_scores(scores)
+    from geneb.vep.evaluate import common_variants
+
+    for note in common_variants(df)[1]:
+        err_console.print(f"warning: {note}", highlight=False, soft_wrap=True)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         html, files = vep_page(df, out, n_boot=n_boot, seed=seed)
@@ -115,8 +121,8 @@ def evaluate(
         console.print(f"wrote {', '.join(str(f) for f in files)}", highlight=False)
     else:
         metrics = run_eval(df, n_boot=n_boot, seed=seed)
-    cols = ["task", "model", "scorer", "window", "n_scored", "auroc", "auroc_lo", "auroc_hi",
-            "auprc"] + (["spearman"] if "spearman" in metrics else [])
+    cols = ["task", "model", "scorer", "window", "n_scored", "n_left_out", "auroc", "auroc_lo",
+            "auroc_hi", "auprc"] + (["spearman"] if "spearman" in metrics else [])
     console.print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),
                   highlight=False)
 

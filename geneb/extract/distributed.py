@@ -28,14 +28,13 @@ worker per GPU (``dask-cuda`` imported only then; each worker sees its own devic
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from geneb.cluster import connect
+from geneb.cluster import connect, local_cluster_options
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import ExtractResult, extract
 
@@ -78,11 +77,9 @@ def start_cluster(workers: int, device: str | None) -> tuple[Any, Any]:
                 f"--device {device} with --workers needs dask-cuda (pip install "
                 f"'geneb[gpu]' or dask-cuda): {e}"
             ) from e
-        cluster = LocalCUDACluster(n_workers=workers, threads_per_worker=1,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = LocalCUDACluster(n_workers=workers, **local_cluster_options())
     else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = LocalCluster(n_workers=workers, processes=True, **local_cluster_options())
     return cluster, Client(cluster)
 
 

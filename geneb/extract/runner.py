@@ -229,13 +229,13 @@ def extract(
                     if counts is not None:
                         extra = dict(run_extra, long_sequences=counts)
                         prov = build_provenance(info, model_key, task, split, storage_dtype, extra)
-                jobs.append((key, split, prov, plan))
+                jobs.append((key, split, prov, plan, task.spec.label_names))
         if stale:
             raise StaleEntryError(
                 f"refusing to touch stale entries in {fs.path} (nothing written for model "
                 f"{model_key!r}):\n  " + "\n  ".join(stale)
             )
-        for key, split, prov, plan in jobs:
+        for key, split, prov, plan, label_names in jobs:
             if plan.action == "skip":
                 results.append(
                     ExtractResult(
@@ -257,6 +257,7 @@ def extract(
                     progress,
                     on_block,
                     policy,
+                    label_names,
                 )
             )
     line = truncation_warning(results)
@@ -291,6 +292,7 @@ def _extract_one(
     progress: bool,
     on_block: Callable[[StoreKey, int, int], None] | None,
     policy: BatchPolicy,
+    label_names: Sequence[str],
 ) -> ExtractResult:
     prepare, cost, embed_prepared = prepared_api(embedder)
     n, dim = len(split), embedder.dim
@@ -305,6 +307,7 @@ def _extract_one(
         dim=dim,
         storage_dtype=storage_dtype,
         overwrite=overwrite,
+        label_names=label_names,
     ) as w:
         action = w.plan.action if w.plan is not None else "write"
         reason = w.plan.reason if w.plan is not None else ""

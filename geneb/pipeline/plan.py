@@ -241,14 +241,18 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None  # type: ignore[arg-type]
         for k in ("model_properties", "task_organisms")
     )
+    if "shots" in rep and "regimes" in rep:
+        raise PlanError(f"{src}: [report] shots and regimes (its old name) are both given; "
+                        "keep shots")
+    rkey = "regimes" if "regimes" in rep else "shots"
     report_regimes = (
-        tuple(dict.fromkeys(_regime(r) for r in rep["regimes"])) if "regimes" in rep else None
+        tuple(dict.fromkeys(_regime(r) for r in rep[rkey])) if rkey in rep else None
     )
     report_Cs = tuple(float(c) for c in rep["C"]) if "C" in rep else None  # noqa: N806
     for j, r in enumerate(report_regimes or ()):
         if r not in shots:
             raise PlanError(
-                f"{src}: [report] regimes[{j}]: expected one of the probed [probe] shots "
+                f"{src}: [report] {rkey}[{j}]: expected one of the probed [probe] shots "
                 f"({', '.join(shots)}), got {r!r}"
             )
     for j, c in enumerate(report_Cs or ()):

@@ -3,12 +3,12 @@ an existing one, with results handed to the driver (which writes them) as jobs c
 
 from __future__ import annotations
 
-import logging
 import os
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from geneb.cluster import local_cluster_options
 from geneb.probe.plan import Pair
 from geneb.probe.worker import solve_group
 
@@ -40,8 +40,7 @@ def run_dask(
     store_path = os.path.abspath(store_path) if "://" not in store_path else store_path
     cluster = None
     if client is None:
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = LocalCluster(n_workers=n_workers, processes=True, **local_cluster_options())
         client = Client(cluster)
     run = uuid.uuid4().hex[:8]
     try:

@@ -197,7 +197,8 @@ def group_meta(attrs: dict) -> dict:
             "node_type": "group"}
 
 
-def array_meta(shape: tuple[int, ...], dtype: str, chunk_rows: int, inner_rows: int | None) -> dict:
+def array_meta(shape: tuple[int, ...], dtype: str, chunk_rows: int, inner_rows: int | None,
+               dims: Sequence[str], attrs: dict | None = None) -> dict:
     rest = list(shape[1:])
     if inner_rows is None:
         codecs: list = _CRC_CODECS
@@ -213,7 +214,8 @@ def array_meta(shape: tuple[int, ...], dtype: str, chunk_rows: int, inner_rows: 
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
         "fill_value": 0.0 if np.dtype(dtype).kind == "f" else 0,
         "codecs": codecs,
-        "attributes": {},
+        "attributes": dict(attrs or {}),
+        "dimension_names": list(dims),
         "zarr_format": 3,
         "node_type": "array",
         "storage_transformers": [],

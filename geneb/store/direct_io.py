@@ -21,7 +21,7 @@ import numpy as np
 from geneb.errors import CorruptEntryError, StoreError
 from geneb.store import _direct, _files
 from geneb.store._layout import Digest
-from geneb.store.entry_io import ARRAYS, STORE_FORMAT_VERSION, ArraySpec
+from geneb.store.entry_io import ARRAY_ATTRS, ARRAYS, DIMENSIONS, STORE_FORMAT_VERSION, ArraySpec
 from geneb.store.keys import StoreKey
 from geneb.store.locking import entry_lock
 
@@ -218,12 +218,14 @@ class DirectIO:
         n1 = max(1, len(labels))
         _files.ensure_dir(self.root, f"{key.path}/embeddings")
         _files.write_json(gdir / "embeddings" / "zarr.json", _files.array_meta(
-            emb.shape, str(emb.dtype), emb.chunk_rows, emb.inner_rows))
+            emb.shape, str(emb.dtype), emb.chunk_rows, emb.inner_rows,
+            DIMENSIONS["embeddings"], ARRAY_ATTRS["embeddings"]))
         digests: dict[str, list[Digest]] = {}
         for name, data in (("labels", labels), ("row", rows)):
             _files.ensure_dir(self.root, f"{key.path}/{name}")
             _files.write_json(gdir / name / "zarr.json",
-                              _files.array_meta(data.shape, "int64", n1, None))
+                              _files.array_meta(data.shape, "int64", n1, None,
+                                                DIMENSIONS[name], ARRAY_ATTRS[name]))
             digests[name] = []
             if len(data):
                 lay = _direct.Layout(gdir / name, data.shape, np.dtype("int64"), n1, None)

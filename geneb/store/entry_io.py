@@ -25,6 +25,17 @@ INNER_BYTES = 64 * 1024
 #: Bytes per shard file (the unit of a streaming write and of resume).
 SHARD_BYTES = 8 * 1024 * 1024
 ARRAYS = ("embeddings", "labels", "row")
+#: Each array's dimension names (zarr v3 ``dimension_names``), so xarray opens an entry as
+#: it is: ``xr.open_zarr(store, group="model/task/split")``. ``row`` is the samples'
+#: coordinate (``ARRAY_ATTRS``: CF's ``coordinates``). Entries written before these were
+#: recorded read the same through geneb.
+DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "embeddings": ("sample", "feature"), "labels": ("sample",), "row": ("sample",)}
+ARRAY_ATTRS: dict[str, dict[str, str]] = {
+    "embeddings": {"coordinates": "row"}, "labels": {"coordinates": "row"}, "row": {}}
+#: Entry attribute: the task's original label of each class id (``[name of 0, name of 1,
+#: ...]``); absent in entries written before it was recorded.
+LABEL_NAMES_ATTR = "label_names"
 #: Entry attribute holding, per array, one ``[digest, first chunk crc]`` per chunk file.
 DIGESTS_ATTR = "shard_digests"
 

@@ -2,14 +2,18 @@
 
 Formats:
 * ``npz``: arrays ``embeddings`` (n, d), ``labels`` (n,), ``row`` (n,), plus ``provenance``
-  (a 0-d string array holding the entry's provenance as JSON).
-* ``parquet``: one row per sample with columns ``row`` (int64), ``label`` (int64) and
+  (a 0-d string array holding the entry's provenance as JSON) and ``label_names`` (K,): the
+  task's original label of each class id, so ``label_names[labels]`` are the task's labels.
+* ``parquet``: one row per sample with columns ``row`` (int64), ``label`` (int64, the class
+  id), ``label_name`` (string, the task's original label) and
   ``embedding`` (``fixed_size_list<float>[d]``, float32 or float16 as stored). A fixed-size
   list keeps d-wide matrices as one column (pyarrow, polars and DuckDB read it; thousands of
   scalar columns make parquet metadata huge and slow). The schema metadata carries
-  ``geneb.key`` and ``geneb.provenance`` (JSON). Read back with
+  ``geneb.key``, ``geneb.provenance`` and ``geneb.label_names`` (JSON). Read back with
   ``np.stack(table["embedding"].to_numpy(zero_copy_only=False))`` or, without a copy per
   row, ``table["embedding"].combine_chunks().flatten().to_numpy().reshape(n, d)``.
+
+Entries written before the label map was recorded have no ``label_names`` / ``label_name``.
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ def export_entry(
     if out.parent and not out.parent.exists():
         raise StoreError(f"cannot write {out}: folder {out.parent} does not exist")
     prov = json.dumps(entry.provenance.to_dict(), sort_keys=True, default=str)
+    names = entry.label_names
     if fmt == "npz":
+        extra = {"label_names": np.array(names, dtype=str)} if names is not None else {}
         with open(out, "wb") as f:  # a file object: numpy would otherwise append ".npz"
             np.savez(
                 f,
@@ -46,6 +52,7 @@ def export_entry(
                 labels=entry.labels,
                 row=entry.rows,
                 provenance=np.array(prov),
+                **extra,
             )
         return out
     import pyarrow as pa
@@ -54,8 +61,12 @@ def export_entry(
     n, d = entry.embeddings.shape
     values = pa.array(np.ascontiguousarray(entry.embeddings).reshape(-1))
     emb = pa.FixedSizeListArray.from_arrays(values, d)
-    table = pa.table(
-        {"row": pa.array(entry.rows), "label": pa.array(entry.labels), "embedding": emb},
-    ).replace_schema_metadata({"geneb.key": str(key), "geneb.provenance": prov})
+    cols = {"row": pa.array(entry.rows), "label": pa.array(entry.labels)}
+    meta = {"geneb.key": str(key), "geneb.provenance": prov}
+    if names is not None:
+        cols["label_name"] = pa.array(np.asarray(names, dtype=object)[entry.labels],
+                                      type=pa.string())
+        meta["geneb.label_names"] = json.dumps(list(names))
+    table = pa.table({**cols, "embedding": emb}).replace_schema_metadata(meta)
     pq.write_table(table, out)
     return out

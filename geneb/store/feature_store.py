@@ -32,7 +32,9 @@ import numpy as np
 from geneb.errors import CorruptEntryError, EntryIncompleteError, StoreError, unknown_name
 from geneb.store.entry_io import (  # noqa: F401 - re-exported for callers
     ARRAYS,
+    DIMENSIONS,
     INNER_BYTES,
+    LABEL_NAMES_ATTR,
     SHARD_BYTES,
     STORE_FORMAT_VERSION,
     EntryIO,
@@ -76,6 +78,13 @@ class StoreEntry:
         """Identifies exactly which embeddings these are (for results rows)."""
         return str(self.attrs.get("entry_fingerprint", ""))
 
+    @property
+    def label_names(self) -> tuple[str, ...] | None:
+        """The task's original label of each class id (``labels`` hold ids 0..K-1): class
+        ``i`` is ``label_names[i]``. None for entries written before the map was recorded."""
+        names = self.attrs.get(LABEL_NAMES_ATTR)
+        return tuple(str(x) for x in names) if isinstance(names, list) else None
+
     def to_xarray(self):  # noqa: ANN201 - xarray is optional
         """An ``xarray.Dataset`` view (dims sample x feature; ``row`` as a coordinate)."""
         try:
@@ -84,11 +93,12 @@ class StoreEntry:
             raise StoreError("xarray is not installed: pip install 'geneb[xarray]'") from e
         return xr.Dataset(
             {
-                "embeddings": (("sample", "feature"), self.embeddings),
-                "labels": (("sample",), self.labels),
+                "embeddings": (DIMENSIONS["embeddings"], self.embeddings),
+                "labels": (DIMENSIONS["labels"], self.labels),
             },
-            coords={"row": (("sample",), self.rows)},
-            attrs={"model": self.key.model, "task": self.key.task, "split": self.key.split},
+            coords={"row": (DIMENSIONS["row"], self.rows)},
+            attrs={"model": self.key.model, "task": self.key.task, "split": self.key.split}
+            | ({"label_names": list(self.label_names)} if self.label_names is not None else {}),
         )
 
 
@@ -300,17 +310,21 @@ class FeatureStore:
         storage_dtype: str = "float32",
         overwrite: bool = False,
         verify: Literal["files", "full"] = "files",
+        label_names: Sequence[str] | None = None,
     ) -> EntryWriter:
         """Open a streaming writer (use as a context manager). Raises if the plan is 'refuse'.
 
         ``verify`` decides what is checked before ``complete`` is set: ``"files"`` (every
         shard file present, exact size, index checksum; data checksums come from the rows in
         memory) or ``"full"`` (also re-read every byte and check every chunk checksum, about
-        a full read's time more). The stored provenance records ``storage_dtype``."""
+        a full read's time more). The stored provenance records ``storage_dtype``.
+        ``label_names[i]`` is the task's original label of class id ``i`` (attribute
+        ``label_names``; :attr:`StoreEntry.label_names` and ``store export`` use it)."""
         self._require_writable()
         if verify not in ("files", "full"):
             raise StoreError(f"verify must be 'files' or 'full', got {verify!r}")
-        w = EntryWriter(self, key, provenance, labels, rows, dim, storage_dtype, overwrite)
+        w = EntryWriter(self, key, provenance, labels, rows, dim, storage_dtype, overwrite,
+                        label_names)
         w.verify_mode = verify
         return w
 

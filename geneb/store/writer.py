@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from geneb.errors import CorruptEntryError, StaleEntryError, StoreError
 from geneb.store import entry_io
 from geneb.store._layout import Digest
 from geneb.store._pool import parallel
-from geneb.store.entry_io import DIGESTS_ATTR, STORE_FORMAT_VERSION, ArraySpec
+from geneb.store.entry_io import DIGESTS_ATTR, LABEL_NAMES_ATTR, STORE_FORMAT_VERSION, ArraySpec
 from geneb.store.keys import StoreKey
 from geneb.store.provenance import Provenance
 
@@ -36,12 +37,27 @@ PROGRESS_EVERY_S = 2.0
 Piece = tuple[np.ndarray, int, bool]  # (rows, first row, already checked)
 
 
+def _check_label_names(key: StoreKey, names: Sequence[str] | None,
+                       labels: np.ndarray) -> list[str] | None:
+    """``names`` as a list of strings naming every class id in ``labels``, else an error."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not all(isinstance(x, str) for x in names):
+        raise StoreError(f"label_names of {key} must be a sequence of strings, got {names!r}")
+    out = list(names)
+    top = int(labels.max()) if labels.size else -1
+    if top >= len(out):
+        raise StoreError(f"label_names of {key} has {len(out)} names, but the labels go up "
+                         f"to class id {top}: expected at least {top + 1}")
+    return out
+
+
 class EntryWriter:
     """Streams rows of one entry, in row order, as whole shards; all-or-nothing."""
 
     def __init__(self, store: FeatureStore, key: StoreKey, provenance: Provenance,
                  labels: np.ndarray, rows: np.ndarray, dim: int, storage_dtype: str,
-                 overwrite: bool) -> None:
+                 overwrite: bool, label_names: Sequence[str] | None = None) -> None:
         if storage_dtype not in ("float32", "float16"):
             raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
         labels = np.asarray(labels)
@@ -53,6 +69,7 @@ class EntryWriter:
             raise StoreError(f"labels {labels.shape} and rows {rows.shape} must be equal 1-D")
         if int(dim) < 1:
             raise StoreError(f"embedding dimension must be >= 1, got {dim}")
+        self.label_names = _check_label_names(key, label_names, labels)
         if provenance.storage_dtype != storage_dtype:  # record what is really stored
             provenance = dataclasses.replace(provenance, storage_dtype=storage_dtype)
         self.store, self.key, self.provenance = store, key, provenance
@@ -159,6 +176,8 @@ class EntryWriter:
             "storage_dtype": self.storage_dtype, "provenance": self.provenance.to_dict(),
             "format_version": STORE_FORMAT_VERSION,
         }
+        if self.label_names is not None:
+            attrs[LABEL_NAMES_ATTR] = self.label_names
         dtype = np.dtype(self.storage_dtype)
         shard, inner = entry_io.layout_for(self.n_rows, self.dim, dtype.itemsize)
         want = ArraySpec((self.n_rows, self.dim), dtype, shard, inner)

@@ -17,7 +17,13 @@ import numpy as np
 
 from geneb.errors import CorruptEntryError, StoreError
 from geneb.store._layout import Digest
-from geneb.store.entry_io import STORE_FORMAT_VERSION, ArraySpec, digest_of_rows
+from geneb.store.entry_io import (
+    ARRAY_ATTRS,
+    DIMENSIONS,
+    STORE_FORMAT_VERSION,
+    ArraySpec,
+    digest_of_rows,
+)
 from geneb.store.keys import StoreKey
 from geneb.store.locking import entry_lock
 
@@ -198,12 +204,15 @@ class ZarrIO:
         g.create_array("embeddings", shape=emb.shape, dtype=str(emb.dtype),
                        chunks=(emb.inner_rows, *emb.shape[1:]),
                        shards=(emb.chunk_rows, *emb.shape[1:]), compressors=[Crc32cCodec()],
-                       fill_value=0.0, chunk_key_encoding=cke)
+                       fill_value=0.0, chunk_key_encoding=cke,
+                       dimension_names=DIMENSIONS["embeddings"],
+                       attributes=ARRAY_ATTRS["embeddings"])
         n1 = max(1, len(labels))
         digests: dict[str, list[Digest]] = {}
         for name, data in (("labels", labels), ("row", rows)):
             a = g.create_array(name, shape=data.shape, dtype="int64", chunks=(n1,),
-                               compressors=[Crc32cCodec()], fill_value=0, chunk_key_encoding=cke)
+                               compressors=[Crc32cCodec()], fill_value=0, chunk_key_encoding=cke,
+                               dimension_names=DIMENSIONS[name], attributes=ARRAY_ATTRS[name])
             a[...] = data
             digests[name] = [digest_of_rows(data, n1)] if len(data) else []
         return digests

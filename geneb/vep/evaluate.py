@@ -9,6 +9,12 @@ with ties averaged (= ``sklearn.metrics.roc_auc_score``); AUPRC is average preci
 with it (for BRCA1, where low function scores are loss of function, a useful scorer gives a
 negative value). Intervals: percentile bootstrap over variants (``n_boot`` resamples drawn
 with ``numpy.random.default_rng(seed)``; resamples with one class only are left out).
+
+Tables of one task that cover different variants (one model scored with ``--limit 200``,
+another on all 3,893) are compared on the variants they have in common
+(:func:`common_variants`): every metric and ROC curve of a task then describes the same
+variants, and ``n_left_out`` says how many of a table's variants that left out. Comparing a
+200-variant AUROC with a 3,893-variant one would mix two different benchmarks.
 """
 
 from __future__ import annotations
@@ -63,6 +69,34 @@ def roc_points(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.n
             np.concatenate(([0.0], tp / max(1, y.sum()))))
 
 
+def common_variants(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Per task, only the rows of variants that every (model, scorer, window) has a row for;
+    and one line per task where the variant sets differed, naming the sets and what is left
+    out. Rows are kept in their order; the column ``n_left_out`` counts, per row's group,
+    the variants it had outside the common set."""
+    scores = scores.copy()
+    scores["n_left_out"] = 0
+    keep = np.ones(len(scores), dtype=bool)
+    notes = []
+    for task, t in scores.groupby("task", sort=True):
+        sets = {k: set(g["variant"]) for k, g in t.groupby(GROUP[1:], sort=True)}
+        common = set.intersection(*sets.values())
+        if all(len(v) == len(common) for v in sets.values()):
+            continue
+        inside = t["variant"].isin(common).to_numpy()
+        keep[scores.index.get_indexer(t.index)] = inside
+        for k, g in t.groupby(GROUP[1:], sort=True):
+            scores.loc[g.index, "n_left_out"] = len(sets[k]) - len(common)
+        sizes = ", ".join(f"{m} {s} w{w}: {len(v):,}" for (m, s, w), v in sets.items())
+        notes.append(
+            f"task {task}: the score tables cover different variants ({sizes}); every model "
+            f"is compared on the {len(common):,} variants common to all "
+            f"({int((~inside).sum()):,} rows left out). Score every model on the same "
+            "variants (the same --limit) to compare on all of them."
+        )
+    return scores[keep], notes
+
+
 def oriented(df: pd.DataFrame) -> np.ndarray:
     """Scores turned so that higher means label 1 (per row, from its scorer)."""
     sign = df["scorer"].map(ORIENTATION).to_numpy(dtype=np.float64)
@@ -79,7 +113,9 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
 def evaluate(
     scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED, level: float = LEVEL
 ) -> pd.DataFrame:
-    """One row per (task, model, scorer, window): counts, metrics and their CIs."""
+    """One row per (task, model, scorer, window): counts, metrics and their CIs, on the
+    variants common to every table of the task (:func:`common_variants`)."""
+    scores, _ = common_variants(scores)
     rows = []
     for key, g in scores.groupby(GROUP, sort=True):
         ok = g[g["status"] == "ok"]
@@ -101,7 +137,8 @@ def evaluate(
         row = dict(zip(GROUP, key, strict=True))
         row.update({
             "orientation": str(g["orientation"].iloc[0]), "n": len(g), "n_scored": len(ok),
-            "n_not_scored": len(g) - len(ok), "n_pos": int((y == 1).sum()),
+            "n_not_scored": len(g) - len(ok),
+            "n_left_out": int(g["n_left_out"].iloc[0]), "n_pos": int((y == 1).sum()),
             "n_neg": int((y == 0).sum()), "positive_rate": float((y == 1).mean()) if len(y)
             else float("nan"),
         })

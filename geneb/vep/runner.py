@@ -71,7 +71,7 @@ def score_variants(
     store: str | Path | None = None,
     limit: int | None = None,
     name: str | None = None,
-    device: str = "cpu",
+    device: str = "auto",
     batch_tokens: int | None = None,
     trust_remote_code: bool = False,
     run: ScoreRun | None = None,

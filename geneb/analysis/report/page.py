@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,21 +26,55 @@ MAX_CELL_CHARS = 48
 #: First characters that make a spreadsheet evaluate a cell (OWASP "CSV injection").
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
+#: The page's style. Tables fit the page on a desktop screen (the browser test checks every
+#: table at 1280 px): column names may wrap after an underscore (``rank_ci_<wbr>high``) and
+#: text cells (``td.text``: model and task names, see :func:`html_table`) anywhere when a
+#: table would otherwise be wider than the page; numbers never wrap. On a phone a table
+#: scrolls inside its ``.scroll`` box.
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222;line-height:1.45;overflow-wrap:anywhere}
 h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2em}
 h3{font-size:1.05em}
 .scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;font-size:.82em;margin:.6em 0}
+table{border-collapse:collapse;font-size:.82em;margin:.6em 0;max-width:100%}
 table{overflow-wrap:normal}
 th,td{border:1px solid #ddd;padding:2px 6px;text-align:right}
+td.text{overflow-wrap:anywhere}
+.warning{color:#9a3b00}
 th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left}
 .note{color:#555;font-style:italic}.left-out{background:#fff7e0;padding:.4em .7em}
 figure{margin:1em 0}
 img{max-width:100%;height:auto;border:1px solid #eee}
 """
+
+
+def _cell(value: object, float_format: Callable[[float], str]) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return html.escape(float_format(value))
+    return html.escape(str(value))
+
+
+def html_table(df: pd.DataFrame, float_format: Callable[[float], str] = "{:.3f}".format) -> str:
+    """``df`` as an HTML table, every cell escaped; text cells get ``class="text"``.
+
+    Why not ``DataFrame.to_html``: a table fits the page only if its long names may wrap
+    while its numbers may not, and ``to_html`` cannot mark which cells hold text.
+    """
+    # column names may wrap after an underscore (rank_ci_<wbr>high), never inside a word
+    head = "".join(f"<th>{html.escape(str(c)).replace('_', '_<wbr>')}</th>" for c in df.columns)
+    rows = []
+    for rec in df.itertuples(index=False, name=None):
+        cells = "".join(
+            f'<td class="text">{_cell(v, float_format)}</td>' if isinstance(v, str)
+            else f"<td>{_cell(v, float_format)}</td>" for v in rec
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    return (f'<table class="dataframe"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def csv_safe_value(value: object) -> object:
@@ -136,10 +170,7 @@ class Page:
         )
         self.parts.append(f"<h3>{html.escape(caption)}</h3>")
         shown.columns = [str(c) for c in shown.columns]
-        table_html = shown.to_html(
-            index=False, float_format=lambda v: f"{v:.3f}", na_rep="", border=0, escape=True
-        )
-        self.parts.append(f'<div class="scroll">{table_html}</div>')
+        self.parts.append(f'<div class="scroll">{html_table(shown)}</div>')
         self.p(more.strip(), "note")
 
     def figure(self, path: Path, alt: str) -> None:
