@@ -164,6 +164,8 @@ def _pinned_entry(hub_id: str, commit: str) -> cat.CatalogueEntry:
     """A catalogue entry (every rule of the loader applies) that pins ``commit``."""
     raw = cat.lookup("AgroNT").to_json()
     raw.pop("checked")
+    raw.pop("tokenization_class")  # derived from tokenization in to_json, not stored
+    raw["sources"].pop("tokenization_class", None)
     raw.update(name="Tiny-Pinned", aliases=[], studies=[], hub_id=hub_id, revision=commit,
                test_fixture=None, n_params=None, n_params_basis=None)  # fmt: skip
     return cat.parse_catalogue([raw])[0]
