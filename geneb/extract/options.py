@@ -21,6 +21,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "max_length": None,
     "pooling": "mean",
     "layer": -1,
+    "layers": None,  # several hidden layers from one forward, one store entry each
     "truncation": "truncate",
     "trust_remote_code": False,
     "seed": None,
@@ -32,11 +33,15 @@ OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "max_length": (int, type(None)),
     "pooling": (str,),
     "layer": (int,),
+    "layers": (list, tuple, type(None)),
     "truncation": (str,),
     "trust_remote_code": (bool,),
     "seed": (int, type(None)),
 }
-_NEURAL = ("device", "dtype", "max_length", "pooling", "layer", "truncation", "trust_remote_code")
+_NEURAL = (
+    "device", "dtype", "max_length", "pooling", "layer", "layers", "truncation",
+    "trust_remote_code",
+)  # fmt: skip
 #: Options each adapter kind accepts. ``device`` and ``trust_remote_code`` are run-wide (a
 #: device to run on, a permission): every adapter takes them; kmer-K computes on the CPU.
 ADAPTER_OPTIONS: dict[str, tuple[str, ...]] = {
