@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError, unknown_name
+from geneb.extract.options import POOLINGS, check_layers
 
-POOLINGS = ("mean", "mean_nonspecial", "cls", "max", "last")
+__all__ = ["POOLINGS", "WINDOW_RULES", "check_layers", "combine_windows", "pool_states"]
 MEAN_POOLINGS = ("mean", "mean_nonspecial")
 #: How the windows of one long sequence combine (recorded in provenance).
 WINDOW_RULES = {
@@ -45,31 +46,6 @@ def check_pooling(pooling: str) -> str:
     if pooling not in POOLINGS:
         raise unknown_name("pooling", pooling, POOLINGS)
     return pooling
-
-
-def check_layers(layers: Sequence[int] | None, layer: int = -1) -> tuple[int, ...] | None:
-    """The ``layers`` option as a tuple (None: not set), checked before any model loads.
-
-    ``layers`` and a non-default ``layer`` cannot both be set: they would disagree on which
-    layer the bare model key holds.
-    """
-    if layers is None:
-        return None
-    if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence):
-        raise ModelError(f"layers must be a list of ints, got {layers!r}")
-    out = tuple(layers)
-    if not out:
-        raise ModelError("layers must name at least one hidden layer, got an empty list")
-    bad = [x for x in out if isinstance(x, bool) or not isinstance(x, (int, np.integer))]
-    if bad:
-        raise ModelError(f"layers must be ints, got {bad[0]!r} in {list(out)}")
-    out = tuple(int(x) for x in out)
-    dup = sorted({x for x in out if out.count(x) > 1})
-    if dup:
-        raise ModelError(f"layers lists {dup[0]} twice: {list(out)}")
-    if layer != -1:
-        raise ModelError(f"give layer ({layer}) or layers ({list(out)}), not both")
-    return out
 
 
 def resolve_layers(layers: Sequence[int], n_states: int, who: str) -> tuple[int, ...]:

@@ -30,7 +30,7 @@ from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
 from geneb.extract.layer_entries import block_embedder, entry_targets
 from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
-from geneb.extract.pooling import check_layers
+from geneb.extract.options import check_layers
 from geneb.extract.protocol import Embedder, ModelInfo
 from geneb.extract.registry import check_spec, get_embedder
 from geneb.extract.selftest import BatchPolicy, policy_of
