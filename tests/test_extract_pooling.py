@@ -248,6 +248,10 @@ def test_cli_and_plan_layers(task: Path, models_dir: Path, tmp_path: Path) -> No
     lines = dry_run(load_plan(plan)).lines()
     assert f"extract {TINY}@L1 / syn_layers / test: skip (complete)" in lines
     assert f"extract {TINY}@L0 / syn_layers / test: extract" in lines
-    plan.write_text(plan.read_text().replace("[-1, 1, 0]", "[1, 1]"))
+    text = plan.read_text()
+    plan.write_text(text.replace("[-1, 1, 0]", "[1, 1]"))
     with pytest.raises(GenebError, match="lists 1 twice"):
         dry_run(load_plan(plan))
+    plan.write_text(text.replace("[-1, 1, 0]", '[-1, "last"]'))
+    with pytest.raises(GenebError, match=r"layers\[1\]: expected an int, got 'last'"):
+        load_plan(plan)
