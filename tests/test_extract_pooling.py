@@ -212,6 +212,10 @@ def test_layers_are_entries_and_probe_apart(
     a, b = rows[TINY], rows[f"{TINY}@L0"]
     assert a["store_fingerprint"] != b["store_fingerprint"]
     assert a["auroc"] != b["auroc"]  # probes of different embeddings
+    from geneb.analysis.report import build_report
+
+    html = (build_report(tmp_path / "results", tmp_path / "report", n_boot=100)).read_text()
+    assert f">{TINY}@L0<" in html and f">{TINY}<" in html  # two models in the report
 
 
 def test_cli_and_plan_layers(task: Path, models_dir: Path, tmp_path: Path) -> None:
