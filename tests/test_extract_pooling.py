@@ -166,26 +166,41 @@ def task(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_layers_are_entries_and_probe_apart(
-    task: Path, models_dir: Path, refs: dict[str, Reference], tmp_path: Path
+    task: Path, models_dir: Path, refs: dict[str, Reference], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from geneb.store import entry_io
+
+    monkeypatch.setattr(entry_io, "layout_for", lambda n, d, i: (8, 8))  # 8-row shards
     folder = str(models_dir / "tiny" / TINY)
     store = tmp_path / "store"
-    calls = []
 
-    def stop_after_first(key, done, n):  # noqa: ANN001 - the runner's callback
-        calls.append((str(key), done))
-        if len(calls) == 2:  # both layers got their first block: kill the run
-            raise KeyboardInterrupt
+    def stop_after(k: int, calls: list):  # the runner's block callback: kill after k calls
+        def hook(key, done, n):  # noqa: ANN001
+            calls.append((str(key).split("/")[0], done))
+            if len(calls) == k:
+                raise KeyboardInterrupt
 
+        return hook
+
+    # a default extraction killed after its first block (16 of 40 train rows) ...
+    with pytest.raises(KeyboardInterrupt):
+        extract(store, folder, str(task), device="cpu", block_rows=16,
+                on_block=stop_after(1, []))  # fmt: skip
+    # ... then --layers from row 0 (the bare entry holds 16 verified rows and skips them,
+    # @L0 starts empty), killed after the second block
+    calls: list = []
     with pytest.raises(KeyboardInterrupt):
         extract(store, folder, str(task), layers=[-1, 0], device="cpu", block_rows=16,
-                on_block=stop_after_first)  # fmt: skip
+                on_block=stop_after(3, calls))  # fmt: skip
+    assert calls == [(TINY, 16), (f"{TINY}@L0", 16), (TINY, 32)]
     res = extract(store, folder, str(task), layers=[-1, 0], device="cpu", block_rows=16)
     keys = {str(r.key): r for r in res}
     assert set(keys) == {f"{m}/syn_layers/{s}" for m in (TINY, f"{TINY}@L0")
                          for s in ("train", "test")}  # fmt: skip
-    assert keys[f"{TINY}/syn_layers/train"].action == "resume"
-    assert keys[f"{TINY}@L0/syn_layers/train"].action == "resume"
+    for m in (TINY, f"{TINY}@L0"):  # both resumed from their own verified rows
+        r = keys[f"{m}/syn_layers/train"]
+        assert (r.action, r.rows_embedded) == ("resume", 8), r
     fs = FeatureStore(store)
     assert fs.verify() == []
     for s in ("train", "test"):
@@ -194,8 +209,9 @@ def test_layers_are_entries_and_probe_apart(
             entry = geneb.read_entry(store, TINY, "syn_layers", s, layer=layer)
             assert entry.provenance.model_id == layer_key(TINY, layer)
             assert entry.provenance.layer == layer
-            assert entry.provenance.extra["layers"] == [-1, 0]
-            assert entry.provenance.extra["layers_of"] == TINY
+            if layer != -1:  # (the bare entry was begun by the default extraction above)
+                assert entry.provenance.extra["layers"] == [-1, 0]
+                assert entry.provenance.extra["layers_of"] == TINY
             _close(np.asarray(entry.embeddings), refs[TINY].embed(seqs, "mean", layer),
                    f"stored {s} layer {layer}")  # fmt: skip
     with pytest.raises(GenebError, match="@L1"):  # never extracted: named, not guessed

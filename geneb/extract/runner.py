@@ -313,15 +313,7 @@ def _extract_one(
             ))
             for key, prov in entries
         ]  # fmt: skip
-        out: dict[StoreKey, ExtractResult] = {}
-        for w, (key, prov) in zip(ws, entries, strict=True):
-            action = w.plan.action if w.plan is not None else "write"
-            reason = w.plan.reason if w.plan is not None else ""
-            if w.done:
-                action = "skip"
-            elif action == "resume":
-                reason = f"resumed at row {w.start_row} (rows before it verified on disk)"
-            out[key] = ExtractResult(key, action, reason, n, dim, provenance=prov)
+        out = {k: _opened(w, k, p, n, dim) for w, (k, p) in zip(ws, entries, strict=True)}
         live = [i for i, w in enumerate(ws) if not w.done]
         if not live:
             return out
@@ -367,6 +359,17 @@ def _extract_one(
             dropped_tokens=int(counts.get("dropped_tokens", 0)),
         )  # fmt: skip
     return out
+
+
+def _opened(w: Any, key: StoreKey, prov: Provenance, n: int, dim: int) -> ExtractResult:
+    """What the store's plan says about an entry just opened for writing (no rows yet)."""
+    action = w.plan.action if w.plan is not None else "write"
+    reason = w.plan.reason if w.plan is not None else ""
+    if w.done:
+        action = "skip"
+    elif action == "resume":
+        reason = f"resumed at row {w.start_row} (rows before it verified on disk)"
+    return ExtractResult(key, action, reason, n, dim, provenance=prov)
 
 
 def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> Any:
