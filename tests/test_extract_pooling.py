@@ -275,3 +275,25 @@ def test_cli_and_plan_layers(task: Path, models_dir: Path, tmp_path: Path) -> No
     plan.write_text(text.replace("[-1, 1, 0]", '[-1, "last"]'))
     with pytest.raises(GenebError, match=r"layers\[1\]: expected an int, got 'last'"):
         load_plan(plan)
+
+
+def test_wrapper_hiding_layers_is_refused(
+    task: Path, models_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedder that wraps the model (as --strands both does) and does not pass the layers
+    on would store one layer under every key: refused before the store exists."""
+    import geneb.extract.runner as runner_mod
+
+    class Wrapper:
+        def __init__(self, inner) -> None:  # noqa: ANN001
+            self.inner, self.name, self.dim, self.info = inner, inner.name, inner.dim, inner.info
+
+        def embed(self, seqs):  # noqa: ANN001, ANN202
+            return self.inner.embed(seqs)
+
+    real = runner_mod.get_embedder
+    monkeypatch.setattr(runner_mod, "get_embedder", lambda spec, **o: Wrapper(real(spec, **o)))
+    store = tmp_path / "store"
+    with pytest.raises(ModelError, match="does not extract several layers"):
+        extract(store, str(models_dir / "tiny" / TINY), str(task), layers=[-1, 0], device="cpu")
+    assert not store.exists()

@@ -219,6 +219,13 @@ def extract(
     for spec in models:
         # loaded once for all tasks and splits (an already built Embedder is used as is)
         embedder = spec if hasattr(spec, "embed") else get_embedder(spec, **dict(options))
+        kept = getattr(embedder, "layers", None)
+        if layers_t is not None and embedder is not spec and kept != layers_t:
+            # e.g. a wrapper that hides them: never store one layer under many keys
+            raise ModelError(
+                f"model {spec!r} ({type(embedder).__name__}) does not extract several "
+                "layers from one forward; run it without layers"
+            )
         if fs is None:  # created only once a model has loaded: a refused model writes nothing
             fs = FeatureStore(store, "a")  # type: ignore[arg-type]
         info = model_info(embedder)
