@@ -29,7 +29,10 @@ import numpy as np
 from geneb.errors import ModelError, unknown_name
 from geneb.extract.options import POOLINGS, check_layers
 
-__all__ = ["POOLINGS", "WINDOW_RULES", "check_layers", "combine_windows", "pool_states"]
+__all__ = [
+    "POOLINGS", "WINDOW_RULES", "check_layers", "check_pooling", "combine_windows", "pool_mask",
+    "pool_states", "resolve_layers",
+]  # fmt: skip
 MEAN_POOLINGS = ("mean", "mean_nonspecial")
 #: How the windows of one long sequence combine (recorded in provenance).
 WINDOW_RULES = {
@@ -55,7 +58,7 @@ def resolve_layers(layers: Sequence[int], n_states: int, who: str) -> tuple[int,
     for x in layers:
         if not -n_states <= x < n_states:
             raise ModelError(
-                f"--layer(s) {x} out of range: {who} has hidden states 0..{n_states - 1} "
+                f"layer {x} out of range: {who} has hidden states 0..{n_states - 1} "
                 "(0 = embeddings, -1 = last)"
             )
         out.append(x % n_states)
