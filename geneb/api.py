@@ -26,13 +26,33 @@ def open_store(path: str | os.PathLike[str], mode: Literal["r", "a"] = "r") -> F
 
 
 def read_entry(
-    store: str | os.PathLike[str] | FeatureStore, model: str, task: str, split: str
+    store: str | os.PathLike[str] | FeatureStore,
+    model: str,
+    task: str,
+    split: str,
+    *,
+    layer: int | None = None,
 ) -> StoreEntry:
-    """One complete entry (embeddings, labels, rows, provenance); ``.to_xarray()`` for xarray."""
-    from geneb.store import FeatureStore
+    """One complete entry (embeddings, labels, rows, provenance); ``.to_xarray()`` for xarray.
 
+    ``layer``: the entry of that hidden layer from a ``--layers`` extraction of ``model``
+    (key ``geneb.store.layer_key(model, layer)``, e.g. ``model@L-4``); its provenance must
+    say that layer. Without it, ``model`` is the store key as written.
+    """
+    from geneb.store import FeatureStore, layer_key
+
+    if layer is not None and (isinstance(layer, bool) or not isinstance(layer, int)):
+        raise GenebError(f"read_entry: layer must be an int or None, got {layer!r}")
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
-    return fs.get(model, task, split)
+    if layer is None:
+        return fs.get(model, task, split)
+    entry = fs.get(layer_key(model, layer), task, split)
+    if entry.provenance.layer != layer:
+        raise GenebError(
+            f"read_entry: entry {layer_key(model, layer)}/{task}/{split} holds layer "
+            f"{entry.provenance.layer}, expected {layer}"
+        )
+    return entry
 
 
 def load_task(name_or_path: str | os.PathLike[str], data_dir: str | None = None) -> Task:

@@ -32,6 +32,7 @@ from geneb.constraints import (
     StrOptions,
 )
 from geneb.errors import did_you_mean
+from geneb.extract.options import POOLINGS
 from geneb.vep.capabilities import SCORERS as VEP_SCORERS
 
 __all__ = [
@@ -64,10 +65,11 @@ BATCH_TOKENS = POSITIVE_INT
 MAX_LENGTH = POSITIVE_INT
 WORKERS = POSITIVE_INT
 LAYER = Interval(int, None, None)
+LAYERS = ListOf(LAYER)  # several hidden layers from one forward: one store entry each
 N_BOOT = Interval(int, 100, None)
 ALPHA = Interval(float, 0, 1, closed="neither")
 TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
-POOLING = StrOptions(("mean", "mean_nonspecial"))
+POOLING = StrOptions(POOLINGS)
 TRUNCATION = StrOptions(("truncate", "window"))
 STRANDS = StrOptions(("forward", "both"))
 STORAGE_DTYPE = StrOptions(("float32", "float16"))
@@ -99,6 +101,7 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "max_length": MAX_LENGTH,
         "pooling": POOLING,
         "layer": LAYER,
+        "layers": LAYERS,
         "dtype": COMPUTE_DTYPE,
         "device": DEVICE,
         "truncation": TRUNCATION,

@@ -185,7 +185,7 @@ def test_pooling_and_layer_options(models_dir: Path) -> None:
     with pytest.raises(ModelError, match="out of range"):
         get_embedder(str(folder), device="cpu", layer=7).embed([seq])
     with pytest.raises(GenebError, match="pooling"):
-        get_embedder(str(folder), device="cpu", pooling="cls")
+        get_embedder(str(folder), device="cpu", pooling="attention")
     # ESM absolute positions: 1002 - 2 usable; asking for more is refused up front
     with pytest.raises(ModelError, match="1000 positions"):
         get_embedder(str(folder), device="cpu", max_length=1001)

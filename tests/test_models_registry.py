@@ -275,7 +275,7 @@ def test_plan_refuses_before_any_work(tmp_path: Path) -> None:
     # refused when the plan is read (type/range of a key) or when it is validated (what the
     # model accepts): either way before any work, with the models entry named
     cases = {
-        '[[models]]\nmodel = "kmer-5"\npooling = "max"': ("expected one of 'mean'", "[[models]]"),
+        '[[models]]\nmodel = "kmer-5"\npooling = "min"': ("expected one of 'mean'", "[[models]]"),
         '[[models]]\nmodel = "kmer-5"\npooling = "mean_nonspecial"': (
             "option 'pooling' does not apply", "models entry"),
         '[[models]]\nmodel = "DNABERT-2"': ("--trust-remote-code", "models entry"),

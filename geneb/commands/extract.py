@@ -8,6 +8,7 @@ import typer
 
 from geneb import params
 from geneb.commands._common import cli_errors, console, show_progress
+from geneb.errors import GenebError
 
 
 @cli_errors
@@ -52,11 +53,24 @@ def extract(
     ] = None,
     pooling: Annotated[
         str,
-        typer.Option("--pooling", help="mean (all non-padding tokens) or mean_nonspecial."),
+        typer.Option(
+            "--pooling",
+            help="mean (all non-padding tokens), mean_nonspecial, cls (first token), "
+            "last (last real token; causal models) or max (see docs/extraction.md).",
+        ),
     ] = "mean",
     layer: Annotated[
         int, typer.Option("--layer", help="Hidden layer to pool (-1 = last, 0 = embeddings).")
     ] = -1,
+    layers: Annotated[
+        str | None,
+        typer.Option(
+            "--layers",
+            help="Several hidden layers from one forward, e.g. -1,-4,6: one store entry each, "
+            "keyed <model>@L<layer> (the last layer, -1, keeps the bare key).",
+            show_default=False,
+        ),
+    ] = None,
     truncation: Annotated[
         str,
         typer.Option(
@@ -131,6 +145,9 @@ def extract(
         ("--scheduler", scheduler, params.SCHEDULER),
     ):
         params.check_option(option, value, constraint)
+    layers_l = params.parse_option_list("--layers", layers, params.LAYER) if layers else None
+    if layers is not None and not layers_l:
+        raise GenebError("--layers: expected a comma-separated list of ints, got an empty one")
 
     cluster: dict[str, object] = {}
     if workers is not None or scheduler is not None:  # same options, run on a Dask cluster
@@ -149,6 +166,7 @@ def extract(
         max_length=max_length,
         pooling=pooling,
         layer=layer,
+        layers=layers_l,
         name=name,
         trust_remote_code=trust_remote_code,
         overwrite=overwrite,

@@ -1,9 +1,10 @@
 """``hf``: any transformers encoder from a local folder or a cached hub id, frozen and pooled.
 
 Loading (``geneb.extract.hf_load``): explicit dtype, no pooler, eval mode, never the network,
-never custom code unless ``trust_remote_code=True`` was given for this model. Pooling:
-mask-weighted mean over non-padding tokens of the last hidden state (default), or over
-non-special tokens, or of another layer. Long sequences: ``truncate`` (counted) or
+never custom code unless ``trust_remote_code=True`` was given for this model. Pooling
+(``geneb.extract.pooling``): mask-weighted mean over non-padding tokens of the last hidden
+state (default), over non-special tokens, the first or last real token, or the max; of one
+layer, or of several layers from one forward (``layers``). Long sequences: ``truncate`` (counted) or
 ``window``. Batching: what the load-time self-test (``geneb.extract.selftest``) measured to
 leave every row equal to the sequence embedded alone (padding side, equal-length-only
 batches, or one sequence per forward).
@@ -25,10 +26,17 @@ from geneb.extract.hf_load import load_hf
 from geneb.extract.hub import resolve_source
 from geneb.extract.model_code import model_code_errors
 from geneb.extract.outputs import hidden_states, last_hidden_state
+from geneb.extract.pooling import (
+    WINDOW_RULES,
+    check_layers,
+    check_pooling,
+    combine_windows,
+    pool_states,
+    resolve_layers,
+)
 from geneb.extract.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
 from geneb.extract.trust import check_trust_flag, enforce_trust
 
-POOLINGS = ("mean", "mean_nonspecial")
 TRUNCATIONS = ("truncate", "window")
 
 
@@ -58,6 +66,7 @@ class HFEmbedder:
         max_length: int | None = None,
         pooling: str = "mean",
         layer: int = -1,
+        layers: Sequence[int] | None = None,
         truncation: str = "truncate",
         trust_remote_code: bool = False,
         random_init_seed: int | None = None,
@@ -65,15 +74,17 @@ class HFEmbedder:
         rules_factory: Any = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        if pooling not in POOLINGS:
-            raise unknown_name("pooling", pooling, POOLINGS)
+        check_pooling(pooling)
+        self.layers = check_layers(layers, int(layer))  # None: one layer, the bare model key
         if truncation not in TRUNCATIONS:
             raise unknown_name("truncation policy", truncation, TRUNCATIONS)
         if max_length is not None and max_length < 4:
             raise ModelError(f"--max-length must be at least 4 tokens, got {max_length}")
         self.source = str(model)
         self.pooling = pooling
-        self.layer = int(layer)
+        self.layer = int(layer) if self.layers is None else self.layers[0]
+        self._layers = self.layers or (self.layer,)  # hidden states one forward pools
+        self._n_states: int | None = None  # hidden states the model returns (once measured)
         self.truncation = truncation
         self.trust_remote_code = check_trust_flag(trust_remote_code)
         self.random_init_seed = random_init_seed
@@ -184,6 +195,12 @@ class HFEmbedder:
             "batch_invariance": self.batch_policy.describe(),
             "trust_remote_code": self.trust_remote_code,
         }
+        if self.layers is not None:
+            extra["layers"] = list(self.layers)
+        if self._n_states is not None:
+            extra["hidden_states"] = self._n_states
+        if self.truncation == "window":
+            extra["window_pooling"] = WINDOW_RULES[self.pooling]
         if self._remote_code:
             extra["remote_code"] = list(self._remote_code)
         if self._absent_weights:
@@ -231,8 +248,8 @@ class HFEmbedder:
         other = "right" if own == "left" else "left"
 
         def embed(items: Sequence[Prepared], side: str | None) -> np.ndarray:
-            means, _ = self._forward([w for p in items for w in p.windows], side or own)
-            return means
+            pooled, _ = self._forward([w for p in items for w in p.windows], side or own)
+            return np.concatenate(list(pooled), axis=1)  # every layer must be invariant
 
         policy = choose_policy(mixed, equal, embed, [own, other], tolerance_for(self.dtype_name))
         self._grouping = {"padded": "any", "equal_length": "equal", "single": "single"}[policy.mode]
@@ -272,11 +289,15 @@ class HFEmbedder:
         return self.embed_prepared(self.prepare(sequences))
 
     def embed_prepared(self, items: Sequence[Prepared]) -> np.ndarray:
-        """Embed ``items`` (any mix of lengths): forward passes as the batch policy allows."""
+        """Embed ``items`` (any mix of lengths); with ``layers``, the first listed layer."""
+        return self.embed_prepared_layers(items)[0]
+
+    def embed_prepared_layers(self, items: Sequence[Prepared]) -> np.ndarray:
+        """``(n_layers, len(items), dim)``: every layer of ``layers`` (or the one ``layer``)
+        from the same forward passes, grouped as the batch policy allows."""
         if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            return np.zeros((len(self._layers), 0, self.dim), dtype=np.float32)
         wins = [w for p in items for w in p.windows]
-        owner = np.repeat(np.arange(len(items)), [len(p.windows) for p in items])
         lens = np.fromiter((len(w) for w in wins), dtype=np.int64, count=len(wins))
         if self._grouping == "single":
             groups = [np.array([i]) for i in range(len(wins))]
@@ -284,20 +305,16 @@ class HFEmbedder:
             groups = [np.flatnonzero(lens == n) for n in np.unique(lens)]
         else:
             groups = [np.arange(len(wins))]
-        means = np.empty((len(wins), self.dim), dtype=np.float32)
+        pooled = np.empty((len(self._layers), len(wins), self.dim), dtype=np.float32)
         counts = np.empty(len(wins), dtype=np.float64)
         for g in groups:
-            means[g], counts[g] = self._forward([wins[i] for i in g], self._side)
-        if len(wins) == len(items):
-            return means
-        # windows -> sequences: mean of window means weighted by pooled token count
-        out = np.zeros((len(items), self.dim), dtype=np.float64)
-        np.add.at(out, owner, means.astype(np.float64) * counts[:, None])
-        tot = np.bincount(owner, weights=counts, minlength=len(items))
-        return (out / np.maximum(tot, 1)[:, None]).astype(np.float32)
+            pooled[:, g], counts[g] = self._forward([wins[i] for i in g], self._side)
+        n_windows = np.fromiter((len(p.windows) for p in items), np.int64, count=len(items))
+        return combine_windows(pooled, counts, n_windows, self.pooling)
 
     def _forward(self, wins: Sequence[np.ndarray], side: str) -> tuple[np.ndarray, np.ndarray]:
-        """ONE forward pass of ``wins`` padded on ``side``: (pooled means, pooled counts)."""
+        """ONE forward pass of ``wins`` padded on ``side``: ((n_layers, n, dim) pooled vectors,
+        pooled token counts), by ``geneb.extract.pooling``."""
         import torch
 
         width = max(len(w) for w in wins)
@@ -307,9 +324,6 @@ class HFEmbedder:
             sl = slice(width - len(w), width) if side == "left" else slice(0, len(w))
             ids[r, sl] = w
             mask[r, sl] = 1
-        pool_mask = mask
-        if self.pooling == "mean_nonspecial":
-            pool_mask = mask * ~np.isin(ids, self._special_ids)
         t_ids = torch.from_numpy(ids).to(self.device)
         kwargs: dict[str, Any] = {"input_ids": t_ids}
         if self._accepts_mask:
@@ -319,7 +333,7 @@ class HFEmbedder:
         with torch.inference_mode():
             try:
                 with model_code_errors(self.name, "running its forward"):
-                    if self.layer == -1:
+                    if self._layers == (-1,):
                         hidden = last_hidden_state(self.model(**kwargs), self.name)
                     else:
                         out = self.model(**kwargs, output_hidden_states=True)
@@ -329,19 +343,12 @@ class HFEmbedder:
                     f"{self.name}: out of memory on {self.device} for a batch of "
                     f"{ids.shape[0]} x {ids.shape[1]} tokens; lower --batch-tokens"
                 ) from e
-            if self.layer != -1:
-                if not -len(states) <= self.layer < len(states):
-                    raise ModelError(
-                        f"--layer {self.layer} out of range: {self.name} has hidden states "
-                        f"0..{len(states) - 1} (0 = embeddings, -1 = last)"
-                    )
-                hidden = states[self.layer]
-            m = torch.from_numpy(pool_mask).to(self.device, dtype=torch.float32).unsqueeze(-1)
-            sums = (hidden.float() * m).sum(dim=1)
-            cnt = m.sum(dim=1)
-            means = (sums / cnt.clamp(min=1)).cpu().numpy().astype(np.float32, copy=False)
-            counts = cnt.squeeze(-1).cpu().numpy().astype(np.float64)
-        return means, counts
+            if self._layers != (-1,):
+                self._n_states = len(states)
+                picked = [states[i] for i in resolve_layers(self._layers, len(states), self.name)]
+            else:
+                picked = [hidden]
+            return pool_states(picked, ids, mask, self.pooling, self._special_ids)
 
 
 def _position_limit(config: Any) -> int | None:

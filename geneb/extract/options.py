@@ -8,11 +8,15 @@ a default means "not set". Types are checked for every known option (a string is
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from geneb.errors import ModelError
 
 ANY_OPTION = "**"  # in an options tuple: the adapter accepts any keyword option
+#: ``pooling`` values of the transformers adapter (what each means: ``geneb.extract.pooling``).
+POOLINGS = ("mean", "mean_nonspecial", "cls", "max", "last")
 
 #: Every option an adapter may take, with the value that means "not set".
 OPTION_DEFAULTS: dict[str, Any] = {
@@ -21,6 +25,7 @@ OPTION_DEFAULTS: dict[str, Any] = {
     "max_length": None,
     "pooling": "mean",
     "layer": -1,
+    "layers": None,  # several hidden layers from one forward, one store entry each
     "truncation": "truncate",
     "trust_remote_code": False,
     "seed": None,
@@ -35,12 +40,16 @@ OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "max_length": (int, type(None)),
     "pooling": (str,),
     "layer": (int,),
+    "layers": (list, tuple, type(None)),
     "truncation": (str,),
     "trust_remote_code": (bool,),
     "seed": (int, type(None)),
     "strands": (str,),
 }
-_NEURAL = ("device", "dtype", "max_length", "pooling", "layer", "truncation", "trust_remote_code")
+_NEURAL = (
+    "device", "dtype", "max_length", "pooling", "layer", "layers", "truncation",
+    "trust_remote_code",
+)  # fmt: skip
 #: Options each adapter kind accepts. ``device`` and ``trust_remote_code`` are run-wide (a
 #: device to run on, a permission): every adapter takes them; kmer-K computes on the CPU.
 ADAPTER_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -84,4 +93,31 @@ def check_options(meta: _Described, options: dict[str, Any]) -> dict[str, Any]:
             f"option {opt!r} does not apply to model {meta.spec!r} (it accepts: {accepts}); "
             "models that take different options go in separate runs or plan model entries"
         )
+    if options.get("layers") is not None:  # values, duplicates, and not with ``layer``
+        check_layers(options["layers"], options.get("layer", -1))
+    return out
+
+
+def check_layers(layers: Sequence[int] | None, layer: int = -1) -> tuple[int, ...] | None:
+    """The ``layers`` option as a tuple (None: not set), checked before any model loads.
+
+    ``layers`` and a non-default ``layer`` cannot both be set: they would disagree on which
+    layer the bare model key holds.
+    """
+    if layers is None:
+        return None
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence):
+        raise ModelError(f"layers must be a list of ints, got {layers!r}")
+    out = tuple(layers)
+    if not out:
+        raise ModelError("layers must name at least one hidden layer, got an empty list")
+    bad = [x for x in out if isinstance(x, bool) or not isinstance(x, numbers.Integral)]
+    if bad:
+        raise ModelError(f"layers must be ints, got {bad[0]!r} in {list(out)}")
+    out = tuple(int(x) for x in out)
+    dup = sorted({x for x in out if out.count(x) > 1})
+    if dup:
+        raise ModelError(f"layers lists {dup[0]} twice: {list(out)}")
+    if layer != -1:
+        raise ModelError(f"give layer ({layer}) or layers ({list(out)}), not both")
     return out

@@ -15,6 +15,8 @@ entry is written, recorded in provenance, and announced in one warning line.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,8 +28,10 @@ import numpy as np
 
 from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
+from geneb.extract.layer_entries import block_embedder, entry_targets
 from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
-from geneb.extract.protocol import Embedder, ModelInfo, check_embedding, model_info
+from geneb.extract.options import check_layers
+from geneb.extract.protocol import Embedder, ModelInfo, model_info
 from geneb.extract.registry import check_spec, get_embedder
 from geneb.extract.selftest import BatchPolicy, policy_of
 from geneb.extract.trust import check_trust_flag
@@ -132,6 +136,7 @@ def extract(
     max_length: int | None = None,
     pooling: str = "mean",
     layer: int = -1,
+    layers: Sequence[int] | None = None,
     name: str | None = None,
     trust_remote_code: bool = False,
     overwrite: bool = False,
@@ -156,8 +161,11 @@ def extract(
     block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
     one warning line about truncated rows (default: printed to stderr). ``strands="both"``
     stores the mean of the forward and reverse-complement embeddings (any model).
+    ``layers``: several
+    hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
     """
     trust_remote_code = check_trust_flag(trust_remote_code)
+    layers_t = check_layers(layers, layer)
     models = _as_list(models)
     splits = _as_list(splits)
     if not models:
@@ -176,6 +184,7 @@ def extract(
         "max_length": max_length,
         "pooling": pooling,
         "layer": layer,
+        "layers": None if layers_t is None else list(layers_t),
         "truncation": truncation,
         "trust_remote_code": trust_remote_code,
         "strands": strands,
@@ -202,6 +211,13 @@ def extract(
     for spec in models:
         # loaded once for all tasks and splits (an already built Embedder is used as is)
         embedder = spec if hasattr(spec, "embed") else get_embedder(spec, **dict(options))
+        kept = getattr(embedder, "layers", None)
+        if layers_t is not None and embedder is not spec and kept != layers_t:
+            # e.g. a wrapper that hides them: never store one layer under many keys
+            raise ModelError(
+                f"model {spec!r} ({type(embedder).__name__}) does not extract several "
+                "layers from one forward; run it without layers"
+            )
         if fs is None:  # created only once a model has loaded: a refused model writes nothing
             fs = FeatureStore(store, "a")  # type: ignore[arg-type]
         info = model_info(embedder)
@@ -214,52 +230,43 @@ def extract(
             "block_rows": rows_per_block,
             "batch_invariance": policy.describe(),
         }
+        targets = entry_targets(embedder, info, model_key)  # one per layer of --layers
         jobs = []
         stale = []
         for task in task_list:
             for s in splits:
                 split = task.split(s)
-                key = StoreKey(model_key, task.spec.name, s)
-                prov = build_provenance(info, model_key, task, split, storage_dtype, run_extra)
-                plan = fs.plan(key, prov, overwrite=overwrite)
-                if plan.action == "refuse":
-                    stale.append(f"{key}: {plan.reason}")
-                elif plan.action != "skip":
-                    counts = long_sequence_counts(embedder, split.sequences)
-                    if counts is not None:
-                        extra = dict(run_extra, long_sequences=counts)
-                        prov = build_provenance(info, model_key, task, split, storage_dtype, extra)
-                jobs.append((key, split, prov, plan, task.spec.label_names))
+                entries = []
+                counts: dict[str, int] | None = None
+                for mkey, minfo in targets:
+                    key = StoreKey(mkey, task.spec.name, s)
+                    prov = build_provenance(minfo, mkey, task, split, storage_dtype, run_extra)
+                    plan = fs.plan(key, prov, overwrite=overwrite)
+                    if plan.action == "refuse":
+                        stale.append(f"{key}: {plan.reason}")
+                    elif plan.action != "skip":
+                        if counts is None:
+                            counts = long_sequence_counts(embedder, split.sequences) or {}
+                        if counts:
+                            extra = dict(run_extra, long_sequences=counts)
+                            prov = build_provenance(minfo, mkey, task, split, storage_dtype, extra)
+                    entries.append((key, prov, plan))
+                jobs.append((split, entries, task.spec.label_names))
         if stale:
             raise StaleEntryError(
                 f"refusing to touch stale entries in {fs.path} (nothing written for model "
                 f"{model_key!r}):\n  " + "\n  ".join(stale)
             )
-        for key, split, prov, plan, label_names in jobs:
-            if plan.action == "skip":
-                results.append(
-                    ExtractResult(
-                        key, "skip", plan.reason, len(split), embedder.dim, provenance=prov
-                    )
-                )
-                continue
-            results.append(
-                _extract_one(
-                    fs,
-                    embedder,
-                    key,
-                    split,
-                    prov,
-                    budget,
-                    rows_per_block,
-                    storage_dtype,
-                    overwrite,
-                    progress,
-                    on_block,
-                    policy,
-                    label_names,
-                )
-            )
+        for split, entries, label_names in jobs:
+            todo = [(key, prov) for key, prov, plan in entries if plan.action != "skip"]
+            done = _extract_one(
+                fs, embedder, todo, split, budget, rows_per_block, storage_dtype, overwrite,
+                progress, on_block, policy, label_names,
+            ) if todo else {}  # fmt: skip
+            for key, prov, plan in entries:
+                skip = ExtractResult(key, "skip", plan.reason, len(split), embedder.dim,
+                                     provenance=prov)  # fmt: skip
+                results.append(done.get(key, skip))
     line = truncation_warning(results)
     if line and on_warning is None:
         print(line, file=sys.stderr, flush=True)
@@ -282,9 +289,8 @@ def _preflight(spec: str, trust_remote_code: bool) -> None:
 def _extract_one(
     fs: FeatureStore,
     embedder: Embedder,
-    key: StoreKey,
+    entries: list[tuple[StoreKey, Provenance]],
     split: SplitData,
-    prov: Provenance,
     batch_tokens: int,
     block_rows: int,
     storage_dtype: str,
@@ -293,30 +299,28 @@ def _extract_one(
     on_block: Callable[[StoreKey, int, int], None] | None,
     policy: BatchPolicy,
     label_names: Sequence[str],
-) -> ExtractResult:
+) -> dict[StoreKey, ExtractResult]:
+    """Write the entries of one split that one forward fills (one, or one per layer)."""
     prepare, cost, embed_prepared = prepared_api(embedder)
+    embed_block = block_embedder(embedder, len(entries), embed_prepared)
     n, dim = len(split), embedder.dim
     t0 = time.perf_counter()
-    tokens = 0
-    embedded = 0
-    with fs.writer(
-        key,
-        provenance=prov,
-        labels=split.labels,
-        rows=split.rows,
-        dim=dim,
-        storage_dtype=storage_dtype,
-        overwrite=overwrite,
-        label_names=label_names,
-    ) as w:
-        action = w.plan.action if w.plan is not None else "write"
-        reason = w.plan.reason if w.plan is not None else ""
-        if w.done:
-            return ExtractResult(key, "skip", reason, n, dim, provenance=prov)
-        start = w.start_row
-        if action == "resume":
-            reason = f"resumed at row {start} (rows before it verified on disk)"
-        bar = _progress_bar(progress, key, n, start)
+    with contextlib.ExitStack() as stack:
+        ws = [
+            stack.enter_context(fs.writer(
+                key, provenance=prov, labels=split.labels, rows=split.rows, dim=dim,
+                storage_dtype=storage_dtype, overwrite=overwrite, label_names=label_names,
+            ))
+            for key, prov in entries
+        ]  # fmt: skip
+        out = {k: _opened(w, k, p, n, dim) for w, (k, p) in zip(ws, entries, strict=True)}
+        live = [i for i, w in enumerate(ws) if not w.done]
+        if not live:
+            return out
+        start = min(ws[i].start_row for i in live)
+        main = entries[live[0]][0]
+        tokens = embedded = 0
+        bar = _progress_bar(progress, main, n, start)
         try:
             # Blocks are aligned to multiples of block_rows counted from row 0, so a resumed
             # run forms exactly the batches an uninterrupted run would (bit-identical rows).
@@ -324,38 +328,48 @@ def _extract_one(
                 b1 = min(n, b0 + block_rows)
                 items = prepare(split.sequences[b0:b1])
                 costs = np.asarray(cost(items), dtype=np.int64)
-                block = np.empty((b1 - b0, dim), dtype=np.float32)
+                block = np.empty((len(entries), b1 - b0, dim), dtype=np.float32)
                 for idx in policy_batches(costs, batch_tokens, policy):
-                    emb = embed_prepared([items[i] for i in idx])
-                    block[idx] = check_embedding(emb, len(idx), dim, embedder.name)
+                    block[:, idx] = embed_block([items[i] for i in idx])
+                for i in live:  # an entry resumed further on skips rows it holds
+                    skip = max(0, ws[i].start_row - b0)
+                    if skip < b1 - b0:
+                        ws[i].append(block[i, skip:])
                 skip = max(0, start - b0)
-                w.append(block[skip:])
-                block_tokens = int(costs[skip:].sum())
-                tokens += block_tokens
+                tokens += int(costs[skip:].sum())
                 embedded += b1 - b0 - skip
                 if bar is not None:
                     el = max(1e-9, time.perf_counter() - t0)
                     bar.update(b1 - b0 - skip)
                     bar.set_postfix_str(f"{embedded / el:.1f} seq/s, {tokens / el:.0f} tok/s")
                 if on_block is not None:
-                    on_block(key, b1, n)
+                    for i in live:
+                        on_block(entries[i][0], b1, n)
         finally:
             if bar is not None:
                 bar.close()
-    counts = prov.extra.get("long_sequences") or {}
-    return ExtractResult(
-        key,
-        action,
-        reason,
-        n,
-        dim,
-        embedded,
-        tokens,
-        time.perf_counter() - t0,
-        int(counts.get("truncated_rows", 0)),
-        int(counts.get("dropped_tokens", 0)),
-        provenance=prov,
-    )
+    seconds = time.perf_counter() - t0
+    for i in live:
+        key, prov = entries[i]
+        counts = prov.extra.get("long_sequences") or {}
+        r = out[key]
+        out[key] = dataclasses.replace(
+            r, rows_embedded=n - ws[i].start_row, tokens=tokens, seconds=seconds,
+            truncated_rows=int(counts.get("truncated_rows", 0)),
+            dropped_tokens=int(counts.get("dropped_tokens", 0)),
+        )  # fmt: skip
+    return out
+
+
+def _opened(w: Any, key: StoreKey, prov: Provenance, n: int, dim: int) -> ExtractResult:
+    """What the store's plan says about an entry just opened for writing (no rows yet)."""
+    action = w.plan.action if w.plan is not None else "write"
+    reason = w.plan.reason if w.plan is not None else ""
+    if w.done:
+        action = "skip"
+    elif action == "resume":
+        reason = f"resumed at row {w.start_row} (rows before it verified on disk)"
+    return ExtractResult(key, action, reason, n, dim, provenance=prov)
 
 
 def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> Any:

@@ -32,6 +32,16 @@ def model_key(mp: ModelPlan) -> str:
     return get_model_meta(mp.model).key
 
 
+def model_keys(mp: ModelPlan) -> list[str]:
+    """Every store key a model entry writes: one, or one per hidden layer of ``layers``
+    (``geneb.store.keys.layer_key``)."""
+    from geneb.store.keys import layer_key
+
+    base = model_key(mp)
+    layers = mp.options.get("layers")
+    return [base] if layers is None else [layer_key(base, layer) for layer in layers]
+
+
 def check_model(mp: ModelPlan, src: str) -> None:
     """Reject a model spec or option that cannot work, before any model is loaded."""
     from geneb.extract.registry import OPTION_DEFAULTS, check_spec
@@ -76,7 +86,7 @@ def validate(plan: Plan) -> list[Task]:
     src = str(plan.path or "plan")
     for mp in plan.models:
         check_model(mp, src)
-    keys = [model_key(mp) for mp in plan.models]
+    keys = [k for mp in plan.models for k in model_keys(mp)]
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
         raise PlanError(f"{src}: two models would share the store key(s) {dup}: set 'name'")
@@ -135,18 +145,19 @@ def dry_run(plan: Plan) -> DryRun:
     d = DryRun()
     fs = FeatureStore(plan.store, "r") if Path(plan.store).exists() else None
     for mp in plan.models:
-        key_m = model_key(mp)
-        for t in tasks:
-            for s in plan.splits:
-                st = fs.status(StoreKey(key_m, t.spec.name, s)) if fs else "missing"
-                d.entries.append((key_m, t.spec.name, s, st))
+        for key_m in model_keys(mp):
+            for t in tasks:
+                for s in plan.splits:
+                    st = fs.status(StoreKey(key_m, t.spec.name, s)) if fs else "missing"
+                    d.entries.append((key_m, t.spec.name, s, st))
     per_linear = len(plan.probe.shots) * len(plan.probe.seeds) * len(plan.probe.Cs)
     per_mlp = len(plan.probe.shots) * len(plan.probe.seeds)
-    n_pairs = len(plan.models) * len(tasks)
+    n_pairs = sum(len(model_keys(m)) for m in plan.models) * len(tasks)
     for probe in plan.probe.probes:
         d.cells_total += n_pairs * (per_linear if probe == "linear" else per_mlp)
     if plan.results_path.exists():  # a results folder (or a single-file table of geneb <= 0.1)
-        d.cells_present = _cells_present(plan, [model_key(m) for m in plan.models], tasks)
+        all_keys = [k for m in plan.models for k in model_keys(m)]
+        d.cells_present = _cells_present(plan, all_keys, tasks)
     d.report = f"report: {plan.report_dir / 'index.html'}" if plan.report else "report: disabled"
     return d
 
@@ -320,8 +331,9 @@ def _extract_all(plan: Plan, tasks: list[Task], client: Any, summary: RunSummary
                 **kwargs,
                 **opts,
             )
-        key = results[0].key.model if results else model_key(mp)
-        keys.append(key)
+        mkeys = list(dict.fromkeys(r.key.model for r in results)) or model_keys(mp)
+        keys.extend(mkeys)
+        key = ", ".join(mkeys)
         done = [r for r in results if r.action != "skip"]
         summary.extracted += len(done)
         summary.skipped_entries += len(results) - len(done)

@@ -1,7 +1,9 @@
 """The Zarr v3 feature store: keys, layout, provenance, read/write, export."""
 
 from geneb.store.feature_store import FeatureStore, StoreEntry, WritePlan
-from geneb.store.keys import StoreKey, safe_name
+from geneb.store.keys import StoreKey, layer_key, safe_name
 from geneb.store.provenance import Provenance
 
-__all__ = ["FeatureStore", "Provenance", "StoreEntry", "StoreKey", "WritePlan", "safe_name"]
+__all__ = [
+    "FeatureStore", "Provenance", "StoreEntry", "StoreKey", "WritePlan", "layer_key", "safe_name",
+]  # fmt: skip

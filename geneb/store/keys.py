@@ -39,6 +39,20 @@ def safe_name(name: str) -> str:
     return safe
 
 
+#: Between a model key and the hidden layer of an entry made with ``--layers``: ``model@L-4``.
+LAYER_MARK = "@L"
+
+
+def layer_key(model: str, layer: int) -> str:
+    """Store key of hidden ``layer`` of ``model`` extracted with ``--layers``.
+
+    The last layer (-1) keeps the bare model key, so a default extraction and the last layer
+    of a ``--layers`` run are the same entry (and stores made before ``--layers`` stay valid);
+    any other layer is ``<model>@L<layer>``, the index as given (``@L-4``, ``@L6``).
+    """
+    return model if int(layer) == -1 else f"{model}{LAYER_MARK}{int(layer)}"
+
+
 @dataclass(frozen=True, order=True)
 class StoreKey:
     """Identifies one store entry: the embeddings of one model on one split of one task."""
