@@ -14,7 +14,7 @@ beyond it. ``--baseline-classes K`` also runs the same probe with a Hessian forc
 threshold raised) on a K-class task, in the same process tree, for comparison at a size
 where that still fits.
 
-    python benchmarks/probe_many_classes.py --classes 500 --per-class 4
+    python benchmarks/probe_many_classes.py --classes 500 --per-class 4 --baseline-classes 130
 """
 
 from __future__ import annotations
