@@ -122,3 +122,41 @@ def test_the_exact_reproducer_runs(data_dir, tmp_path):
     ref = _sklearn(sc.transform(tr.embeddings.astype(np.float64)), tr.labels, 1000.0)
     want = matthews_corrcoef(te.labels, ref.predict(sc.transform(te.embeddings.astype(float))))
     assert df.mcc.to_numpy() == pytest.approx(want, abs=0)
+
+
+def test_the_cause_float32_gram_escalates_to_float64(dhs5, standardised):
+    """At C = 1000 the float32 Gram's rounding outweighs the penalty (M indefinite, as numpy's
+    own eigenvalues say); the solver recomputes it in float64, where M is positive definite."""
+    from geneb.probe.solvers.fast_full import _Problem, intercept_start
+
+    X = standardised[0]
+    Xa = np.hstack([X, np.ones((len(X), 1))])
+    prob = _Problem(Xa, Xa.astype(np.float32), dhs5[1], 2)
+    theta = np.zeros((1, Xa.shape[1]))
+    theta[:, -1:] = intercept_start(dhs5[1], 2)
+    _, P = prob.loss_terms(prob.eta(theta))
+
+    def min_eig(G, C):
+        M = np.triu(G.astype(np.float64)) * C
+        M = M + np.triu(M, 1).T
+        M[np.diag_indices_from(M)] += prob.pen
+        return np.linalg.eigvalsh(M)[0]
+
+    assert min_eig(prob.gram(P, np.float32), 1000.0) < 0  # the failure of issue 19 case 1
+    assert min_eig(prob.gram(P, np.float64), 1000.0) > 0
+    G, solve = prob.factor(1000.0, P, None)
+    assert G.dtype == np.float64 and prob.gram_dtype == np.float64
+    r = np.random.default_rng(0).normal(size=Xa.shape[1])
+    assert np.isfinite(solve(r)).all() and r @ solve(r) > 0
+
+
+def test_an_indefinite_gram_gets_a_damped_preconditioner():
+    """The last resort: whatever G, the factorisation ends with a positive definite M."""
+    from geneb.probe.solvers.fast_full import _Problem
+
+    rng = np.random.default_rng(1)
+    Xa = np.hstack([rng.normal(size=(40, 5)), np.ones((40, 1))])
+    prob = _Problem(Xa, Xa.astype(np.float32), (Xa[:, 0] > 0).astype(np.int64), 2)
+    G, solve = prob.factor(1.0, None, -1e6 * np.eye(6))
+    r = rng.normal(size=6)
+    assert np.isfinite(solve(r)).all() and r @ solve(r) > 0

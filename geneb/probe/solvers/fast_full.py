@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from geneb.errors import ProbeError
 from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, upper_panels
 
 #: CG steps after which the lagged Gram is considered stale and recomputed.
@@ -308,7 +309,10 @@ class _Problem:
             G = self.gram(P, np.float64)
             solve = self.precond(C, G)
         shift = 1e-8
-        while solve is None:  # ends: once the shift exceeds |M|, M + shift I is well conditioned
+        while solve is None:  # a shift above |M| makes M + shift I well conditioned
+            if shift > 1e3:  # only a non-finite G gets here
+                raise ProbeError(f"full-data fit at C={C:g}: the data Hessian is not finite "
+                                 "(non-finite features or probabilities); nothing was fitted")
             solve = _cholesky_or_none(self._precond_matrix(C, G, np.float64, shift),
                                       self.rows.run)
             shift *= 10.0
