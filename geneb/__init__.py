@@ -12,6 +12,7 @@ pandas) and each name imports its module on first use::
     task = geneb.load_task("../shared/data/gue_mouse_0")     # a task folder, name or syn_*
     geneb.extract("S.zarr", ["kmer-5"], [task])              # embed into a store
     geneb.run_probes("S.zarr", "results.parquet", Cs=[0.1, 1, 10])
+    rows = geneb.probe_arrays(X_train, y_train, X_test, y_test, C=[0.1, 1, 10])  # no store
     df = geneb.read_results("results.parquet")
     geneb.build_report(df, "report/")
 
@@ -39,6 +40,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "extract": ("geneb.extract.runner", "extract"),  # also a subpackage: see geneb/_lazy.py
     "get_embedder": ("geneb.extract.registry", "get_embedder"),
     "run_probes": ("geneb.probe.engine", "run_probes"),
+    "probe_arrays": ("geneb.probe.arrays", "probe_arrays"),
     "read_results": ("geneb.probe.results", "read_results"),
     "build_report": ("geneb.analysis.report", "build_report"),
 }
@@ -54,6 +56,7 @@ __all__ = [
     "get_embedder",
     "load_task",
     "open_store",
+    "probe_arrays",
     "read_entry",
     "read_results",
     "run_probes",
@@ -65,6 +68,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from geneb.errors import GenebError
     from geneb.extract.registry import get_embedder
     from geneb.extract.runner import extract
+    from geneb.probe.arrays import probe_arrays
     from geneb.probe.engine import run_probes
     from geneb.probe.results import read_results
     from geneb.store import FeatureStore, StoreEntry

@@ -17,8 +17,13 @@ from geneb.commands import store as _store
 from geneb.commands import subsample as _subsample
 from geneb.commands import tasks as _tasks
 from geneb.commands import vep as _vep
+from geneb.commands._common import repeat_rule_group
+
+#: Every group dispatches through it: one rule for repeated options (``_common.REPEAT_RULE``).
+_GROUP = repeat_rule_group()
 
 app = typer.Typer(
+    cls=_GROUP,
     name="geneb",
     help="Make genomic foundation models comparable: extract once, probe many times, analyse.",
     no_args_is_help=True,
@@ -26,11 +31,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-app.add_typer(_tasks.app, name="tasks", help="List and inspect tasks.")
-app.add_typer(_store.app, name="store", help="Inspect, verify and export a feature store.")
-app.add_typer(_models.app, name="models", help="List model adapters.")
-app.add_typer(_results.app, name="results", help="Maintain a results table (compact its parts).")
-app.add_typer(_vep.app, name="vep", help="Zero-shot variant-effect prediction.")
+app.add_typer(_tasks.app, name="tasks", cls=_GROUP, help="List and inspect tasks.")
+app.add_typer(_store.app, name="store", cls=_GROUP,
+              help="Inspect, verify and export a feature store.")
+app.add_typer(_models.app, name="models", cls=_GROUP, help="List model adapters.")
+app.add_typer(_results.app, name="results", cls=_GROUP,
+              help="Maintain a results table (compact its parts).")
+app.add_typer(_vep.app, name="vep", cls=_GROUP, help="Zero-shot variant-effect prediction.")
 app.command("extract")(_extract.extract)
 app.command("probe")(_probe.probe)
 app.command("probe-subsample")(_subsample.probe_subsample)

@@ -414,8 +414,8 @@ def _macro_by_model(s: pd.Series) -> pd.Series:
     return by_cat.groupby(level=0).mean()
 
 
-def test_regularization(agg, ref_macro):
-    by_c = macro_by_c(agg)
+def test_regularization(res, ref_macro):
+    by_c = macro_by_c(performance_matrix(res))
     agree = c_rank_agreement(by_c)
     summary = c_sensitivity_summary(agree).set_index("regime")
     rng_ = mcc_range_over_c(by_c)

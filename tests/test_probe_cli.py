@@ -64,7 +64,8 @@ def test_cli_mlp_probe(store, tmp_path):
 )
 def test_cli_errors_are_clean(store, tmp_path, args, msg):
     out = tmp_path / "r.parquet"
-    r = _invoke("--store", store.path, "--out", out, "--backend", "sklearn", *args)
+    default = [] if "--backend" in args else ["--backend", "sklearn"]  # given once (repeat rule)
+    r = _invoke("--store", store.path, "--out", out, *default, *args)
     assert r.exit_code == 2, r.output
     assert "error:" in r.output and msg in " ".join(r.output.split())
     assert "Traceback" not in r.output

@@ -1,6 +1,9 @@
 """Regularisation sensitivity: does the model ranking depend on the probe's C?
 
-Uses the linear probe's overall macro-MCC at every C of the sweep, per regime.
+Uses the linear probe's overall macro-MCC at every C of the sweep, per regime, on the same
+tasks at every C: a task that lacks a (model, C) cell (a crashed or unfinished C) is left out
+of the sweep's comparison for that regime and named (``c_sweep_gaps``), because a macro over
+fewer tasks is not comparable (issue 19 case 4: C = 1000 looked best on 2 of 3 tasks).
 """
 
 from __future__ import annotations
@@ -11,11 +14,46 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from geneb.analysis.aggregates import OVERALL, aggregate_scores
 
-def macro_by_c(agg: pd.DataFrame, scope: str = "overall") -> pd.DataFrame:
-    """Linear-probe macro-MCC per (standardize, regime, model, C) for one scope."""
-    g = agg[(agg["probe"] == "linear") & (agg["scope"] == scope) & agg["C"].notna()]
-    cols = ["standardize", "regime", "model", "C", "macro_mcc"]
+#: The groups within which C values are compared.
+SWEEP = ["standardize", "regime"]
+
+
+def _linear_sweep(perf: pd.DataFrame) -> pd.DataFrame:
+    return perf[(perf["probe"] == "linear") & perf["C"].notna()]
+
+
+def c_sweep_gaps(perf: pd.DataFrame) -> pd.DataFrame:
+    """Tasks left out of the C comparison: per (standardize, regime, task), the (model, C)
+    cells it lacks among those of its sweep. Empty when every task has every cell.
+
+    ``perf``: :func:`geneb.analysis.performance.performance_matrix` output.
+    """
+    rows = []
+    for (std, regime), g in _linear_sweep(perf).groupby(SWEEP, sort=True):
+        want = set(itertools.product(sorted(g["model"].unique()), sorted(g["C"].unique())))
+        for task, t in g.groupby("task", sort=True):
+            missing = sorted(want - set(zip(t["model"], t["C"], strict=True)))
+            if missing:
+                rows.append((std, regime, task, len(missing),
+                             ", ".join(f"{m} at C={c:g}" for m, c in missing)))
+    return pd.DataFrame(rows, columns=[*SWEEP, "task", "n_missing", "missing"])
+
+
+def macro_by_c(perf: pd.DataFrame, scope: str = OVERALL) -> pd.DataFrame:
+    """Linear-probe macro-MCC per (standardize, regime, model, C) for one scope, over the
+    tasks that have every (model, C) cell of their sweep (``c_sweep_gaps`` names the others);
+    ``n_tasks``: how many tasks that is (the same at every C of a sweep)."""
+    lin = _linear_sweep(perf)
+    gaps = c_sweep_gaps(perf)
+    if len(gaps):
+        drop = pd.MultiIndex.from_frame(gaps[[*SWEEP, "task"]])
+        lin = lin[~pd.MultiIndex.from_frame(lin[[*SWEEP, "task"]]).isin(drop)]
+    agg = aggregate_scores(lin) if len(lin) else pd.DataFrame(
+        columns=[*SWEEP, "scope", "model", "C", "n_tasks", "macro_mcc"])
+    g = agg[agg["scope"] == scope]
+    cols = ["standardize", "regime", "model", "C", "n_tasks", "macro_mcc"]
     return g[cols].sort_values(cols[:4]).reset_index(drop=True)
 
 

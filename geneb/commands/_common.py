@@ -123,3 +123,64 @@ def show_progress() -> bool:
     if os.environ.get("CI") or os.environ.get("GENEB_NO_PROGRESS"):
         return False
     return sys.stderr.isatty()
+
+
+# ---------------------------------------------------------------- the repeat rule
+#: THE rule for repeated options, for every command (enforced by ``RepeatRuleGroup``): an
+#: option declared with several values (a list: ``--model``, ``--task``, ``--C``, ``--shots``,
+#: ``--probe``, ...) takes them repeated and, where it says so, comma-separated, and uses all
+#: of them; an option that takes one value (or a flag) may be given once; given twice it is
+#: refused naming both uses, never silently "the last one wins" (issue 19 case 5:
+#: ``--probe linear --probe mlp`` ran only the MLP).
+REPEAT_RULE = (
+    "options that take several values accept repeats; an option that takes one value may be "
+    "given once"
+)
+
+
+def check_repeats(cmd: Any, args: list[str]) -> None:
+    """Raise ``typer.BadParameter`` (a usage error: exit 2) when a single-valued option of
+    ``cmd`` appears more than once in its raw ``args`` (``--opt v``, ``--opt=v``, a flag and
+    its ``--no-`` form alike)."""
+    names: dict[str, Any] = {}
+    for p in cmd.params:
+        if getattr(p, "param_type_name", "") == "option":
+            for n in (*p.opts, *p.secondary_opts):
+                names[n] = p
+    used: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            break
+        name, eq, _ = token.partition("=")
+        p = names.get(name)
+        i += 1
+        if p is None:
+            continue
+        takes = 0 if (p.is_flag or p.count or eq) else max(1, p.nargs)
+        shown = " ".join([token, *args[i:i + takes]])
+        i += takes
+        if not p.multiple:
+            used.setdefault(p.name or name, []).append(shown)
+    for uses in used.values():
+        if len(uses) > 1:
+            opt = uses[0].split()[0].partition("=")[0]
+            raise typer.BadParameter(
+                f"given {len(uses)} times ({', '.join(repr(u) for u in uses)}); it takes one "
+                "value, so give it once", param_hint=repr(opt))
+
+
+def repeat_rule_group() -> type:
+    """The ``TyperGroup`` every group of the ``geneb`` command is built with: it applies
+    ``check_repeats`` to the command it dispatches to (sub-groups apply it in turn)."""
+    from typer.core import TyperGroup
+
+    class RepeatRuleGroup(TyperGroup):
+        def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+            name, cmd, rest = super().resolve_command(ctx, args)
+            if cmd is not None and not isinstance(cmd, TyperGroup):
+                check_repeats(cmd, rest)
+            return name, cmd, rest
+
+    return RepeatRuleGroup

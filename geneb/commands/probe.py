@@ -29,11 +29,15 @@ def probe(
         typer.Option("--task", help="Task id in the store (repeat for several; default: all)."),
     ] = None,
     shots: Annotated[
-        str, typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'.")
-    ] = "1,10,full",
+        list[str] | None,
+        typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'; comma "
+                     "list or repeated. Default 1,10,full."),
+    ] = None,
     seeds: Annotated[
-        str, typer.Option("--seeds", help="Comma-separated seeds of the k-shot draws.")
-    ] = "13,17,42,123,997",
+        list[str] | None,
+        typer.Option("--seeds", help="Seeds of the k-shot draws; comma list or repeated. "
+                     "Default 13,17,42,123,997."),
+    ] = None,
     C: Annotated[  # noqa: N803 - the option is called --C
         list[str] | None,
         typer.Option(
@@ -43,8 +47,10 @@ def probe(
         ),
     ] = None,
     probe_kind: Annotated[
-        str, typer.Option("--probe", help="linear (logistic regression) or mlp (one layer).")
-    ] = "linear",
+        list[str] | None,
+        typer.Option("--probe", help="linear (logistic regression) and/or mlp (one layer); "
+                     "comma list or repeated, run in turn. Default linear."),
+    ] = None,
     backend: Annotated[
         str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
                           "torch or cuml.")
@@ -76,12 +82,18 @@ def probe(
 ) -> None:
     """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C)."""
     from geneb.probe.engine import run_probes
+    from geneb.probe.plan import resolve_backend
+    from geneb.probe.schema import DEFAULT_SEEDS
 
     # option checks, before any work (constraints: geneb.params)
-    shots_l = params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
-    seeds_l = params.parse_option_list("--seeds", seeds, params.SEED)
+    shots_l = params.parse_option_list("--shots", shots or ["1,10,full"], params.SHOT,
+                                       convert=str.lower)
+    seeds_l = params.parse_option_list("--seeds", seeds or [",".join(map(str, DEFAULT_SEEDS))],
+                                       params.SEED)
     Cs = params.parse_option_list("--C", C, params.C_VALUE) or [1.0]  # noqa: N806
-    params.check_option("--probe", probe_kind, params.PROBE)
+    probes = list(dict.fromkeys(  # each probe once, in the order given
+        params.parse_option_list("--probe", probe_kind or ["linear"], params.PROBE,
+                                 convert=str.strip)))
     params.check_option("--backend", backend, params.BACKEND)
     params.check_option("--protocol", protocol, params.PROTOCOL)
     params.check_option("--workers", workers, params.WORKERS)
@@ -89,19 +101,23 @@ def probe(
     if not shots_l or not seeds_l:
         raise GenebError(f"{'--shots' if not shots_l else '--seeds'}: expected at least one value")
     try:
-        s = run_probes(
-            store, out, models=model or None, tasks=task or None, shots=shots_l, seeds=seeds_l,
-            Cs=Cs, probe=probe_kind, backend=backend, protocol=protocol, workers=workers,
-            scheduler=scheduler, standardize=standardize, take_all=take_all,
-            progress=show_progress(),
-        )
+        for probe_name in probes:  # every probe's backend checked before any work
+            resolve_backend(backend, probe_name, protocol)
+        for probe_name in probes:
+            s = run_probes(
+                store, out, models=model or None, tasks=task or None, shots=shots_l,
+                seeds=seeds_l, Cs=Cs, probe=probe_name, backend=backend, protocol=protocol,
+                workers=workers, scheduler=scheduler, standardize=standardize,
+                take_all=take_all, progress=show_progress(),
+            )
+            typer.echo(  # a plain line: no rich import on the probe path
+                f"{probe_name + ': ' if len(probes) > 1 else ''}"
+                f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
+                f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
+                f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
+            )
     except GenebError as e:  # library errors name parameters; the CLI names its options
         raise type(e)(_option_names(str(e))) from None
-    typer.echo(  # a plain line: no rich import on the probe path
-        f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
-        f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
-        f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
-    )
 
 
 #: ``run_probes`` parameter spellings in its messages -> this command's options.

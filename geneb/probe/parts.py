@@ -10,6 +10,7 @@ Layout of a table at ``P`` (``--out results.parquet`` names the folder)::
 
     P/part-0000000001-1a2b3c4d.parquet   one per write, never modified
     P/part-0000000002-...                sequence numbers give the order: later rows win
+    P/part-10000000000-...               (past 10 digits the number just grows; order by value)
 
 * Every part is written to a dot-file (ignored by every reader) and renamed into place, under
   an exclusive lock (``.<name>.lock`` beside ``P``), so a killed run leaves whole parts only
@@ -42,7 +43,9 @@ import pyarrow.parquet as pq
 
 from geneb.errors import GenebError
 
-PART_RE = re.compile(r"^part-(\d{10})-[0-9a-z]+\.parquet$")
+#: A part's name: its sequence number (zero-padded to at least 10 digits; more once it grows
+#: past them, never wrapped or truncated) and a random tag. Order is by the number's value.
+PART_RE = re.compile(r"^part-(\d{10,})-[0-9a-z]+\.parquet$")
 #: Read retries when a concurrent compaction removes a part between listing and reading.
 _READ_RETRIES = 5
 
@@ -51,13 +54,40 @@ def _is_part(name: str) -> bool:
     return PART_RE.match(name) is not None
 
 
+def _looks_like_part(name: str) -> bool:
+    """A name a reader could take for a part (``part-*`` or ``*.parquet``, not a dot-file)."""
+    return not name.startswith(".") and (name.startswith("part-") or name.endswith(".parquet"))
+
+
+def part_seq(f: Path) -> int:
+    """The sequence number of a part."""
+    m = PART_RE.match(f.name)
+    if m is None:  # pragma: no cover - list_parts returns only parts
+        raise GenebError(f"{str(f)!r} is not a results part")
+    return int(m.group(1))
+
+
 def list_parts(p: Path) -> list[Path]:
-    """The parts of the folder table ``p`` in write order (dot-files and others ignored)."""
+    """The parts of the folder table ``p`` in write order (by sequence number, then name).
+
+    Dot-files (unfinished writes, locks) and files that cannot be taken for a part are
+    skipped; a name that looks like a part but is not one geneb writes (``part-12.parquet``,
+    ``other.parquet``) is an error naming it: geneb would not read its rows while
+    ``pandas.read_parquet`` would, and a part must never go unseen (issue 19 case 3)."""
     try:
         names = os.listdir(p)
     except FileNotFoundError:
         return []
-    return [p / n for n in sorted(n for n in names if _is_part(n))]
+    foreign = sorted(n for n in names if _looks_like_part(n) and not _is_part(n))
+    if foreign:
+        raise GenebError(
+            f"results table {str(p)!r}: {foreign[0]!r} is not a results part name (expected "
+            f"part-<sequence of 10+ digits>-<tag>.parquet, as geneb writes them); move it out "
+            f"of the folder, or rename it to the next part number if its rows belong here"
+            + (f" ({len(foreign) - 1} more such file(s))" if len(foreign) > 1 else "")
+        )
+    found = [p / n for n in names if _is_part(n)]
+    return sorted(found, key=lambda f: (part_seq(f), f.name))
 
 
 def _migrate_dir(p: Path) -> Path:
@@ -172,8 +202,9 @@ def _fsync_dir(d: Path) -> None:
 
 
 def _next_name(folder: Path) -> Path:
+    """One past the largest sequence number (10 digits, more when it outgrows them)."""
     parts = list_parts(folder)
-    seq = int(PART_RE.match(parts[-1].name).group(1)) + 1 if parts else 1  # type: ignore[union-attr]
+    seq = part_seq(parts[-1]) + 1 if parts else 1
     return folder / f"part-{seq:010d}-{uuid.uuid4().hex[:8]}.parquet"
 
 

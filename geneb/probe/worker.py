@@ -40,17 +40,14 @@ def solve_group(
     """Solve every fit of one (model, task); runs in a Dask worker or in-process.
 
     Reads the pair's embeddings from the store here (never shipped through the scheduler; a
-    fresh, aligned array) and returns only small per-fit dicts: metrics, n_iter, converged.
-    ``protocol_name="paper"`` fits each cell with scikit-learn's literal
-    ``LogisticRegression(C=C, max_iter=1000)`` instead of ``backend``.
+    fresh, aligned array) and returns only small per-fit dicts: metrics, n_iter, converged
+    (``solve_fits``).
     In-process runs pass the (train, test) ``entries`` the finite check already read instead
     of reading them twice, and may give the ``fast`` backend's full-data fits ``fit_threads``
     cores (the cores the run was given) for their bit-reproducible parallel steps; everything
     else keeps ``blas_threads``.
     """
     from threadpoolctl import threadpool_limits
-
-    from geneb.probe.solvers import get_backend
 
     with threadpool_limits(limits=blas_threads):
         if entries is None:
@@ -77,6 +74,32 @@ def solve_group(
             standardize=standardize,
             max_iter=MAX_ITER,
         )
+        return solve_fits(problem, np.asarray(te.labels, dtype=np.int64), fits, probe=probe,
+                          backend=backend, protocol_name=protocol_name,
+                          blas_threads=blas_threads, fit_threads=fit_threads)
+
+
+def solve_fits(
+    problem: ProbeProblem,
+    y_test: np.ndarray,
+    fits: Sequence[FitJob],
+    *,
+    probe: str,
+    backend: str,
+    protocol_name: str = DEFAULT_PROTOCOL,
+    blas_threads: int | None = 1,
+    fit_threads: int | None = None,
+) -> list[dict[str, Any]]:
+    """Solve the planned ``fits`` of one problem and score them on ``y_test``: the one place
+    a store run (``solve_group``) and an array run (``geneb.probe_arrays``) both go through.
+
+    ``protocol_name="paper"`` fits each cell with scikit-learn's literal
+    ``LogisticRegression(C=C, max_iter=1000)`` instead of ``backend``."""
+    from threadpoolctl import threadpool_limits
+
+    from geneb.probe.solvers import get_backend
+
+    with threadpool_limits(limits=blas_threads):
         if protocol_name == "paper":  # scikit-learn's own estimator, nothing of geneb's
             from geneb.probe.solvers.paper import PaperSolver
 
@@ -98,12 +121,11 @@ def solve_group(
         if len(results) != len(cells):
             raise GenebError(f"backend {solver.name!r} returned {len(results)} fits for "
                              f"{len(cells)} cells")
-        y_test = np.asarray(te.labels, dtype=np.int64)
         out = []
         for f, r in zip(fits, results, strict=True):
             out.append({
                 "fit_id": f.fit_id,
-                **compute_metrics(y_test, r.proba, n_classes, y_pred=r.pred),
+                **compute_metrics(y_test, r.proba, problem.n_classes, y_pred=r.pred),
                 "n_iter": int(r.n_iter),
                 "converged": bool(r.converged),
                 "n_convergence_warnings": r.n_convergence_warnings,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,18 +94,30 @@ def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def for_display(df: pd.DataFrame) -> pd.DataFrame:
-    """Page view of a table: counts as integers, very long text cut, constant probe/C columns
-    dropped (see Method)."""
+def _integer_column(name: str, values: pd.Series) -> bool:
+    """Counts and ids (``seed``, ``k``, ``n_*``) holding whole numbers: shown as integers
+    (results tables store seed and n_iter as floats; ``13.000`` reads as a measurement)."""
+    if not (name in ("seed", "k") or name.startswith("n_")):
+        return False
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return False
+    v = values.dropna().to_numpy(dtype=float)
+    return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
+
+
+def for_display(df: pd.DataFrame, keep: Sequence[str] = ()) -> pd.DataFrame:
+    """Page view of a table: counts and ids as integers, very long text cut, constant
+    probe/C columns dropped (see Method) unless named in ``keep``."""
     out = df.copy()
     for col in out.columns:
-        if str(col).startswith("n_params") and pd.api.types.is_numeric_dtype(out[col]):
+        if _integer_column(str(col), out[col]):
             ints = out[col].round().astype("Int64").astype(object)
             out[col] = ints.where(out[col].notna(), "")  # no "<NA>" in the page
         elif out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
             out[col] = out[col].map(_cut)
     if len(out) > 1:
-        const = [c for c in ("probe", "standardize", "C") if c in out and out[c].nunique() <= 1]
+        const = [c for c in ("probe", "standardize", "C")
+                 if c in out and c not in keep and out[c].nunique() <= 1]
         out = out.drop(columns=const)
     return out
 
@@ -153,8 +165,10 @@ class Page:
         lis = "".join(f"<li>{html.escape(i)}</li>" for i in items)
         self.parts.append(f"<ul>{lis}</ul>")
 
-    def table(self, name: str, df: pd.DataFrame, caption: str, show: bool = True) -> None:
-        """Write ``tables/<name>.csv``; show it (first rows) in the page when ``show``."""
+    def table(self, name: str, df: pd.DataFrame, caption: str, show: bool = True,
+              keep: Sequence[str] = ()) -> None:
+        """Write ``tables/<name>.csv``; show it (first rows) in the page when ``show``
+        (``keep``: columns shown even when constant, see ``for_display``)."""
         path = self.out / "tables" / f"{name}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
         csv_safe(df).to_csv(path, index=False)
@@ -162,7 +176,7 @@ class Page:
         if not show:
             self.p(f"{caption}: tables/{name}.csv ({len(df)} rows).", "note")
             return
-        shown = for_display(df.head(HTML_MAX_ROWS))
+        shown = for_display(df.head(HTML_MAX_ROWS), keep)
         more = (
             f" First {HTML_MAX_ROWS} of {len(df)} rows; all in tables/{name}.csv."
             if len(df) > HTML_MAX_ROWS

@@ -16,6 +16,21 @@ import numpy as np
 #: Reached when max |grad| of the (sklearn-scaled) objective falls below it.
 DEFAULT_TOL = 1e-8
 
+#: Largest Hessian side (coefficients solved for jointly) for which a backend uses a
+#: second-order solver; above it, L-BFGS, whose memory grows with the coefficients instead of
+#: their square. The one rule behind every backend's solver choice (``second_order``): at 8,192
+#: a Hessian and its factor take at most 1 GiB in float64; 500 classes x 65 would take 16 GiB
+#: (issue 19 case 2). A Newton step costs n side^2 in GEMM (fast) and converges in ~5-15 steps;
+#: tight L-BFGS needs hundreds to thousands of passes on ill-conditioned (large C) problems.
+NEWTON_MAX_COEFS = 8192
+
+
+def second_order(n_features: int, n_weight_rows: int) -> bool:
+    """Whether a problem of ``n_features`` (+ an intercept) and ``n_weight_rows`` weight
+    vectors (1 binary; K multinomial, or K - 1 in a sum-zero parametrisation) is small
+    enough for a Hessian (``NEWTON_MAX_COEFS``)."""
+    return (n_features + 1) * n_weight_rows <= NEWTON_MAX_COEFS
+
 
 @dataclass(frozen=True, eq=False)
 class ProbeCell:

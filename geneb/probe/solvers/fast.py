@@ -34,9 +34,9 @@ from threadpoolctl import threadpool_limits
 
 from geneb.errors import ProbeError
 from geneb.probe.preprocess import Standardizer
-from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem, second_order
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
-from geneb.probe.solvers.fast_full import RowBlocks, solve_path
+from geneb.probe.solvers.fast_full import PathFit, RowBlocks, solve_path
 from geneb.probe.solvers.numeric import expit, softmax
 
 #: A cell is solved in the reduced (row-space) form when it has at most this many train rows
@@ -145,8 +145,10 @@ class FastBackend:
             key = (_rows_key(c.train_idx), float(c.C))
             uniq.setdefault(key, c)
             cell_keys.append(key)
+        rows_w = problem.n_classes - 1 if problem.n_classes > 2 else 1  # weight rows solved
         few = [k for k, c in uniq.items()
-               if len(c.train_idx) <= min(self.few_shot_max_rows, d - 1)]
+               if len(c.train_idx) <= min(self.few_shot_max_rows, d - 1)
+               and second_order(len(c.train_idx), rows_w)]  # row space: <= n features
         few_set = set(few)
         full = [k for k in uniq if k not in few_set]
         fits: dict[tuple[bytes, float], CellFit] = {}
@@ -159,8 +161,9 @@ class FastBackend:
         for rk, Cs in groups.items():
             idx = next(uniq[(rk, C)].train_idx for C in Cs)
             # BLAS single-threaded; the fit spreads its own fixed blocks over _fit_threads()
+            solve_full = self._solve_full if second_order(d, rows_w) else self._solve_large
             with threadpool_limits(limits=1):
-                path_fits = self._solve_full(problem, idx, sorted(Cs))
+                path_fits = solve_full(problem, idx, sorted(Cs))
                 for C, fit in zip(sorted(Cs), path_fits, strict=True):
                     fits[(rk, C)] = fit
         return [fits[k] for k in cell_keys]
@@ -314,11 +317,30 @@ class FastBackend:
         path = solve_path(Xa, Xa32, problem.y_train[idx], problem.n_classes,
                           Cs, tol=problem.tol, max_iter=problem.max_iter,
                           threads=self._fit_threads())
-        multi = problem.n_classes > 2
+        return self._path_fits(path, Xt, problem.n_classes > 2, prep)
+
+    def _solve_large(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
+                     ) -> list[CellFit]:
+        """Cells with more coefficients than a Hessian may have (``second_order``): L-BFGS
+        along the C path (``fast_lbfgs``), memory linear in the coefficients."""
+        from geneb.probe.solvers.fast_lbfgs import solve_path_lbfgs
+
+        t0 = time.perf_counter()
+        Xa, _, Xt = self._design(problem, idx)
+        prep = time.perf_counter() - t0
+        path = solve_path_lbfgs(Xa, problem.y_train[idx], problem.n_classes, Cs,
+                                tol=problem.tol, max_iter=problem.max_iter,
+                                threads=self._fit_threads())
+        return self._path_fits(path, Xt, problem.n_classes > 2, prep)
+
+    @staticmethod
+    def _path_fits(path: list[PathFit], Xt: np.ndarray, multi: bool, prep: float
+                   ) -> list[CellFit]:
+        """Test probabilities of each fit of a C path (``prep``: design seconds, shared)."""
         out = []
         for pf in path:
             W, b = pf.theta[:, :-1], pf.theta[:, -1]
             mag = np.abs(Xt) @ np.abs(W).T + np.abs(b)
             out.append(CellFit(proba=proba_from_logits(Xt @ W.T + b, multi, mag), n_iter=pf.n_iter,
-                               converged=pf.converged, fit_seconds=pf.seconds + prep / len(Cs)))
+                               converged=pf.converged, fit_seconds=pf.seconds + prep / len(path)))
         return out

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from geneb.errors import ProbeError
 from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, upper_panels
 
 #: CG steps after which the lagged Gram is considered stale and recomputed.
@@ -123,6 +124,8 @@ class _Problem:
         self.Kp = self.Q.shape[1]  # coefficient rows actually solved for
         self.pen = np.ones(self.p)
         self.pen[-1] = 0.0
+        #: precision of the lagged Gram; float64 once float32 proved too coarse (``factor``)
+        self.gram_dtype: type = np.float32
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """(K', p) coefficients in sklearn's parametrisation."""
@@ -199,9 +202,10 @@ class _Problem:
             self._w_for, self._w = P, P[:, 0] * (1.0 - P[:, 0])
         return self._w
 
-    def gram(self, P: np.ndarray) -> np.ndarray:
-        """Data Hessian ``X^T D X`` in float32, (K'p, K'p) (``precond`` makes its own copy at
-        the precision it factors in).
+    def gram(self, P: np.ndarray, dtype: type = np.float32) -> np.ndarray:
+        """Data Hessian ``X^T D X`` in ``dtype`` (float32 unless its rounding is too coarse for
+        the C at hand, see ``factor``), (K'p, K'p) (``precond`` makes its own copy at the
+        precision it factors in).
 
         Only the upper triangle is filled: the only consumer is the upper Cholesky
         factorisation in ``precond``, which reads no other entry. Fixed tasks (two per block,
@@ -211,7 +215,7 @@ class _Problem:
         All rows: a Gram estimated from a row subset (tried: 2,048-8,192 of 20,000 rows) made
         CG need 2-8x more steps and the path 1.6-2.9x slower.
         """
-        X = self.X32
+        X = self.X32 if dtype == np.float32 else self.X
         p, K = self.p, self.Kp
         if self.multi:
             PQ = P @ self.Q  # (n, K-1)
@@ -222,8 +226,9 @@ class _Problem:
         # diagonal blocks: D_aa is a variance under P (>= 0), so X^T D X = Xs^T Xs with
         # Xs = sqrt(D) X, a SYRK in two upper_panels; off-diagonal blocks: a GEMM in column
         # halves. Only the upper triangle is filled (and read by ``precond``).
-        G32 = np.zeros((K * p, K * p), dtype=np.float32)
-        scaled = {a: self._scaled_rows(np.sqrt(np.maximum(pairs[a, a], 0.0))) for a in range(K)}
+        G = np.zeros((K * p, K * p), dtype=dtype)
+        scaled = {a: self._scaled_rows(np.sqrt(np.maximum(pairs[a, a], 0.0)), X)
+                  for a in range(K)}
         first, second = [], []
         for (a, b), w in pairs.items():
             if a == b:
@@ -232,53 +237,96 @@ class _Problem:
                 first.append((a, a, Xs, Xs, c0, s, True))
                 second.append((a, a, Xs, Xs, s, c1, True))
             else:
-                Xw = self._scaled_rows(w)
+                Xw = self._scaled_rows(w, X)
                 first.append((a, b, X, Xw, 0, p // 2, False))
                 second.append((a, b, X, Xw, p // 2, p, False))
 
         def block(a: int, b: int, L: np.ndarray, R: np.ndarray, c0: int, c1: int,
                   diag: bool) -> None:
             rows = c1 if diag else p  # a diagonal panel needs only the rows above its end
-            G32[a * p:a * p + rows, b * p + c0:b * p + c1] = L[:, :rows].T @ R[:, c0:c1]
+            G[a * p:a * p + rows, b * p + c0:b * p + c1] = L[:, :rows].T @ R[:, c0:c1]
 
         # the first task of every block, then the second: each thread gets half of each
         self.rows.run(block, first + second)
-        return G32
+        return G
 
-    def _scaled_rows(self, w: np.ndarray) -> np.ndarray:
-        """``w[:, None] * X32`` in float32, computed over the row blocks."""
-        X, w32 = self.X32, w.astype(np.float32)
+    def _scaled_rows(self, w: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """``w[:, None] * X`` in X's precision, computed over the row blocks."""
+        wx = w.astype(X.dtype)
         out = np.empty_like(X)
 
         def scale(a: int, b: int) -> None:
-            np.multiply(X[a:b], w32[a:b, None], out=out[a:b])
+            np.multiply(X[a:b], wx[a:b, None], out=out[a:b])
 
         self.rows.map(scale)
         return out
 
-    def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation).
+    def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
+        """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation), or None
+        when M is not positive definite at working precision.
 
         Large ones are factored in float32 (half the time and bytes; on gue_mouse_0 and
         gue_tf_0 exactly the same CG step counts as float64), in float64 when float32 breaks
-        down (M too ill-conditioned) or M is small (the factorisation is then cheap, and a
-        float64 one keeps mirror-symmetric problems exactly symmetric, so their exact ties
-        stay exact). Only CG's speed depends on it: the stopping test is on the float64
-        gradient."""
-        def matrix(dtype: type) -> np.ndarray:
-            M = G.astype(dtype) * dtype(C)
-            M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp).astype(dtype)
-            M[np.diag_indices_from(M)] += dtype(1e-10) * np.abs(np.diag(M)).max()
-            return M
-
-        if len(G) >= FLOAT32_FACTOR_MIN:
-            try:
-                solve32 = cholesky_solver(matrix(np.float32), self.rows.run)
-            except np.linalg.LinAlgError:
-                pass
-            else:
+        down (M too ill-conditioned), when G itself is float64 (see ``factor``) or M is small
+        (the factorisation is then cheap, and a float64 one keeps mirror-symmetric problems
+        exactly symmetric, so their exact ties stay exact). Only CG's speed depends on it: the
+        stopping test is on the float64 gradient."""
+        if G.dtype == np.float32 and len(G) >= FLOAT32_FACTOR_MIN:
+            solve32 = _cholesky_or_none(self._precond_matrix(C, G, np.float32), self.rows.run)
+            if solve32 is not None:
                 return lambda r: solve32(r.astype(np.float32)).astype(np.float64)
-        return cholesky_solver(matrix(np.float64), self.rows.run)
+        return _cholesky_or_none(self._precond_matrix(C, G, np.float64), self.rows.run)
+
+    def _precond_matrix(self, C: float, G: np.ndarray, dtype: type,
+                        shift: float = 0.0) -> np.ndarray:
+        """``C * G + penalty`` (+ ``shift`` on the diagonal, relative to its largest entry) in
+        ``dtype``, upper triangle filled."""
+        M = G.astype(dtype) * dtype(C)
+        M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp).astype(dtype)
+        M[np.diag_indices_from(M)] += dtype(max(1e-10, shift)) * np.abs(np.diag(M)).max()
+        return M
+
+    def factor(self, C: float, P: np.ndarray, G: np.ndarray | None
+               ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+        """The preconditioner at C and the Gram it is built from (``G``, or a new one at P).
+
+        ``M = C G + penalty`` is positive definite in exact arithmetic, but G's rounding errors
+        are multiplied by C. In float32 they are ~1-10 eps32 of G's largest diagonal entry
+        (measured on k-mer spectra); in a direction the data leave unconstrained (fewer rows
+        than features, or collinear features such as k-mer frequencies, which sum to one) only
+        the penalty (1) stands against them, so past C ~ 1 / (10 eps32 max G_ii) M is
+        indefinite (issue 19 case 1: C = 1000 on 421 x 1024 standardised kmer-5 spectra). Then
+        the Gram is recomputed in float64 (errors ~1e-16 C max G_ii) and kept in float64 for the
+        rest of the path (C only grows along it). Should even that not factor (C ~ 1e12), the
+        diagonal is damped by a shift growing tenfold (Nocedal & Wright, Alg. 3.3) until it does:
+        the preconditioner only steers CG, so the shift costs CG steps, never accuracy.
+        """
+        if G is None:
+            G = self.gram(P, self.gram_dtype)
+        solve = self.precond(C, G)
+        if solve is None and G.dtype == np.float32:
+            self.gram_dtype = np.float64
+            G = self.gram(P, np.float64)
+            solve = self.precond(C, G)
+        shift = 1e-8
+        while solve is None:  # a shift above |M| makes M + shift I well conditioned
+            if shift > 1e3:  # only a non-finite G gets here
+                raise ProbeError(f"full-data fit at C={C:g}: the data Hessian is not finite "
+                                 "(non-finite features or probabilities); nothing was fitted")
+            solve = _cholesky_or_none(self._precond_matrix(C, G, np.float64, shift),
+                                      self.rows.run)
+            shift *= 10.0
+        return G, solve
+
+
+def _cholesky_or_none(M: np.ndarray, run: Callable[..., Any]
+                      ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """``cholesky_solver(M)``, or None when M is not positive definite (the factorisation is
+    the test)."""
+    try:
+        return cholesky_solver(M, run)
+    except np.linalg.LinAlgError:
+        return None
 
 
 def _pcg(prob: _Problem, C: float, P: np.ndarray, g: np.ndarray,
@@ -370,11 +418,8 @@ def _solve_path(prob: _Problem, y: np.ndarray, n_classes: int, Cs: Sequence[floa
                 break
             if it >= max_iter:
                 break
-            if G is None:
-                G = prob.gram(P)
-                cho = None
-            if cho is None:
-                cho = prob.precond(C, G)
+            if G is None or cho is None:
+                G, cho = prob.factor(C, P, G)
             rtol = min(0.1, max(1e-6, np.sqrt(gnorm)))
             delta, ncg = _pcg(prob, C, P, g, cho, rtol)
             if ncg > STALE_CG:

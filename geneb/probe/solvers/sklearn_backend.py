@@ -19,20 +19,22 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from geneb.probe.preprocess import standardize_pair
-from geneb.probe.solvers.base import DEFAULT_TOL, CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import (
+    DEFAULT_TOL,
+    CellFit,
+    ProbeCell,
+    ProbeProblem,
+    second_order,
+)
 
-#: Largest Hessian side (coefficients) for which newton-cholesky is used; above it, L-BFGS.
-#: A Newton step costs n * p^2 in GEMM (fast) and converges in ~5-15 steps; tight L-BFGS
-#: needs hundreds to thousands of memory-bound passes on ill-conditioned (large C) problems.
-NEWTON_MAX_COEFS = 8192
 #: L-BFGS stops on max |projected gradient| of sklearn's mean-scaled objective.
 LBFGS_TOL = 1e-10
 
 
 def choose_solver(n_features: int, n_classes: int, tol: float = DEFAULT_TOL) -> tuple[str, float]:
-    """(solver, tol) that reaches the optimum: Newton for small Hessians, else tight L-BFGS."""
-    n_coef = (n_features + 1) * (1 if n_classes == 2 else n_classes)
-    if n_coef <= NEWTON_MAX_COEFS:
+    """(solver, tol) that reaches the optimum: Newton for small Hessians (``second_order``),
+    else tight L-BFGS."""
+    if second_order(n_features, 1 if n_classes == 2 else n_classes):
         return "newton-cholesky", tol
     return "lbfgs", min(tol, LBFGS_TOL)
 

@@ -13,11 +13,15 @@ def health(page: Page, ctx: ReportContext) -> None:
     if bad.empty:
         page.p("Every fit in the table converged.")
         return
-    cols = [
-        c for c in ("model", "task", "regime", "seed", "C", "probe", "n_iter") if c in bad.columns
-    ]
+    cols = [c for c in ("model", "task", "regime", "seed", "C", "probe", "backend", "protocol",
+                        "n_iter") if c in bad.columns]
+    table = bad[cols].copy()
+    for c in ("seed", "n_iter"):  # stored as floats by the table loader; whole numbers here
+        if c in table and table[c].notna().all():
+            table[c] = table[c].round().astype("int64")
     page.table(
         "nonconverged",
-        bad[cols],
+        table,
         f"{len(bad)} fits did not converge (kept in every analysis, not hidden)",
+        keep=("probe", "C"),  # an MLP row must not read as a logistic regression
     )
