@@ -25,6 +25,14 @@ SHOW = ["task", "model", "scorer", "window", "orientation", "n_scored", "n_not_s
         "n_pos", "auroc", "auroc_lo", "auroc_hi", "auprc", "auprc_lo", "auprc_hi"]
 
 
+SUPERVISED_NOTE = (
+    "<p>Scorers <code>probe-diff</code> (features alt - ref) and <code>probe-concat</code> "
+    "([ref, alt, alt - ref]) are supervised: a logistic-regression probe on the same window "
+    "embeddings, scored by its out-of-fold probability of label 1 under cross-validation over "
+    "contiguous genomic blocks (no two folds share a window; C chosen inside each training "
+    "set). The other scorers are zero-shot.</p>")
+
+
 def roc_figure(scores: pd.DataFrame, task: str, path: Path) -> Path:
     """ROC curves of every (model, scorer, window) on one task, AUROC in the legend."""
     fig = Figure(figsize=(5.5, 5.0))
@@ -69,16 +77,19 @@ def vep_section(
     spath = out / "tables" / "vep_status.csv"
     status.to_csv(spath, index=False)
     files.append(spath)
+    supervised = bool(scores["scorer"].astype(str).str.startswith("probe-").any())
     show = [c for c in SHOW if c in metrics] + (["spearman", "spearman_lo", "spearman_hi"]
                                                  if "spearman" in metrics else [])
     parts = [
-        "<h2>Variant effects (zero-shot)</h2>",
+        "<h2>Variant effects (zero-shot)</h2>" if not supervised else
+        "<h2>Variant effects (zero-shot and supervised)</h2>",
         "<p>Each variant is scored from a reference window and the same window carrying the "
         "allele: embedding distances (cosine, l2; higher = predicted label 1) or the "
         "log-likelihood ratio of a language-model head (llr; negated, so lower likelihood of "
         f"the allele = predicted label 1). Intervals: 95% percentile bootstrap over variants "
         f"({n_boot} resamples, seed {seed}). Spearman: oriented score against the task's "
         "continuous score column, when it has one.</p>",
+        *([SUPERVISED_NOTE] if supervised else []),
         metrics[show].to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep="",
                               border=0, escape=True),
         "<p class=\"note\">(tables/vep_metrics.csv; variants not scored and why: "
