@@ -66,6 +66,7 @@ WORKERS = POSITIVE_INT
 LAYER = Interval(int, None, None)
 N_BOOT = Interval(int, 100, None)
 ALPHA = Interval(float, 0, 1, closed="neither")
+RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
 POOLING = StrOptions(("mean", "mean_nonspecial"))
 TRUNCATION = StrOptions(("truncate", "window"))
 STORAGE_DTYPE = StrOptions(("float32", "float16"))

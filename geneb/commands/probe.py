@@ -42,6 +42,14 @@ def probe(
             "Default 1.",
         ),
     ] = None,
+    alpha: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--alpha",
+            help="Ridge penalties for regression tasks: comma list or repeated. Default "
+            "0.01,0.1,1,10,100.",
+        ),
+    ] = None,
     probe_kind: Annotated[
         str, typer.Option("--probe", help="linear (logistic regression) or mlp (one layer).")
     ] = "linear",
@@ -74,13 +82,18 @@ def probe(
                      "(recorded) instead of failing."),
     ] = False,
 ) -> None:
-    """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C)."""
+    """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C).
+
+    Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
     from geneb.probe.engine import run_probes
+    from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP
 
     # option checks, before any work (constraints: geneb.params)
     shots_l = params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
     seeds_l = params.parse_option_list("--seeds", seeds, params.SEED)
     Cs = params.parse_option_list("--C", C, params.C_VALUE) or [1.0]  # noqa: N806
+    alphas = params.parse_option_list("--alpha", alpha, params.RIDGE_ALPHA) or list(
+        DEFAULT_ALPHA_SWEEP)
     params.check_option("--probe", probe_kind, params.PROBE)
     params.check_option("--backend", backend, params.BACKEND)
     params.check_option("--protocol", protocol, params.PROTOCOL)
@@ -91,8 +104,8 @@ def probe(
     try:
         s = run_probes(
             store, out, models=model or None, tasks=task or None, shots=shots_l, seeds=seeds_l,
-            Cs=Cs, probe=probe_kind, backend=backend, protocol=protocol, workers=workers,
-            scheduler=scheduler, standardize=standardize, take_all=take_all,
+            Cs=Cs, alphas=alphas, probe=probe_kind, backend=backend, protocol=protocol,
+            workers=workers, scheduler=scheduler, standardize=standardize, take_all=take_all,
             progress=show_progress(),
         )
     except GenebError as e:  # library errors name parameters; the CLI names its options

@@ -202,8 +202,9 @@ class ZarrIO:
         n1 = max(1, len(labels))
         digests: dict[str, list[Digest]] = {}
         for name, data in (("labels", labels), ("row", rows)):
-            a = g.create_array(name, shape=data.shape, dtype="int64", chunks=(n1,),
-                               compressors=[Crc32cCodec()], fill_value=0, chunk_key_encoding=cke)
+            a = g.create_array(name, shape=data.shape, dtype=str(data.dtype), chunks=(n1,),
+                               compressors=[Crc32cCodec()], fill_value=0,
+                               chunk_key_encoding=cke)
             a[...] = data
             digests[name] = [digest_of_rows(data, n1)] if len(data) else []
         return digests

@@ -47,7 +47,7 @@ def split_fingerprint(sequences: Sequence[str], labels: np.ndarray) -> str:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """Metadata of one classification task; the identity used everywhere downstream."""
+    """Metadata of one task (classification or regression); the identity used downstream."""
 
     name: str
     category: str
@@ -59,6 +59,9 @@ class TaskSpec:
     synthetic: bool = False
     path: str | None = None
     description: str = ""
+    #: "classification" (labels are class ids 0..K-1) or "regression" (labels are real-valued
+    #: targets; n_classes 0, no label names): see ``geneb.tasks.regression``.
+    kind: str = "classification"
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,7 +70,7 @@ class SplitData:
 
     name: str
     sequences: tuple[str, ...]
-    labels: np.ndarray  # int64, values 0..K-1
+    labels: np.ndarray  # int64 class ids 0..K-1; float64 targets for regression tasks
     rows: np.ndarray  # int64, index of each row in the split file
     fingerprint: str
     source_file: str = ""
