@@ -10,8 +10,10 @@ Regime rule: k shots *per class* is undefined without classes, so regression pai
 ``full`` regime only (k-shot regimes asked for are not planned for them). A full-data ridge fit
 draws no rows and is deterministic, so every seed's row carries the same single fit (one row
 per seed, as for the full regime of the logistic probe). Metrics: Spearman, Pearson and R^2 on
-the whole test split (``geneb.probe.regression_metrics``); the classification columns (MCC,
-accuracy, ...) are null on these rows, so a regression score is never averaged with an MCC.
+the whole test split (``geneb.probe.regression_metrics``), each with a 95% percentile
+bootstrap interval over test rows (``N_BOOT`` resamples, ``BOOT_SEED``); the classification
+columns (MCC, accuracy, ...) are null on these rows, so a regression score is never averaged
+with an MCC.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ProbeError
-from geneb.probe.regression_metrics import regression_metrics
+from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
 from geneb.probe.schema import RESULTS_SCHEMA_VERSION, cell_id
 from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
 
@@ -31,6 +33,9 @@ RIDGE_PROBE = "ridge"
 #: The ``backend`` recorded for ridge rows: the exact SVD solve of ``solvers.ridge``.
 RIDGE_BACKEND = "svd"
 REGRESSION = "regression"
+#: Bootstrap of the metric intervals: resamples of the test rows, and their RNG seed.
+N_BOOT = 1000
+BOOT_SEED = 0
 
 
 def is_regression_labels(labels: np.ndarray) -> bool:
@@ -105,6 +110,9 @@ def solve_ridge_fits(
     out = []
     for f, r in zip(fits, res, strict=True):
         m = regression_metrics(y_test, r.pred)
+        for k, (lo, hi) in bootstrap_intervals(y_test, r.pred, n_boot=N_BOOT,
+                                               seed=BOOT_SEED).items():
+            m[f"{k}_lo"], m[f"{k}_hi"] = lo, hi
         out.append({
             "fit_id": f.fit_id, **{k: (None if v != v else v) for k, v in m.items()},
             "mcc": None, "accuracy": None, "macro_f1": None, "auroc": None,

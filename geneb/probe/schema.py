@@ -21,8 +21,8 @@ import pyarrow as pa
 
 #: 2: ``protocol``, ``storage_dtype`` and ``n_convergence_warnings`` added (version 1 tables
 #: are read and migrated: see ``LEGACY_DEFAULTS``). 3: ``alpha``, ``spearman``, ``pearson``,
-#: ``r2`` added for ridge probes of regression tasks (null on classification rows; older
-#: tables are migrated with nulls).
+#: ``r2`` and their intervals (``*_lo``, ``*_hi``) added for ridge probes of regression tasks
+#: (null on classification rows; older tables are migrated with nulls).
 RESULTS_SCHEMA_VERSION = 3
 READABLE_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2, 3)
 
@@ -77,6 +77,13 @@ RESULTS_SCHEMA = pa.schema(
         ("spearman", pa.float64()),
         ("pearson", pa.float64()),
         ("r2", pa.float64()),
+        # 95% percentile bootstrap intervals over test rows (geneb.probe.ridge_probe)
+        ("spearman_lo", pa.float64()),
+        ("spearman_hi", pa.float64()),
+        ("pearson_lo", pa.float64()),
+        ("pearson_hi", pa.float64()),
+        ("r2_lo", pa.float64()),
+        ("r2_hi", pa.float64()),
     ]
 )
 
@@ -93,6 +100,12 @@ LEGACY_DEFAULTS: dict[str, Any] = {
     "spearman": None,
     "pearson": None,
     "r2": None,
+    "spearman_lo": None,
+    "spearman_hi": None,
+    "pearson_lo": None,
+    "pearson_hi": None,
+    "r2_lo": None,
+    "r2_hi": None,
 }
 
 #: Columns that identify one cell; a rerun skips cells whose identity is already present.

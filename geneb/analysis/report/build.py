@@ -25,6 +25,7 @@ import pandas as pd
 
 from geneb import params
 from geneb.analysis.metadata import read_model_info
+from geneb.analysis.regression import is_regression_row, load_regression
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
@@ -65,6 +66,9 @@ def build_report(
     _check_options(n_boot, boot_seed, alpha)
     out = Path(out_dir)
     owned = output.check_output(out)
+    reg = load_regression(results)
+    if len(reg) and is_regression_row(_raw(results)).all():  # regression tasks only
+        return _regression_only(out, owned, reg)
     df_all = load_results(results)
     df = restrict(df_all, regimes=regimes, Cs=Cs)
     if df.empty:
@@ -86,6 +90,7 @@ def build_report(
         n_boot=n_boot,
         boot_seed=boot_seed,
         alpha=alpha,
+        extra={"regression": reg},
     )
     staged = output.staging_dir(out)
     try:
@@ -98,6 +103,29 @@ def build_report(
             + ".",
             "note",
         )
+        (staged / "index.html").write_text(page.html("GENEB report"), encoding="utf-8")
+    except BaseException:
+        output.discard(staged)
+        raise
+    output.commit(out, staged, owned)
+    return out / "index.html"
+
+
+def _raw(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
+    from geneb.analysis.table import _read_parquet
+
+    return results if isinstance(results, pd.DataFrame) else _read_parquet(Path(results))
+
+
+def _regression_only(out: Path, owned: object, reg: pd.DataFrame) -> Path:
+    """A table of regression tasks only: the page is their section (no MCC analyses)."""
+    from geneb.analysis.report.sections.regression import regression_section
+
+    staged = output.staging_dir(out)
+    try:
+        page = Page(staged)
+        page.h(1, "GENEB report")
+        regression_section(page, reg)
         (staged / "index.html").write_text(page.html("GENEB report"), encoding="utf-8")
     except BaseException:
         output.discard(staged)
