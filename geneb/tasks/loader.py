@@ -51,6 +51,7 @@ from geneb.tasks.spec import (
     Task,
     TaskSpec,
     split_fingerprint,
+    typed_task,
 )
 from geneb.tasks.validate import (
     RawLabels,
@@ -330,7 +331,7 @@ def load_task_folder(
         description=meta.get("description", ""),
         kind=task_kind_,
     )
-    return Task(spec=spec, splits=splits, metadata=metadata)
+    return typed_task(Task(spec=spec, splits=splits, metadata=metadata))
 
 
 # --------------------------------------------------------------------------- writing

@@ -101,3 +101,40 @@ class Task:
 
     def fingerprints(self) -> dict[str, str]:
         return {name: s.fingerprint for name, s in self.splits.items()}
+
+    # ------------------------------------------------ the task API (GFMBench's interface)
+    def attributes(self) -> dict[str, Any]:
+        """What the task is: name, kind, classes or targets, split sizes, metrics it gives."""
+        from geneb.tasks.evaluate import task_attributes
+
+        return task_attributes(self)
+
+    def train_data(self) -> tuple[list[str], np.ndarray]:
+        """The finetune set: (train sequences, train labels: class ids or float targets)."""
+        tr = self.split("train")
+        return list(tr.sequences), tr.labels.copy()
+
+    def evaluate(self, model: Any, **options: Any) -> dict[str, Any]:
+        """Every metric ``model``'s methods allow (``embed``, ``predict``, ...), plus
+        ``skipped`` (method -> why nothing came from it); see ``geneb.tasks.evaluate``.
+        ``options``: ``C`` (logistic probe, default 1), ``alpha`` (ridge, default 1),
+        ``standardize``."""
+        from geneb.tasks.evaluate import evaluate_sequence_task
+
+        return evaluate_sequence_task(self, model, **options)
+
+
+@dataclass(frozen=True, eq=False)
+class ClassificationTask(Task):
+    """A task whose labels are class ids 0..K-1 (logistic probes, MCC)."""
+
+
+@dataclass(frozen=True, eq=False)
+class RegressionTask(Task):
+    """A task whose labels are real-valued targets (ridge probes, Spearman / Pearson / R^2)."""
+
+
+def typed_task(task: Task) -> Task:
+    """The task as its kind's subclass (the same spec, splits and metadata)."""
+    cls = RegressionTask if task.spec.kind == "regression" else ClassificationTask
+    return task if isinstance(task, cls) else cls(task.spec, task.splits, task.metadata)
