@@ -89,6 +89,26 @@ def test_probe_equals_sklearn_per_fold(brca1, kmer_table):
         assert C == min(c for c, v in inner.items() if v >= best - 1e-9), (f, inner)
 
 
+def test_ridge_target_score_equals_sklearn_per_fold(brca1):
+    from sklearn.linear_model import Ridge
+
+    from geneb.extract.registry import get_embedder
+    from geneb.vep.probe_run import probe_variants
+
+    t = probe_variants(brca1, "kmer-3", window=W, limit=LIMIT, folds=4, target="score",
+                       features=["diff"], alphas=[0.001, 0.1])
+    assert set(t["scorer"]) == {"ridge-diff"} and "alpha" in t and "C" not in t
+    emb = get_embedder("kmer-3")
+    refs, alts = _windows_by_hand(brca1, t)
+    X = np.asarray(emb.embed(alts), np.float64) - np.asarray(emb.embed(refs), np.float64)
+    y, fold = t["task_score"].to_numpy(), t["fold"].to_numpy()
+    for f in range(4):
+        tr, te = fold != f, fold == f
+        a = float(t.loc[te, "alpha"].iloc[0])
+        pred = Ridge(alpha=a).fit(X[tr], y[tr]).predict(X[te])
+        np.testing.assert_allclose(t.loc[te, "score"], pred, rtol=1e-7, atol=1e-9)
+
+
 def test_leave_one_chromosome_out_and_indels(tmp_path):
     from geneb.vep.folds import genomic_folds, window_extents
     from geneb.vep.variants import load_variant_task
@@ -122,6 +142,7 @@ def _run(*args: str) -> tuple[int, str]:
     return res.exit_code, " ".join(res.output.split())
 
 
+@pytest.mark.slow  # ~11 s alone, over 20 s on the shared machine under load
 def test_cli_tiny_model_beside_zero_shot(brca1, models_dir, tmp_path):
     model = str(models_dir / "tiny-lm" / "tiny-bert-char-mlm")
     store, out = str(tmp_path / "s.zarr"), tmp_path / "p.parquet"

@@ -78,8 +78,9 @@ def vep_section(
     status.to_csv(spath, index=False)
     files.append(spath)
     supervised = bool(scores["scorer"].astype(str).str.startswith("probe-").any())
-    show = [c for c in SHOW if c in metrics] + (["spearman", "spearman_lo", "spearman_hi"]
-                                                 if "spearman" in metrics else [])
+    show = [c for c in SHOW if c in metrics] + [
+        f"{m}{x}" for m in ("spearman", "pearson", "r2") if m in metrics
+        for x in ("", "_lo", "_hi")]
     parts = [
         "<h2>Variant effects (zero-shot)</h2>" if not supervised else
         "<h2>Variant effects (zero-shot and supervised)</h2>",

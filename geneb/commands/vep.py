@@ -115,6 +115,13 @@ def probe(
                                          "(as for geneb probe).")] = "auto",
     standardize: Annotated[bool, typer.Option("--standardize", help="Standardise features on "
                                               "each fit's training rows.")] = False,
+    target: Annotated[str, typer.Option("--target", help="label (logistic probe of 0/1) or "
+                                        "score (ridge regression of the task's score column)."
+                                        )] = "label",
+    alpha: Annotated[str, typer.Option("--alpha", help="Ridge alpha sweep (--target score), "
+                                       "chosen per fold by inner block CV.")] = (
+        "0.01,0.1,1,10,100"
+    ),
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
         "cpu"
     ),
@@ -140,7 +147,8 @@ def probe(
     df = probe_variants(vt, model, features=features or list(FEATURES), Cs=C, window=window,
                         folds=folds, store=store, limit=limit, name=name, device=device,
                         batch_tokens=batch_tokens, trust_remote_code=trust_remote_code,
-                        backend=backend, standardize=standardize, run=run)
+                        backend=backend, standardize=standardize, target=target,
+                        alphas=alpha, run=run)
     write_table(df, out)
     n_folds = int(df["fold"].max()) + 1
     console.print(f"{int((df['status'] == 'ok').sum())}/{len(df)} rows scored out of fold "
@@ -176,7 +184,7 @@ def evaluate(
     else:
         metrics = run_eval(df, n_boot=n_boot, seed=seed)
     cols = ["task", "model", "scorer", "window", "n_scored", "auroc", "auroc_lo", "auroc_hi",
-            "auprc"] + (["spearman"] if "spearman" in metrics else [])
+            "auprc"] + [c for c in ("spearman", "pearson", "r2") if c in metrics]
     console.print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),
                   highlight=False)
 

@@ -79,6 +79,33 @@ def evaluate_sequence_task(
     skipped: dict[str, str] = {}
     if "embed" in have:
         Xtr, Xte = call_embed(model, tr.sequences), call_embed(model, te.sequences)
+        out.update(_probe_metrics(task, Xtr, Xte, C=C, alpha=alpha, standardize=standardize))
+    else:
+        skipped["embed"] = "the model has no embed(seqs): no probe metrics"
+    if "predict" in have:
+        pred = np.asarray(model.predict(list(te.sequences)), dtype=np.float64)
+        m = _metrics(kind, te.labels, pred, task.spec.n_classes)
+        out.update({f"predict_{k}": v for k, v in m.items()})
+    else:
+        skipped["predict"] = "the model has no predict(seqs): no metrics of its own predictions"
+    for m in ("log_likelihood", "masked_log_probs"):
+        skipped[m] = (f"a {kind} task has no likelihood metric (likelihoods score variants: "
+                      "ZeroShotVariantTask)" if m in have else f"the model has no {m}")
+    out["skipped"] = skipped
+    return out
+
+
+def _probe_metrics(
+    task: Any, Xtr: np.ndarray, Xte: np.ndarray, *, C: float, alpha: float,  # noqa: N803
+    standardize: bool,
+) -> dict[str, float]:
+    """The probe on the train embeddings, scored on the test split (one BLAS thread)."""
+    from threadpoolctl import threadpool_limits
+
+    kind = task.spec.kind
+    tr, te = task.split("train"), task.split("test")
+    out: dict[str, float] = {}
+    with threadpool_limits(limits=1):
         if kind == "regression":
             from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
 
@@ -94,18 +121,6 @@ def evaluate_sequence_task(
             k = task.spec.n_classes
             fit = fit_logreg(Xtr, tr.labels, Xte, C=C, n_classes=k)
             out.update(_metrics(kind, te.labels, fit.proba, k))
-    else:
-        skipped["embed"] = "the model has no embed(seqs): no probe metrics"
-    if "predict" in have:
-        pred = np.asarray(model.predict(list(te.sequences)), dtype=np.float64)
-        m = _metrics(kind, te.labels, pred, task.spec.n_classes)
-        out.update({f"predict_{k}": v for k, v in m.items()})
-    else:
-        skipped["predict"] = "the model has no predict(seqs): no metrics of its own predictions"
-    for m in ("log_likelihood", "masked_log_probs"):
-        skipped[m] = (f"a {kind} task has no likelihood metric (likelihoods score variants: "
-                      "ZeroShotVariantTask)" if m in have else f"the model has no {m}")
-    out["skipped"] = skipped
     return out
 
 

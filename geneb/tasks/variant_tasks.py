@@ -180,7 +180,7 @@ class SupervisedVariantTask(_VariantTask):
         from geneb.probe.schema import DEFAULT_C_SWEEP
         from geneb.probe.solvers import get_backend
         from geneb.vep.folds import genomic_folds
-        from geneb.vep.supervised import out_of_fold, variant_features
+        from geneb.vep.supervised import logistic_learner, out_of_fold, variant_features
 
         have, out, skipped = methods_of(model), {}, {}
         if "embed" in have:
@@ -190,7 +190,7 @@ class SupervisedVariantTask(_VariantTask):
             e_ref = call_embed(model, win.ref_windows)[win.ref_id[ok]]
             e_alt = call_embed(model, [win.alt_windows[i] for i in ok])
             X = variant_features(e_ref, e_alt, options.get("features", "diff"))
-            oof = out_of_fold(get_backend("sklearn"), X, y, fold,
+            oof = out_of_fold(logistic_learner(get_backend("sklearn")), X, y, fold,
                               options.get("Cs", DEFAULT_C_SWEEP))
             out.update({k.removeprefix("probe_"): v
                         for k, v in _rank_metrics("probe", y, oof.score, None).items()})

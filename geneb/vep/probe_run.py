@@ -19,9 +19,18 @@ import pandas as pd
 
 from geneb.errors import GenebError
 from geneb.probe.schema import DEFAULT_C_SWEEP
+from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP, parse_alphas
 from geneb.vep.folds import genomic_folds
 from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings
-from geneb.vep.supervised import FEATURES, PROBE_SCORERS, out_of_fold, variant_features
+from geneb.vep.supervised import (
+    FEATURES,
+    PROBE_SCORERS,
+    RIDGE_SCORERS,
+    logistic_learner,
+    out_of_fold,
+    ridge_learner,
+    variant_features,
+)
 from geneb.vep.variants import VariantTask, load_variant_task
 from geneb.vep.windows import OK, make_windows
 
@@ -46,9 +55,14 @@ def probe_variants(
     trust_remote_code: bool = False,
     backend: str = "auto",
     standardize: bool = False,
+    target: str = "label",
+    alphas: Sequence[float] | str = DEFAULT_ALPHA_SWEEP,
     run: ScoreRun | None = None,
 ) -> pd.DataFrame:
-    """One row per (variant, feature set): out-of-fold P(label 1), fold, C, status."""
+    """One row per (variant, feature set): out-of-fold P(label 1), fold, C, status.
+
+    ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
+    instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
     from geneb.probe.plan import resolve_backend
     from geneb.probe.protocol import parse_Cs
     from geneb.probe.solvers import get_backend
@@ -60,36 +74,45 @@ def probe_variants(
     for f in feats:
         if f not in FEATURES:
             raise GenebError(f"--features {f!r}: expected one of {', '.join(FEATURES)}")
-    cs = parse_Cs(Cs)
-    solver = get_backend(resolve_backend(backend, "linear"))
+    if target not in ("label", "score"):
+        raise GenebError(f"--target must be 'label' or 'score', got {target!r}")
+    if target == "score" and not vt.has_score:
+        raise GenebError(f"--target score: task {vt.name!r} has no score column")
+    regression = target == "score"
+    cs = parse_alphas(alphas) if regression else parse_Cs(Cs)
+    learner = (ridge_learner(standardize) if regression else
+               logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
     cut, _ = check_limits(vt, limit, batch_tokens)
     win = make_windows(cut, window)
     fold, scheme = genomic_folds(cut, win, folds)
     n_folds = len(np.unique(fold[fold >= 0]))
     if len(cs) > 1 and n_folds < 3:
-        raise GenebError(f"choosing C from the sweep needs at least 3 folds (the training "
-                         f"folds of each split serve as inner folds), got {n_folds}; give more "
-                         "--folds or a single --C")
-    _check_classes(cut, fold, len(cs) > 1)
+        raise GenebError(f"choosing {learner.param} from the sweep needs at least 3 folds (the "
+                         f"training folds of each split serve as inner folds), got {n_folds}; "
+                         f"give more --folds or a single --{learner.param}")
+    if not regression:
+        _check_classes(cut, fold, len(cs) > 1)
     emb = window_embeddings(vt, model, window=window, store=store, limit=limit, name=name,
                             device=device, batch_tokens=batch_tokens,
                             trust_remote_code=trust_remote_code, run=run)
     ok = emb.ok
-    y = cut.table["label"].to_numpy()[ok].astype(np.int64)
+    y = (cut.table["score"].to_numpy(np.float64)[ok] if regression
+         else cut.table["label"].to_numpy()[ok].astype(np.int64))
     ref = emb.ref[emb.windows.ref_id[ok]]
     parts = []
     for f in feats:
         X = variant_features(ref, emb.alt, f)
-        oof = out_of_fold(solver, X, y, fold[ok], cs, standardize=standardize)
+        oof = out_of_fold(learner, X, y, fold[ok], cs)
         score = np.full(len(cut), np.nan)
         c = np.full(len(cut), np.nan)
         score[ok], c[ok] = oof.score, oof.C
         status = win.status.copy()
         status[(status == OK) & ~np.isfinite(score)] = NOT_IN_FOLD
-        df = score_table(cut, win, emb.model, PROBE_SCORERS[f], score, status, "")
+        name = (RIDGE_SCORERS if regression else PROBE_SCORERS)[f]
+        df = score_table(cut, win, emb.model, name, score, status, "")
         df.insert(df.columns.get_loc("score") + 1, "fold", fold)
-        df.insert(df.columns.get_loc("fold") + 1, "C", c)
-        df.insert(df.columns.get_loc("C") + 1, "folds", scheme)
+        df.insert(df.columns.get_loc("fold") + 1, learner.param, c)
+        df.insert(df.columns.get_loc(learner.param) + 1, "folds", scheme)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)
 
