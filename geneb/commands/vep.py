@@ -112,7 +112,8 @@ def probe(
     name: Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
                                              "store.")] = None,
     backend: Annotated[str, typer.Option("--backend", help="Logistic-regression solver "
-                                         "(as for geneb probe).")] = "auto",
+                                         "(as for geneb probe; default sklearn, the "
+                                         "reference).")] = "sklearn",
     standardize: Annotated[bool, typer.Option("--standardize", help="Standardise features on "
                                               "each fit's training rows.")] = False,
     target: Annotated[str, typer.Option("--target", help="label (logistic probe of 0/1) or "

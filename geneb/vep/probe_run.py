@@ -53,7 +53,7 @@ def probe_variants(
     device: str = "cpu",
     batch_tokens: int | None = None,
     trust_remote_code: bool = False,
-    backend: str = "auto",
+    backend: str = "sklearn",
     standardize: bool = False,
     target: str = "label",
     alphas: Sequence[float] | str = DEFAULT_ALPHA_SWEEP,
