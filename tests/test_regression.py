@@ -129,6 +129,13 @@ def test_geneb_probe_ridge_cells_equal_sklearn(tmp_path):
         assert row["pearson"] == pytest.approx(stats.pearsonr(pred, te["label"]).statistic,
                                                abs=1e-6)
         assert row["r2"] == pytest.approx(r2_score(te["label"], pred), abs=1e-6)
+        # the interval: 1,000 resamples of the test rows by default_rng(0), percentiles
+        rng = np.random.default_rng(0)
+        yt = te["label"].to_numpy()
+        boot = [stats.spearmanr(pred[i], yt[i]).statistic
+                for i in (rng.integers(0, len(yt), len(yt)) for _ in range(1000))]
+        assert (row["spearman_lo"], row["spearman_hi"]) == pytest.approx(
+            tuple(np.percentile(boot, [2.5, 97.5])), abs=1e-6)
     r = CliRunner().invoke(app, ["probe", "--store", store, "--out", out, "--workers", "1",
                                  "--seeds", "13,17", "--alpha", "0.001,0.1,10"])
     assert r.exit_code == 0 and "already done" in r.output and "0 computed" in r.output
@@ -152,3 +159,39 @@ def test_version_2_tables_read_with_null_regression_columns(tmp_path):
     df = read_results(tmp_path / "old.parquet")
     assert df["mcc"].iloc[0] == 0.5 and df[["alpha", "spearman", "pearson", "r2"]].isna().all(
         axis=None)
+
+
+def test_report_keeps_regression_apart_from_mcc(tmp_path):
+    """A table with a classification and a regression task: MCC analyses never see the
+    regression rows; they get their own section and table."""
+    from geneb.analysis.report import build_report
+    from geneb.analysis.table import load_results
+    from geneb.probe.engine import run_probes
+
+    rng = np.random.default_rng(4)
+    cls = tmp_path / "cls"
+    cls.mkdir()
+    for split, n in (("train", 80), ("test", 40)):
+        seqs = ["".join(rng.choice(list("ACGT"), 40)) for _ in range(n)]
+        pd.DataFrame({"sequence": seqs, "label": [int(s.count("G") > 10) for s in seqs]}
+                     ).to_csv(cls / f"{split}.csv", index=False)
+    reg = _reg_task(tmp_path / "reg")
+    store, out = str(tmp_path / "s.zarr"), tmp_path / "res"
+    for t in (cls, reg):
+        r = CliRunner().invoke(app, ["extract", "--store", store, "--model", "kmer-2", "--task",
+                                     str(t)])
+        assert r.exit_code == 0, r.output
+    s = run_probes(store, out, shots="10,full", seeds="13,17", Cs=[1.0], workers=1)
+    assert s.n_cells == 2 * 2 + 2 * 5  # cls: 2 regimes x 2 seeds; reg: full x 2 seeds x 5
+    assert run_probes(store, out, shots="10", seeds="13", workers=1).n_cells == 1  # no ridge
+    assert run_probes(store, out, seeds="13", probe="mlp", backend="sklearn",
+                      workers=1).n_cells == 3  # the MLP plans nothing for the regression task
+    assert set(load_results(out)["task"]) == {"cls"}
+    index = build_report(out, tmp_path / "rep", n_boot=100)
+    html = index.read_text()
+    assert "Regression tasks" in html
+    tables = tmp_path / "rep" / "tables"
+    assert set(pd.read_csv(tables / "regression.csv")["task"]) == {"reg"}
+    for f in tables.glob("*.csv"):
+        if f.name != "regression.csv":
+            assert "reg" not in set(pd.read_csv(f).get("task", pd.Series(dtype=str))), f.name

@@ -159,8 +159,8 @@ def _run(
     for p in pairs:
         if p.kind == REGRESSION:  # ridge probes, full regime only (geneb.probe.ridge_probe)
             reused, nc, ns = plan_ridge_pair(
-                p, seeds=seeds, alphas=alphas, probe=probe, standardize=standardize, done=done,
-                versions=vers, created=created)
+                p, shots=shots, seeds=seeds, alphas=alphas, probe=probe,
+                standardize=standardize, done=done, versions=vers, created=created)
         else:
             reused, nc, ns = plan_pair(
                 p, shots=shots, seeds=seeds, Cs=Cs, probe=probe, backend_name=backend_name,

@@ -7,7 +7,9 @@ probes: the dispatch happens in ``geneb.probe.engine`` (planning) and
 ``geneb.probe.worker.solve_group`` (solving), by that one fact.
 
 Regime rule: k shots *per class* is undefined without classes, so regression pairs get the
-``full`` regime only (k-shot regimes asked for are not planned for them). A full-data ridge fit
+``full`` regime only (k-shot regimes asked for are not planned for them, and nothing is when
+``full`` is not asked for); ridge stands in for the linear probe, so ``probe="mlp"`` plans
+nothing for them. A full-data ridge fit
 draws no rows and is deterministic, so every seed's row carries the same single fit (one row
 per seed, as for the full regime of the logistic probe). Metrics: Spearman, Pearson and R^2 on
 the whole test split (``geneb.probe.regression_metrics``), each with a 95% percentile
@@ -24,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from geneb.errors import ProbeError
 from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
 from geneb.probe.schema import RESULTS_SCHEMA_VERSION, cell_id
 from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
@@ -46,6 +47,7 @@ def is_regression_labels(labels: np.ndarray) -> bool:
 def plan_ridge_pair(
     pair: Any,
     *,
+    shots: Sequence[str],
     seeds: Sequence[int],
     alphas: Sequence[float],
     probe: str,
@@ -54,12 +56,14 @@ def plan_ridge_pair(
     versions: tuple[str, str],
     created: str,
 ) -> tuple[list[dict[str, Any]], int, int]:
-    """Fill ``pair.fits`` / ``pair.cells`` with ridge cells; (reused rows, n_cells, n_skipped)."""
+    """Fill ``pair.fits`` / ``pair.cells`` with ridge cells; (reused rows, n_cells, n_skipped).
+
+    Nothing is planned when ``full`` is not among ``shots`` (the only regime that applies) or
+    for ``probe="mlp"`` (ridge stands in for the linear probe; the MLP is not defined here)."""
     from geneb.probe.plan import FitJob
 
-    if probe != "linear":
-        raise ProbeError(f"task {pair.task!r} is a regression task: probe={probe!r} does not "
-                         "apply (regression tasks get ridge probes with the default probe)")
+    if probe != "linear" or "full" not in shots:
+        return [], 0, 0
     positions = np.argsort(pair.rows, kind="stable").astype(np.int64)
     rows_key = hashlib.sha256(positions.tobytes()).hexdigest()
     fit_index: dict[tuple[str, float], int] = {}
