@@ -164,6 +164,26 @@ def _label_ids(
     return ids, tuple(union_s), kind, mapping
 
 
+def _labels(
+    raws: list[RawSplit], meta: Mapping[str, Any], json_file: str, task_kind_: str,
+    inferred: list[str],
+) -> tuple[list[np.ndarray], tuple[str, ...], str, dict[str, int] | None]:
+    """Every split's labels, checked: float targets (regression) or class ids."""
+    if task_kind_ == REGRESSION:
+        return [targets_of(r) for r in raws], (), "float", None
+    classified = [classify_labels(r.labels, r.where) for r in raws]
+    ids, label_names, kind, mapping = _label_ids(raws, classified, meta, json_file)
+    if "n_classes" not in meta:
+        inferred.append("n_classes")
+    if kind == "int" and "label_names" not in meta:
+        inferred.append("label_names")
+    for r, lab in zip(raws, ids, strict=True):
+        check_two_classes(r.name, lab, r.file, label_names)
+        if r.name != "train":
+            check_eval_classes(raws[0].file, ids[0], r.name, lab, r.where, label_names)
+    return ids, label_names, kind, mapping
+
+
 def _readonly(a: np.ndarray, dtype: type = np.int64) -> np.ndarray:
     a = np.ascontiguousarray(a, dtype=dtype)
     a.flags.writeable = False
@@ -255,20 +275,8 @@ def load_task_folder(
 
     checked = [check_sequences(r.sequences, r.where) for r in raws]
     task_kind_ = task_kind(meta, json_file)
-    if task_kind_ == REGRESSION:
-        ids, label_names, kind, mapping = [targets_of(r) for r in raws], (), "float", None
-    else:
-        classified = [classify_labels(r.labels, r.where) for r in raws]
-        ids, label_names, kind, mapping = _label_ids(raws, classified, meta, json_file)
-        if "n_classes" not in meta:
-            inferred.append("n_classes")
-        if kind == "int" and "label_names" not in meta:
-            inferred.append("label_names")
-    for r, lab in zip(raws, ids, strict=True):
-        if task_kind_ != REGRESSION:
-            check_two_classes(r.name, lab, r.file, label_names)
-        if r.name != "train" and task_kind_ != REGRESSION:
-            check_eval_classes(raws[0].file, ids[0], r.name, lab, r.where, label_names)
+    ids, label_names, kind, mapping = _labels(raws, meta, json_file, task_kind_, inferred)
+    for r in raws:
         expected = meta.get(f"n_{r.name}")
         if expected is not None and expected != len(r.sequences):
             raise TaskError(
