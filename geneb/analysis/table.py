@@ -39,6 +39,7 @@ OPTIONAL_DEFAULTS: dict[str, object] = {
     "sklearn_version": "",
     "created": "",
     "k": np.nan,
+    "alpha": np.nan,  # ridge rows only (regression tasks); part of the fit key
 }
 
 #: The key of one fit; a table with two rows for the same key keeps the latest (``created``).
