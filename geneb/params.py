@@ -116,6 +116,7 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "shots": ListOf(SHOT),
         "seeds": ListOf(SEED),
         "C": ListOf(C_VALUE),
+        "alpha": ListOf(RIDGE_ALPHA),
         "probes": ListOf(PROBE),
         "backend": BACKEND,
         "workers": WORKERS,

@@ -134,8 +134,6 @@ def dry_run(plan: Plan) -> DryRun:
             for s in plan.splits:
                 st = fs.status(StoreKey(key_m, t.spec.name, s)) if fs else "missing"
                 d.entries.append((key_m, t.spec.name, s, st))
-    from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP
-
     per_linear = len(plan.probe.shots) * len(plan.probe.seeds) * len(plan.probe.Cs)
     per_mlp = len(plan.probe.shots) * len(plan.probe.seeds)
     n_reg = sum(t.spec.kind == "regression" for t in tasks)
@@ -144,7 +142,7 @@ def dry_run(plan: Plan) -> DryRun:
         d.cells_total += n_pairs * (per_linear if probe == "linear" else per_mlp)
     if "linear" in plan.probe.probes and "full" in plan.probe.shots:  # ridge: full regime only
         d.cells_total += len(plan.models) * n_reg * len(plan.probe.seeds) * len(
-            DEFAULT_ALPHA_SWEEP)
+            plan.probe.alphas)
     if plan.results_path.exists():  # a results folder (or a single-file table of geneb <= 0.1)
         d.cells_present = _cells_present(plan, [model_key(m) for m in plan.models], tasks)
     d.report = f"report: {plan.report_dir / 'index.html'}" if plan.report else "report: disabled"
@@ -158,7 +156,6 @@ def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
     from geneb.probe.plan import resolve_backend
     from geneb.probe.results import read_table
     from geneb.probe.schema import ANALYSIS_KEY, CELL_IDENTITY, cell_id
-    from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP
 
     names = {t.spec.name for t in tasks}
     pp = plan.probe
@@ -174,7 +171,7 @@ def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
             ok = ("linear" in pp.probes and r["C"] in Cs
                   and (r["protocol"] or "converged") == pp.protocol)
         elif r["probe"] == "ridge":  # regression tasks (geneb.probe.ridge_probe)
-            ok = "linear" in pp.probes and r.get("alpha") in DEFAULT_ALPHA_SWEEP
+            ok = "linear" in pp.probes and r.get("alpha") in set(pp.alphas)
         else:
             ok = r["probe"] == "mlp" and mlp_backend is not None and r["backend"] == mlp_backend
         if ok:
@@ -224,6 +221,7 @@ def run_plan(
             shots=plan.probe.shots,
             seeds=plan.probe.seeds,
             Cs=plan.probe.Cs if probe == "linear" else (1.0,),
+            alphas=plan.probe.alphas,
             probe=probe,
             backend=plan.probe.backend,
             protocol=plan.probe.protocol if probe == "linear" else "converged",

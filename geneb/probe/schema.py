@@ -30,6 +30,8 @@ READABLE_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2, 3)
 REGIMES: tuple[str, ...] = ("1", "10", "full")
 DEFAULT_SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
 DEFAULT_C_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+#: The ridge penalty sweep of regression tasks (``geneb probe --alpha``): the C sweep's decades.
+DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 MAX_ITER = 1000
 
 #: ``converged``: every probe solved to its optimum (geneb's default). ``paper``: the GENEB

@@ -19,9 +19,10 @@ import numpy as np
 
 from geneb.errors import ProbeError
 from geneb.probe.preprocess import standardize_pair
+from geneb.probe.schema import DEFAULT_ALPHA_SWEEP
 
-#: The default alpha sweep (``geneb probe --alpha``), the C sweep's decades.
-DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+__all__ = ["DEFAULT_ALPHA_SWEEP", "RidgeCell", "RidgeFit", "parse_alphas", "ridge_predict",
+           "solve_ridge"]
 
 
 @dataclass(frozen=True, eq=False)
