@@ -135,6 +135,23 @@ def test_leave_one_chromosome_out_and_indels(tmp_path):
     assert end[4] == 299 + 6 + 20 - 1  # the deletion's alternate window reads 5 more bases
     with pytest.raises(GenebError, match="leave-one-chromosome-out"):
         genomic_folds(vt, win, 3)
+    # end to end: one probe per held-out chromosome, every variant scored out of fold
+    from sklearn.linear_model import LogisticRegression
+
+    from geneb.extract.registry import get_embedder
+    from geneb.vep.probe_run import probe_variants
+
+    t = probe_variants(vt, "kmer-2", window=40, Cs=[1.0], features=["diff"])
+    assert (t["folds"] == "chromosome").all() and t["fold"].tolist() == fold.tolist()
+    emb = get_embedder("kmer-2")
+    X = (np.asarray(emb.embed(list(win.alt_windows)), np.float64)
+         - np.asarray(emb.embed(win.ref_windows), np.float64)[win.ref_id])
+    y = df["label"].to_numpy()
+    for f in range(3):
+        clf = LogisticRegression(C=1.0, tol=1e-12, max_iter=100_000).fit(X[fold != f],
+                                                                        y[fold != f])
+        np.testing.assert_allclose(t.loc[fold == f, "score"],
+                                   clf.predict_proba(X[fold == f])[:, 1], atol=1e-6)
 
 
 def _run(*args: str) -> tuple[int, str]:
