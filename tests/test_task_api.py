@@ -105,6 +105,12 @@ def test_classification_task_with_only_embed_matches_sklearn():
     assert "no predict" in res["skipped"]["predict"]
 
 
+def test_genebs_own_embedders_satisfy_the_interface():
+    task = geneb.load_task("syn_promoter_tata")
+    res = task.evaluate(geneb.get_embedder("kmer-2"))
+    assert -1 <= res["mcc"] <= 1 and "embed" not in res["skipped"]
+
+
 def test_predict_only_model():
     task = geneb.load_task("syn_promoter_tata")
     te = task.split("test")
