@@ -55,12 +55,46 @@ def read_entry(
     return entry
 
 
-def load_task(name_or_path: str | os.PathLike[str], data_dir: str | None = None) -> Task:
-    """A task by folder path, built-in synthetic name (``syn_*``) or name under ``data_dir``."""
+def load_task(
+    name_or_path: str | os.PathLike[str],
+    data_dir: str | None = None,
+    *,
+    supervised: bool = False,
+    window: int = 1024,
+) -> Task:
+    """A task by folder path, built-in synthetic name (``syn_*``) or name under ``data_dir``.
+
+    Returns a ``geneb.tasks.Task``: a ``ClassificationTask`` or ``RegressionTask`` for sequence
+    tasks; for a variant folder (``variants.csv``/``.vcf[.gz]`` + ``reference.fa``) a
+    ``ZeroShotVariantTask``, or with ``supervised=True`` a ``SupervisedVariantTask``, on
+    windows of ``window`` bases. Each has ``attributes()``, ``train_data()`` and
+    ``evaluate(model)`` (``geneb.tasks.evaluate``)."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise GenebError(
             f"load_task: name_or_path must be a str or path, got {type(name_or_path).__name__}"
         )
+    from pathlib import Path
+
     from geneb.tasks import resolve_task
 
+    folder = Path(name_or_path).expanduser()
+    if folder.is_dir() and _is_variant_folder(folder):
+        from geneb.tasks.variant_tasks import SupervisedVariantTask, ZeroShotVariantTask
+
+        cls = SupervisedVariantTask if supervised else ZeroShotVariantTask
+        return cls.from_folder(str(folder), window)
+    if supervised:
+        raise GenebError(f"load_task: supervised=True applies to variant folders; "
+                         f"{os.fspath(name_or_path)!r} is a sequence task")
     return resolve_task(os.fspath(name_or_path), data_dir)
+
+
+def _is_variant_folder(folder: os.PathLike[str]) -> bool:
+    """A variant task folder: a reference FASTA and a variant table, no train split."""
+    from pathlib import Path
+
+    from geneb.vep.variants import VCF_NAMES
+
+    f = Path(folder)
+    return (f / "reference.fa").is_file() and any(
+        (f / n).is_file() for n in ("variants.csv", *VCF_NAMES))

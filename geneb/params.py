@@ -70,6 +70,7 @@ N_BOOT = Interval(int, 100, None)
 ALPHA = Interval(float, 0, 1, closed="neither")
 TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
 POOLING = StrOptions(POOLINGS)
+RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
 TRUNCATION = StrOptions(("truncate", "window"))
 STRANDS = StrOptions(("forward", "both"))
 STORAGE_DTYPE = StrOptions(("float32", "float16"))
@@ -121,6 +122,7 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
         "shots": ListOf(SHOT),
         "seeds": ListOf(SEED),
         "C": ListOf(C_VALUE),
+        "alpha": ListOf(RIDGE_ALPHA),
         "probes": ListOf(PROBE),
         "backend": BACKEND,
         "workers": WORKERS,

@@ -117,8 +117,9 @@ def test_batch_token_defaults_are_documented_as_they_are() -> None:
     docs = {" ".join(path): next(p.help for p in cmd.params if "--batch-tokens" in p.opts)
             for path, cmd in COMMANDS
             if any("--batch-tokens" in getattr(p, "opts", []) for p in cmd.params)}
-    assert set(docs) == {"extract", "vep score"}
-    cpu = {"extract": batching.CPU_BATCH_TOKENS, "vep score": vep_runner.CPU_BATCH_TOKENS}
+    assert set(docs) == {"extract", "vep score", "vep probe"}
+    cpu = {"extract": batching.CPU_BATCH_TOKENS, "vep score": vep_runner.CPU_BATCH_TOKENS,
+           "vep probe": vep_runner.CPU_BATCH_TOKENS}
     for command, text in docs.items():
         assert f"default {cpu[command]} on CPU" in text, (command, text)
         assert f"{batching.GPU_BATCH_TOKENS} on CUDA" in text, (command, text)

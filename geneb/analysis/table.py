@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from geneb.analysis.regression import is_regression_row
 from geneb.errors import GenebError, unknown_name
 from geneb.probe.schema import ANALYSIS_KEY
 
@@ -38,6 +39,7 @@ OPTIONAL_DEFAULTS: dict[str, object] = {
     "sklearn_version": "",
     "created": "",
     "k": np.nan,
+    "alpha": np.nan,  # ridge rows only (regression tasks); part of the fit key
 }
 
 #: The key of one fit; a table with two rows for the same key keeps the latest (``created``).
@@ -68,6 +70,11 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
         )
     if df.empty:
         raise GenebError(f"{where}: the results table has no rows")
+    reg = is_regression_row(df)  # regression tasks: summarised apart, never with MCC
+    if reg.all():
+        raise GenebError(f"{where}: the results table has only regression (ridge) rows; "
+                         "see geneb.analysis.regression")
+    df = df[~reg]
     for col, default in OPTIONAL_DEFAULTS.items():
         if col not in df.columns:
             df[col] = default

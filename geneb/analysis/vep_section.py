@@ -33,7 +33,7 @@ SHOW = ["task", "model", "scorer", "window", "orientation", "n_scored", "n_not_s
         "n_left_out", "n_pos"]
 #: Metrics shown as one "value [low, high]" cell each (the CSV keeps the three columns): 18
 #: columns did not fit a 1280 px page.
-METRICS = ("auroc", "auprc", "spearman")
+METRICS = ("auroc", "auprc", "spearman", "pearson", "r2")
 
 
 def for_page(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -42,12 +42,23 @@ def for_page(metrics: pd.DataFrame) -> pd.DataFrame:
     for k in METRICS:
         if k not in metrics:
             continue
+        if f"{k}_lo" not in metrics:
+            out[k] = [f"{v:.3f}" if np.isfinite(v) else "" for v in metrics[k]]
+            continue
         out[f"{k} [95% CI]"] = [
             "" if not np.isfinite(v) else f"{v:.3f}" if not np.isfinite(lo) else
             f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
             for v, lo, hi in zip(metrics[k], metrics[f"{k}_lo"], metrics[f"{k}_hi"], strict=True)
         ]
     return out
+
+
+SUPERVISED_NOTE = (
+    "<p>Scorers <code>probe-diff</code> (features alt - ref) and <code>probe-concat</code> "
+    "([ref, alt, alt - ref]) are supervised: a logistic-regression probe on the same window "
+    "embeddings, scored by its out-of-fold probability of label 1 under cross-validation over "
+    "contiguous genomic blocks (no two folds share a window; C chosen inside each training "
+    "set). The other scorers are zero-shot.</p>")
 
 
 def roc_figure(scores: pd.DataFrame, task: str, path: Path) -> Path:
@@ -95,8 +106,10 @@ def vep_section(
     spath = out / "tables" / "vep_status.csv"
     status.to_csv(spath, index=False)
     files.append(spath)
+    supervised = bool(scores["scorer"].astype(str).str.startswith("probe-").any())
     parts = [
-        "<h2>Variant effects (zero-shot)</h2>",
+        "<h2>Variant effects (zero-shot)</h2>" if not supervised else
+        "<h2>Variant effects (zero-shot and supervised)</h2>",
         "<p>Each variant is scored from a reference window and the same window carrying the "
         "allele: embedding distances (cosine, l2; higher = predicted label 1) or the "
         "log-likelihood ratio of a language-model head (llr; negated, so lower likelihood of "
@@ -104,6 +117,7 @@ def vep_section(
         f"({n_boot} resamples, seed {seed}). Spearman: oriented score against the task's "
         "continuous score column, when it has one.</p>",
         *(f'<p class="warning">{html.escape(n)}</p>' for n in notes),
+        *([SUPERVISED_NOTE] if supervised else []),
         f'<div class="scroll">{html_table(for_page(metrics))}</div>',
         "<p class=\"note\">(tables/vep_metrics.csv; variants not scored and why: "
         "tables/vep_status.csv)</p>",

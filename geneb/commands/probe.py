@@ -46,6 +46,14 @@ def probe(
             "Default 1.",
         ),
     ] = None,
+    alpha: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--alpha",
+            help="Ridge penalties for regression tasks: comma list or repeated. Default "
+            "0.01,0.1,1,10,100.",
+        ),
+    ] = None,
     probe_kind: Annotated[
         list[str] | None,
         typer.Option("--probe", help="linear (logistic regression) and/or mlp (one layer); "
@@ -80,10 +88,13 @@ def probe(
                      "(recorded) instead of failing."),
     ] = False,
 ) -> None:
-    """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C)."""
+    """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C).
+
+    Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
     from geneb.probe.engine import run_probes
     from geneb.probe.plan import resolve_backend
     from geneb.probe.schema import DEFAULT_SEEDS
+    from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP
 
     # option checks, before any work (constraints: geneb.params)
     shots_l = params.parse_option_list("--shots", shots or ["1,10,full"], params.SHOT,
@@ -94,6 +105,8 @@ def probe(
     probes = list(dict.fromkeys(  # each probe once, in the order given
         params.parse_option_list("--probe", probe_kind or ["linear"], params.PROBE,
                                  convert=str.strip)))
+    alphas = params.parse_option_list("--alpha", alpha, params.RIDGE_ALPHA) or list(
+        DEFAULT_ALPHA_SWEEP)
     params.check_option("--backend", backend, params.BACKEND)
     params.check_option("--protocol", protocol, params.PROTOCOL)
     params.check_option("--workers", workers, params.WORKERS)
@@ -106,7 +119,8 @@ def probe(
         for probe_name in probes:
             s = run_probes(
                 store, out, models=model or None, tasks=task or None, shots=shots_l,
-                seeds=seeds_l, Cs=Cs, probe=probe_name, backend=backend, protocol=protocol,
+                seeds=seeds_l, Cs=Cs, alphas=alphas, probe=probe_name, backend=backend,
+                protocol=protocol,
                 workers=workers, scheduler=scheduler, standardize=standardize,
                 take_all=take_all, progress=show_progress(),
             )

@@ -1,4 +1,4 @@
-"""`geneb vep`: zero-shot variant-effect prediction (score, evaluate, capabilities)."""
+"""`geneb vep`: variant-effect prediction (score, probe, evaluate, capabilities)."""
 
 from __future__ import annotations
 
@@ -91,6 +91,79 @@ def score(
                   highlight=False)
 
 
+@app.command("probe")
+@cli_errors
+def probe(
+    task: Annotated[str, typer.Option("--task", help="Variant task folder with 0/1 labels.")],
+    model: Annotated[str, typer.Option("--model", help="Model spec (as for vep score).")],
+    window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = 1024,
+    out: Annotated[Path | None, typer.Option("--out", help="Output table (.parquet or .csv); "
+                                             "default vep-probe-<task>-<model>-w<W>.parquet.")
+                   ] = None,
+    features: Annotated[list[str] | None, typer.Option("--features", help="diff (alt - ref) "
+                                                       "or concat ([ref, alt, alt - ref]); "
+                                                       "repeatable; default both.")] = None,
+    C: Annotated[str, typer.Option("--C", help="C sweep, comma-separated; chosen per fold by "  # noqa: N803
+                                   "inner block CV.")] = "0.01,0.1,1,10,100",
+    folds: Annotated[int | None, typer.Option("--folds", help="Folds of contiguous genomic "
+                                              "blocks (one chromosome; default 5).")] = None,
+    store: Annotated[str | None, typer.Option("--store", help="Feature store keeping the "
+                                              "window embeddings for reuse.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N variants.")
+                     ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
+                                             "store.")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Logistic-regression solver "
+                                         "(as for geneb probe; default sklearn, the "
+                                         "reference).")] = "sklearn",
+    standardize: Annotated[bool, typer.Option("--standardize", help="Standardise features on "
+                                              "each fit's training rows.")] = False,
+    target: Annotated[str, typer.Option("--target", help="label (logistic probe of 0/1) or "
+                                        "score (ridge regression of the task's score column)."
+                                        )] = "label",
+    alpha: Annotated[str, typer.Option("--alpha", help="Ridge alpha sweep (--target score), "
+                                       "chosen per fold by inner block CV.")] = (
+        "0.01,0.1,1,10,100"
+    ),
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
+        "auto"
+    ),
+    batch_tokens: Annotated[int | None, typer.Option(
+        "--batch-tokens", help="Token budget per batch (rows x longest); default 16384 on CPU "
+        "(the windows have one length, so no padding), 65536 on CUDA.", show_default=False)
+    ] = None,
+    trust_remote_code: Annotated[bool, typer.Option(
+        "--trust-remote-code", help="Allow running the model's own Python code.")] = False,
+) -> None:
+    """Supervised VEP: a logistic-regression probe on window embeddings, out-of-fold scores."""
+    import time
+
+    from geneb.store.keys import safe_name
+    from geneb.vep.probe_run import probe_variants
+    from geneb.vep.runner import ScoreRun
+    from geneb.vep.supervised import FEATURES
+    from geneb.vep.variants import load_variant_task
+
+    vt = load_variant_task(task)
+    if out is None:
+        label = name or Path(model.removeprefix("hf:")).name or model
+        out = Path(f"vep-probe-{safe_name(vt.name)}-{safe_name(label)}-w{window}.parquet")
+    _check_out(out, (".parquet", ".csv"))
+    run = ScoreRun()
+    t0 = time.perf_counter()
+    df = probe_variants(vt, model, features=features or list(FEATURES), Cs=C, window=window,
+                        folds=folds, store=store, limit=limit, name=name, device=device,
+                        batch_tokens=batch_tokens, trust_remote_code=trust_remote_code,
+                        backend=backend, standardize=standardize, target=target,
+                        alphas=alpha, run=run)
+    write_table(df, out)
+    n_folds = int(df["fold"].max()) + 1
+    console.print(f"{int((df['status'] == 'ok').sum())}/{len(df)} rows scored out of fold "
+                  f"({n_folds} folds by {df['folds'].iloc[0]}); wrote {out} in "
+                  f"{time.perf_counter() - t0:.1f} s; windows embedded {run.embedded}, "
+                  f"reused from the store {run.reused}", highlight=False)
+
+
 @app.command("evaluate")
 @cli_errors
 def evaluate(
@@ -122,7 +195,7 @@ def evaluate(
     else:
         metrics = run_eval(df, n_boot=n_boot, seed=seed)
     cols = ["task", "model", "scorer", "window", "n_scored", "n_left_out", "auroc", "auroc_lo",
-            "auroc_hi", "auprc"] + (["spearman"] if "spearman" in metrics else [])
+            "auroc_hi", "auprc"] + [c for c in ("spearman", "pearson", "r2") if c in metrics]
     console.print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),
                   highlight=False)
 

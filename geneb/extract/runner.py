@@ -86,6 +86,8 @@ def build_provenance(
     extra.update(run_extra or {})
     extra["task_category"] = task.spec.category
     extra["task_synthetic"] = bool(task.spec.synthetic)
+    if task.spec.kind != "classification":  # only regression entries carry it
+        extra["task_kind"] = task.spec.kind
     if model_key != info.name:
         extra["adapter_name"] = info.name
     return Provenance(

@@ -152,9 +152,13 @@ def dry_run(plan: Plan) -> DryRun:
                     d.entries.append((key_m, t.spec.name, s, st))
     per_linear = len(plan.probe.shots) * len(plan.probe.seeds) * len(plan.probe.Cs)
     per_mlp = len(plan.probe.shots) * len(plan.probe.seeds)
-    n_pairs = sum(len(model_keys(m)) for m in plan.models) * len(tasks)
+    n_reg = sum(t.spec.kind == "regression" for t in tasks)
+    n_pairs = sum(len(model_keys(m)) for m in plan.models) * (len(tasks) - n_reg)
     for probe in plan.probe.probes:
         d.cells_total += n_pairs * (per_linear if probe == "linear" else per_mlp)
+    if "linear" in plan.probe.probes and "full" in plan.probe.shots:  # ridge: full regime only
+        n_keys = sum(len(model_keys(m)) for m in plan.models)
+        d.cells_total += n_keys * n_reg * len(plan.probe.seeds) * len(plan.probe.alphas)
     if plan.results_path.exists():  # a results folder (or a single-file table of geneb <= 0.1)
         all_keys = [k for m in plan.models for k in model_keys(m)]
         d.cells_present = _cells_present(plan, all_keys, tasks)
@@ -183,6 +187,8 @@ def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
         if r["probe"] == "linear":
             ok = ("linear" in pp.probes and r["C"] in Cs
                   and (r["protocol"] or "converged") == pp.protocol)
+        elif r["probe"] == "ridge":  # regression tasks (geneb.probe.ridge_probe)
+            ok = "linear" in pp.probes and r.get("alpha") in set(pp.alphas)
         else:
             ok = r["probe"] == "mlp" and mlp_backend is not None and r["backend"] == mlp_backend
         if ok:
@@ -232,6 +238,7 @@ def run_plan(
             shots=plan.probe.shots,
             seeds=plan.probe.seeds,
             Cs=plan.probe.Cs if probe == "linear" else (1.0,),
+            alphas=plan.probe.alphas,
             probe=probe,
             backend=plan.probe.backend,
             protocol=plan.probe.protocol if probe == "linear" else "converged",

@@ -51,7 +51,7 @@ from typing import Any
 
 from geneb.errors import PlanError
 from geneb.params import PLAN_SECTIONS, ParamError, PathParam, check_table, section_label
-from geneb.probe.schema import DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
+from geneb.probe.schema import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
 from geneb.vep.pipeline import VepPlan, parse_vep
 
 #: Allowed keys per section, derived from the one declaration in :data:`PLAN_SECTIONS`.
@@ -76,6 +76,8 @@ class ProbePlan:
     seeds: tuple[int, ...] = DEFAULT_SEEDS
     Cs: tuple[float, ...] = DEFAULT_C_SWEEP
     probes: tuple[str, ...] = ("linear",)
+    #: ridge sweep of regression tasks (``geneb.probe.ridge_probe``)
+    alphas: tuple[float, ...] = DEFAULT_ALPHA_SWEEP
     backend: str = "auto"
     workers: int | None = None
     scheduler: str | None = None
@@ -222,6 +224,7 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         seeds=tuple(dict.fromkeys(pr.get("seeds", list(DEFAULT_SEEDS)))),
         Cs=tuple(dict.fromkeys(float(c) for c in pr.get("C", list(DEFAULT_C_SWEEP)))),
         probes=probes,
+        alphas=tuple(dict.fromkeys(float(a) for a in pr.get("alpha", list(DEFAULT_ALPHA_SWEEP)))),
         backend=pr.get("backend", "auto"),
         workers=pr.get("workers"),
         scheduler=pr.get("scheduler"),

@@ -35,8 +35,10 @@ from geneb.probe.plan import (
     versions,
 )
 from geneb.probe.results import append_table, read_table
+from geneb.probe.ridge_probe import REGRESSION, plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
 from geneb.probe.schema import DEFAULT_PROTOCOL, DEFAULT_SEEDS, RESULTS_SCHEMA
+from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP, parse_alphas
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter
 from geneb.store import FeatureStore, StoreEntry
@@ -75,6 +77,7 @@ def run_probes(
     shots: str | Iterable[str | int] = ("1", "10", "full"),
     seeds: str | Iterable[int] = DEFAULT_SEEDS,
     Cs: str | Iterable[float] = (1.0,),  # noqa: N803 - C is the conventional name
+    alphas: str | Iterable[float] = DEFAULT_ALPHA_SWEEP,
     probe: str = "linear",
     backend: str = "auto",
     protocol: str = DEFAULT_PROTOCOL,
@@ -99,6 +102,7 @@ def run_probes(
     shots_t = _protocol.parse_shots(shots)
     seeds_t = _protocol.parse_seeds(seeds)
     Cs_t = _protocol.parse_Cs(Cs)
+    alphas_t = parse_alphas(alphas)
     if probe not in PROBES:
         raise unknown_name("probe", probe, PROBES)
     if workers is not None and workers < 1:
@@ -110,7 +114,7 @@ def run_probes(
     client = connect(scheduler) if scheduler else None
     try:
         return _run(fs, Path(out), client, models=models, tasks=tasks, shots=shots_t,
-                    seeds=seeds_t, Cs=Cs_t, probe=probe, backend_name=backend_name,
+                    seeds=seeds_t, Cs=Cs_t, alphas=alphas_t, probe=probe, backend_name=backend_name,
                     protocol_name=protocol, workers=workers, standardize=standardize,
                     take_all=take_all, progress=progress, on_group_done=on_group_done, t0=t0)
     finally:
@@ -128,6 +132,7 @@ def _run(
     shots: tuple[str, ...],
     seeds: tuple[int, ...],
     Cs: tuple[float, ...],  # noqa: N803
+    alphas: tuple[float, ...],
     probe: str,
     backend_name: str,
     protocol_name: str,
@@ -152,11 +157,16 @@ def _run(
     reused_rows: list[dict[str, Any]] = []
     n_cells = n_skipped = 0
     for p in pairs:
-        reused, nc, ns = plan_pair(
-            p, shots=shots, seeds=seeds, Cs=Cs, probe=probe, backend_name=backend_name,
-            protocol_name=protocol_name, standardize=standardize, take_all=take_all, done=done,
-            versions=vers, created=created,
-        )
+        if p.kind == REGRESSION:  # ridge probes, full regime only (geneb.probe.ridge_probe)
+            reused, nc, ns = plan_ridge_pair(
+                p, shots=shots, seeds=seeds, alphas=alphas, probe=probe,
+                standardize=standardize, done=done, versions=vers, created=created)
+        else:
+            reused, nc, ns = plan_pair(
+                p, shots=shots, seeds=seeds, Cs=Cs, probe=probe, backend_name=backend_name,
+                protocol_name=protocol_name, standardize=standardize, take_all=take_all,
+                done=done, versions=vers, created=created,
+            )
         reused_rows += reused
         n_cells += nc
         n_skipped += ns

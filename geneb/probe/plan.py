@@ -47,6 +47,7 @@ class FitJob:
     seed: int
     C: float | None
     positions: np.ndarray
+    alpha: float | None = None  # ridge fits of regression tasks (``geneb.probe.ridge_probe``)
 
 
 @dataclass(eq=False)
@@ -66,6 +67,7 @@ class Pair:
     n_params: int | None
     category: str
     synthetic: bool
+    kind: str = "classification"  # "regression": float labels, ridge probes
     fits: list[FitJob] = field(default_factory=list)
     cells: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (row base, fit_id)
 
@@ -146,22 +148,26 @@ def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
     # stores read them without zarr
     labels, rows, dim_tr = store.labels_rows(model, task, "train")
     y_test, _, dim_te = store.labels_rows(model, task, "test")
-    labels = np.asarray(labels, dtype=np.int64)
+    from geneb.probe.ridge_probe import REGRESSION, is_regression_labels
+
+    regression = is_regression_labels(labels)
+    labels = np.asarray(labels, dtype=np.float64 if regression else np.int64)
     rows = np.asarray(rows, dtype=np.int64)
-    y_test = np.asarray(y_test, dtype=np.int64)
+    y_test = np.asarray(y_test, dtype=np.float64 if regression else np.int64)
     if dim_tr != dim_te:
         raise ProbeError(
             f"model {model!r} task {task!r}: train embeddings have {dim_tr} features but test "
             f"embeddings {dim_te}; re-extract one of them with the same settings"
         )
     for split, lab in (("train", labels), ("test", y_test)):
-        if len(lab) and lab.min() < 0:
+        if len(lab) and lab.min() < 0 and not regression:
             raise ProbeError(f"store entry {model}/{task}/{split}: negative label {lab.min()}")
         if len(lab) == 0:
             raise ProbeError(f"store entry {model}/{task}/{split} has no rows")
     prov = store.provenance(key)
     extra = dict(prov.extra) if prov is not None and prov.extra else {}
-    n_classes = int(extra.get("n_classes") or protocol.n_classes_of(labels, y_test))
+    n_classes = 0 if regression else int(extra.get("n_classes")
+                                         or protocol.n_classes_of(labels, y_test))
     task_fp = (prov.task_fingerprint if prov is not None else "") or _labels_fingerprint(
         labels, rows
     )
@@ -179,6 +185,7 @@ def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
         n_params=prov.n_params if prov is not None else None,
         category=str(extra.get("task_category") or UNCATEGORIZED),
         synthetic=bool(extra.get("task_synthetic", False)),
+        kind=REGRESSION if regression else "classification",
     )
 
 

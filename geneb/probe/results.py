@@ -188,6 +188,8 @@ def cell_ids(table: pa.Table) -> list[CellId]:
     i_c, i_probe, i_proto, i_back = (CELL_IDENTITY.index(c)
                                      for c in ("C", "probe", "protocol", "backend"))
     cols[i_c] = [None if v is None or v != v else float(v) for v in cols[i_c]]
+    i_a = CELL_IDENTITY.index("alpha")
+    cols[i_a] = [None if v is None or v != v else float(v) for v in cols[i_a]]
     cols[i_proto] = [DEFAULT_PROTOCOL if v is None else v for v in cols[i_proto]]
     cols[i_back] = [None if p == "linear" else b
                     for p, b in zip(cols[i_probe], cols[i_back], strict=True)]

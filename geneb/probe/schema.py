@@ -20,14 +20,18 @@ from typing import Any
 import pyarrow as pa
 
 #: 2: ``protocol``, ``storage_dtype`` and ``n_convergence_warnings`` added (version 1 tables
-#: are read and migrated: see ``LEGACY_DEFAULTS``).
-RESULTS_SCHEMA_VERSION = 2
-READABLE_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
+#: are read and migrated: see ``LEGACY_DEFAULTS``). 3: ``alpha``, ``spearman``, ``pearson``,
+#: ``r2`` and their intervals (``*_lo``, ``*_hi``) added for ridge probes of regression tasks
+#: (null on classification rows; older tables are migrated with nulls).
+RESULTS_SCHEMA_VERSION = 3
+READABLE_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2, 3)
 
 #: Regime names as stored in the ``regime`` column. ``k`` holds the shots per class (null: full).
 REGIMES: tuple[str, ...] = ("1", "10", "full")
 DEFAULT_SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
 DEFAULT_C_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+#: The ridge penalty sweep of regression tasks (``geneb probe --alpha``): the C sweep's decades.
+DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 MAX_ITER = 1000
 
 #: ``converged``: every probe solved to its optimum (geneb's default). ``paper``: the GENEB
@@ -46,7 +50,7 @@ RESULTS_SCHEMA = pa.schema(
         ("k", pa.int32()),  # shots per class; null for full
         ("seed", pa.int64()),
         ("C", pa.float64()),
-        ("probe", pa.string()),  # "linear" | "mlp"
+        ("probe", pa.string()),  # "linear" | "mlp" | "ridge" (regression tasks)
         ("protocol", pa.string()),  # "converged" | "paper" (see PROTOCOLS)
         ("backend", pa.string()),  # "fast" | "sklearn" | "cuml" | "torch"
         ("standardize", pa.bool_()),
@@ -70,6 +74,18 @@ RESULTS_SCHEMA = pa.schema(
         ("geneb_version", pa.string()),
         ("sklearn_version", pa.string()),
         ("created", pa.string()),
+        # ridge probes of regression tasks (null on classification rows; mcc etc. null there)
+        ("alpha", pa.float64()),  # ridge penalty
+        ("spearman", pa.float64()),
+        ("pearson", pa.float64()),
+        ("r2", pa.float64()),
+        # 95% percentile bootstrap intervals over test rows (geneb.probe.ridge_probe)
+        ("spearman_lo", pa.float64()),
+        ("spearman_hi", pa.float64()),
+        ("pearson_lo", pa.float64()),
+        ("pearson_hi", pa.float64()),
+        ("r2_lo", pa.float64()),
+        ("r2_hi", pa.float64()),
     ]
 )
 
@@ -82,6 +98,16 @@ LEGACY_DEFAULTS: dict[str, Any] = {
     "protocol": DEFAULT_PROTOCOL,
     "storage_dtype": None,
     "n_convergence_warnings": None,
+    "alpha": None,
+    "spearman": None,
+    "pearson": None,
+    "r2": None,
+    "spearman_lo": None,
+    "spearman_hi": None,
+    "pearson_lo": None,
+    "pearson_hi": None,
+    "r2_lo": None,
+    "r2_hi": None,
 }
 
 #: Columns that identify one cell; a rerun skips cells whose identity is already present.
@@ -99,6 +125,7 @@ CELL_IDENTITY: tuple[str, ...] = (
     "standardize",
     "store_fingerprint",
     "storage_dtype",
+    "alpha",
 )
 
 #: Identity columns that say which version of the stored embeddings a row came from.
@@ -131,7 +158,7 @@ def cell_id(row: Mapping[str, Any]) -> CellId:
         v = _norm(row.get(col))
         if col == "seed" and v is not None:
             v = int(v)
-        elif col == "C" and v is not None:
+        elif col in ("C", "alpha") and v is not None:
             v = float(v)
         elif col == "standardize" and v is not None:
             v = bool(v)

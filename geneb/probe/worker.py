@@ -66,6 +66,11 @@ def solve_group(
                 f"store entry {tr.key} holds {tr.embeddings.dtype} embeddings but its attributes "
                 f"say {storage_dtype}; re-extract it"
             )
+        if fits and fits[0].alpha is not None:  # a regression task: ridge probes
+            from geneb.probe.ridge_probe import solve_ridge_fits
+
+            return solve_ridge_fits(tr.embeddings, tr.labels, te.embeddings, te.labels, fits,
+                                    standardize)
         problem = ProbeProblem(
             X_train=np.ascontiguousarray(tr.embeddings, dtype=np.float32),
             y_train=np.asarray(tr.labels, dtype=np.int64),

@@ -224,11 +224,11 @@ class DirectIO:
         for name, data in (("labels", labels), ("row", rows)):
             _files.ensure_dir(self.root, f"{key.path}/{name}")
             _files.write_json(gdir / name / "zarr.json",
-                              _files.array_meta(data.shape, "int64", n1, None,
+                              _files.array_meta(data.shape, str(data.dtype), n1, None,
                                                 DIMENSIONS[name], ARRAY_ATTRS[name]))
             digests[name] = []
             if len(data):
-                lay = _direct.Layout(gdir / name, data.shape, np.dtype("int64"), n1, None)
+                lay = _direct.Layout(gdir / name, data.shape, data.dtype, n1, None)
                 digests[name].append(_direct.write_file(lay, 0, [data]))
         return digests
 

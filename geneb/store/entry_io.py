@@ -71,11 +71,17 @@ class ArraySpec:
         return a, min(a + self.chunk_rows, self.shape[0])
 
 
+#: Attribute naming the labels' dtype when it is not int64 (``float64``: regression targets).
+LABELS_DTYPE = "labels_dtype"
+
+
 def expected(attrs: dict[str, Any], name: str) -> tuple[tuple[int, ...], str]:
     """(shape, dtype) that array ``name`` must have according to the entry's attributes."""
     n = int(attrs.get("n_rows", 0))
     if name == "embeddings":
         return (n, int(attrs.get("dim", 0))), str(attrs.get("storage_dtype", "float32"))
+    if name == "labels" and attrs.get(LABELS_DTYPE) == "float64":
+        return (n,), "float64"
     return (n,), "int64"
 
 

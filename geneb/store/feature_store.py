@@ -10,7 +10,8 @@ Layout (docs/store.md; readable with plain zarr, no geneb import needed)::
                                            provenance, shard_digests, ...
         embeddings   (n, d) float32|float16: shard files c.<i>.0 of ~8 MiB along rows, each
                      holding inner chunks of ~64 KiB (whole rows) with a crc32c per inner chunk
-        labels       (n,)   int64, one chunk, crc32c
+        labels       (n,)   int64 class ids (float64 targets of a regression task:
+                            attribute labels_dtype), one chunk, crc32c
         row          (n,)   int64, index of each row in the task's split file, crc32c
 
 This module is the facade: which entries exist, what writing one would do (``plan``), reads

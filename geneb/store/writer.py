@@ -42,6 +42,11 @@ def _check_label_names(key: StoreKey, names: Sequence[str] | None,
     """``names`` as a list of strings naming every class id in ``labels``, else an error."""
     if names is None:
         return None
+    if labels.dtype.kind == "f":  # regression targets: no classes to name
+        if len(names):
+            raise StoreError(f"label_names of {key}: the labels are continuous targets, "
+                             f"which have no class names; got {len(names)} names")
+        return None
     if isinstance(names, str) or not all(isinstance(x, str) for x in names):
         raise StoreError(f"label_names of {key} must be a sequence of strings, got {names!r}")
     out = list(names)
@@ -61,9 +66,15 @@ class EntryWriter:
         if storage_dtype not in ("float32", "float16"):
             raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
         labels = np.asarray(labels)
-        if labels.size and not np.issubdtype(labels.dtype, np.integer):
-            raise StoreError(f"labels of {key} must be integers, got dtype {labels.dtype}")
-        labels = labels.astype(np.int64)
+        if labels.dtype.kind == "f":  # a regression task's targets: kept as float64
+            if not np.isfinite(labels).all():
+                raise StoreError(f"labels of {key} must be finite numbers")
+            labels = labels.astype(np.float64)
+        elif labels.size and not np.issubdtype(labels.dtype, np.integer):
+            raise StoreError(f"labels of {key} must be integers (class ids) or floats "
+                             f"(regression targets), got dtype {labels.dtype}")
+        else:
+            labels = labels.astype(np.int64)
         rows = np.asarray(rows, dtype=np.int64)
         if labels.shape != rows.shape or labels.ndim != 1:
             raise StoreError(f"labels {labels.shape} and rows {rows.shape} must be equal 1-D")
@@ -134,7 +145,7 @@ class EntryWriter:
             for name, want in (("labels", self.labels), ("row", self.rows)):
                 s = specs[name]
                 assert s is not None
-                if str(s.dtype) != "int64" or s.shape != want.shape:
+                if str(s.dtype) != str(want.dtype) or s.shape != want.shape:
                     return False
                 data = io.read(key, name, s, None)
                 if not np.array_equal(data, want):
@@ -178,6 +189,8 @@ class EntryWriter:
         }
         if self.label_names is not None:
             attrs[LABEL_NAMES_ATTR] = self.label_names
+        if self.labels.dtype != np.int64:  # only regression entries carry it
+            attrs[entry_io.LABELS_DTYPE] = str(self.labels.dtype)
         dtype = np.dtype(self.storage_dtype)
         shard, inner = entry_io.layout_for(self.n_rows, self.dim, dtype.itemsize)
         want = ArraySpec((self.n_rows, self.dim), dtype, shard, inner)

@@ -210,7 +210,7 @@ class ZarrIO:
         n1 = max(1, len(labels))
         digests: dict[str, list[Digest]] = {}
         for name, data in (("labels", labels), ("row", rows)):
-            a = g.create_array(name, shape=data.shape, dtype="int64", chunks=(n1,),
+            a = g.create_array(name, shape=data.shape, dtype=str(data.dtype), chunks=(n1,),
                                compressors=[Crc32cCodec()], fill_value=0, chunk_key_encoding=cke,
                                dimension_names=DIMENSIONS[name], attributes=ARRAY_ATTRS[name])
             a[...] = data

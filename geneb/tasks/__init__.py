@@ -6,19 +6,25 @@ from geneb.tasks.spec import (
     CATEGORIES,
     TRAIN_ROW_CAP,
     UNCATEGORIZED,
+    ClassificationTask,
+    RegressionTask,
     SplitData,
     Task,
     TaskSpec,
     split_fingerprint,
 )
 from geneb.tasks.synthetic import SYNTHETIC_TASK_NAMES, build_synthetic_task
+from geneb.tasks.variant_tasks import SupervisedVariantTask, ZeroShotVariantTask
 
 __all__ = [
     "CATEGORIES",
     "SYNTHETIC_TASK_NAMES",
     "TRAIN_ROW_CAP",
     "UNCATEGORIZED",
+    "ClassificationTask",
+    "RegressionTask",
     "SplitData",
+    "SupervisedVariantTask",
     "Task",
     "TaskSpec",
     "build_synthetic_task",
@@ -28,4 +34,5 @@ __all__ = [
     "save_task_folder",
     "split_fingerprint",
     "task_summaries",
+    "ZeroShotVariantTask",
 ]

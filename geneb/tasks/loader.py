@@ -41,6 +41,7 @@ import pandas as pd
 
 from geneb.errors import TaskError, unknown_name
 from geneb.tasks.readers import RawSplit, read_raw_split
+from geneb.tasks.regression import REGRESSION, cap_targets, target_summary, targets_of, task_kind
 from geneb.tasks.sampling import SUBSAMPLE_METHOD, name_seed, stratified_subsample
 from geneb.tasks.spec import (
     CATEGORIES,
@@ -50,6 +51,7 @@ from geneb.tasks.spec import (
     Task,
     TaskSpec,
     split_fingerprint,
+    typed_task,
 )
 from geneb.tasks.validate import (
     RawLabels,
@@ -179,8 +181,28 @@ def _label_ids(
     return ids, tuple(union_s), kind, mapping
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a, dtype=np.int64)
+def _labels(
+    raws: list[RawSplit], meta: Mapping[str, Any], json_file: str, task_kind_: str,
+    inferred: list[str],
+) -> tuple[list[np.ndarray], tuple[str, ...], str, dict[str, int] | None]:
+    """Every split's labels, checked: float targets (regression) or class ids."""
+    if task_kind_ == REGRESSION:
+        return [targets_of(r) for r in raws], (), "float", None
+    classified = [classify_labels(r.labels, r.where) for r in raws]
+    ids, label_names, kind, mapping = _label_ids(raws, classified, meta, json_file)
+    if "n_classes" not in meta:
+        inferred.append("n_classes")
+    if kind == "int" and "label_names" not in meta:
+        inferred.append("label_names")
+    for r, lab in zip(raws, ids, strict=True):
+        check_two_classes(r.name, lab, r.file, label_names)
+        if r.name != "train":
+            check_eval_classes(raws[0].file, ids[0], r.name, lab, r.where, label_names)
+    return ids, label_names, kind, mapping
+
+
+def _readonly(a: np.ndarray, dtype: type = np.int64) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=dtype)
     a.flags.writeable = False
     return a
 
@@ -188,8 +210,9 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 def make_split(
     name: str, sequences: tuple[str, ...], labels: np.ndarray, rows: np.ndarray, source_file: str
 ) -> SplitData:
-    """A SplitData with read-only int64 arrays and its fingerprint (shared with synthetic tasks)."""
-    labels = _readonly(labels)
+    """A SplitData with read-only arrays and its fingerprint (shared with synthetic tasks):
+    int64 class ids, or float64 targets when ``labels`` are floating (regression tasks)."""
+    labels = _readonly(labels, np.float64 if np.asarray(labels).dtype.kind == "f" else np.int64)
     return SplitData(
         name=name,
         sequences=tuple(sequences),
@@ -268,16 +291,9 @@ def load_task_folder(
     check_class_files([(r.name, r.class_files) for r in raws if r.fmt == "fasta-per-class"])
 
     checked = [check_sequences(r.sequences, r.where) for r in raws]
-    classified = [classify_labels(r.labels, r.where) for r in raws]
-    ids, label_names, kind, mapping = _label_ids(raws, classified, meta, json_file)
-    if "n_classes" not in meta:
-        inferred.append("n_classes")
-    if kind == "int" and "label_names" not in meta:
-        inferred.append("label_names")
-    for r, lab in zip(raws, ids, strict=True):
-        check_two_classes(r.name, lab, r.file, label_names)
-        if r.name != "train":
-            check_eval_classes(raws[0].file, ids[0], r.name, lab, r.where, label_names)
+    task_kind_ = task_kind(meta, json_file)
+    ids, label_names, kind, mapping = _labels(raws, meta, json_file, task_kind_, inferred)
+    for r in raws:
         expected = meta.get(f"n_{r.name}")
         if expected is not None and expected != len(r.sequences):
             raise TaskError(
@@ -294,7 +310,12 @@ def load_task_folder(
     for r, chk, lab in zip(raws, checked, ids, strict=True):
         seqs, labels = chk.sequences, lab
         rows = np.arange(len(seqs), dtype=np.int64)
-        if r.name == "train":
+        if r.name == "train" and task_kind_ == REGRESSION:
+            seqs, labels, rows, record = cap_targets(name_seed(name), seqs, labels, rows,
+                                                     train_row_cap)
+            if record is not None:
+                subsampled["train"] = record
+        elif r.name == "train":
             seqs, labels, rows, record = cap_train_split(name, seqs, labels, rows, train_row_cap)
             if record is not None:
                 subsampled["train"] = record
@@ -310,7 +331,10 @@ def load_task_folder(
         "uppercased": {r.name: c.uppercased_rows for r, c in zip(raws, checked, strict=True)},
         "subsampled": subsampled,
         "n_rows": {s: len(d) for s, d in splits.items()},
-        "class_counts": {s: np.bincount(d.labels, minlength=k).tolist() for s, d in splits.items()},
+        "class_counts": {s: np.bincount(d.labels, minlength=k).tolist() for s, d in splits.items()}
+        if task_kind_ != REGRESSION else {},
+        "target_summary": {s: target_summary(d.labels) for s, d in splits.items()}
+        if task_kind_ == REGRESSION else {},
         "length_range": {
             r.name: [int(c.lengths.min()), int(c.lengths.max())]
             for r, c in zip(raws, checked, strict=True)
@@ -330,8 +354,9 @@ def load_task_folder(
         synthetic=bool(meta.get("synthetic", False)),
         path=str(folder),
         description=meta.get("description", ""),
+        kind=task_kind_,
     )
-    return Task(spec=spec, splits=splits, metadata=metadata)
+    return typed_task(Task(spec=spec, splits=splits, metadata=metadata))
 
 
 # --------------------------------------------------------------------------- writing
@@ -356,11 +381,13 @@ def save_task_folder(
     folder.mkdir(parents=True, exist_ok=True)
     spec = task.spec
     meta: dict[str, Any] = {"name": spec.name}
+    if spec.kind == REGRESSION:
+        meta["kind"] = REGRESSION
     if spec.category in CATEGORIES:
         meta["category"] = spec.category
+    if spec.kind != REGRESSION:
+        meta.update(n_classes=spec.n_classes, label_names=list(spec.label_names))
     meta.update(
-        n_classes=spec.n_classes,
-        label_names=list(spec.label_names),
         source=spec.source,
         license=spec.license,
         description=spec.description,

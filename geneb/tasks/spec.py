@@ -47,7 +47,7 @@ def split_fingerprint(sequences: Sequence[str], labels: np.ndarray) -> str:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """Metadata of one classification task; the identity used everywhere downstream."""
+    """Metadata of one task (classification or regression); the identity used downstream."""
 
     name: str
     category: str
@@ -59,6 +59,9 @@ class TaskSpec:
     synthetic: bool = False
     path: str | None = None
     description: str = ""
+    #: "classification" (labels are class ids 0..K-1) or "regression" (labels are real-valued
+    #: targets; n_classes 0, no label names): see ``geneb.tasks.regression``.
+    kind: str = "classification"
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,7 +70,7 @@ class SplitData:
 
     name: str
     sequences: tuple[str, ...]
-    labels: np.ndarray  # int64, values 0..K-1
+    labels: np.ndarray  # int64 class ids 0..K-1; float64 targets for regression tasks
     rows: np.ndarray  # int64, index of each row in the split file
     fingerprint: str
     source_file: str = ""
@@ -98,3 +101,40 @@ class Task:
 
     def fingerprints(self) -> dict[str, str]:
         return {name: s.fingerprint for name, s in self.splits.items()}
+
+    # ------------------------------------------------ the task API (GFMBench's interface)
+    def attributes(self) -> dict[str, Any]:
+        """What the task is: name, kind, classes or targets, split sizes, metrics it gives."""
+        from geneb.tasks.evaluate import task_attributes
+
+        return task_attributes(self)
+
+    def train_data(self) -> tuple[list[str], np.ndarray]:
+        """The finetune set: (train sequences, train labels: class ids or float targets)."""
+        tr = self.split("train")
+        return list(tr.sequences), tr.labels.copy()
+
+    def evaluate(self, model: Any, **options: Any) -> dict[str, Any]:
+        """Every metric ``model``'s methods allow (``embed``, ``predict``, ...), plus
+        ``skipped`` (method -> why nothing came from it); see ``geneb.tasks.evaluate``.
+        ``options``: ``C`` (logistic probe, default 1), ``alpha`` (ridge, default 1),
+        ``standardize``."""
+        from geneb.tasks.evaluate import evaluate_sequence_task
+
+        return evaluate_sequence_task(self, model, **options)
+
+
+@dataclass(frozen=True, eq=False)
+class ClassificationTask(Task):
+    """A task whose labels are class ids 0..K-1 (logistic probes, MCC)."""
+
+
+@dataclass(frozen=True, eq=False)
+class RegressionTask(Task):
+    """A task whose labels are real-valued targets (ridge probes, Spearman / Pearson / R^2)."""
+
+
+def typed_task(task: Task) -> Task:
+    """The task as its kind's subclass (the same spec, splits and metadata)."""
+    cls = RegressionTask if task.spec.kind == "regression" else ClassificationTask
+    return task if isinstance(task, cls) else cls(task.spec, task.splits, task.metadata)

@@ -7,7 +7,9 @@ with ties averaged (= ``sklearn.metrics.roc_auc_score``); AUPRC is average preci
 ``sklearn.metrics.average_precision_score``). With the task's continuous ``task_score`` column
 (e.g. a measured function score), ``spearman`` is the rank correlation of the oriented score
 with it (for BRCA1, where low function scores are loss of function, a useful scorer gives a
-negative value). Intervals: percentile bootstrap over variants (``n_boot`` resamples drawn
+negative value). For ``ridge-*`` scorers (``geneb vep probe --target score``: out-of-fold
+predictions of ``task_score``) also ``pearson`` and ``r2`` of the prediction against it.
+Intervals: percentile bootstrap over variants (``n_boot`` resamples drawn
 with ``numpy.random.default_rng(seed)``; resamples with one class only are left out).
 
 Tables of one task that cover different variants (one model scored with ``--limit 200``,
@@ -24,6 +26,7 @@ import pandas as pd
 from scipy import stats
 
 from geneb.probe.metrics import _binary_auroc
+from geneb.probe.regression_metrics import pearson, r2
 from geneb.vep.scorers import ORIENTATION
 
 GROUP = ["task", "model", "scorer", "window"]
@@ -125,6 +128,10 @@ def evaluate(
         obs = {"auroc": auroc(y, s), "auprc": auprc(y, s)}
         if ts is not None:
             obs["spearman"] = _spearman(s, ts)
+        fit = ts is not None and str(key[2]).startswith("ridge-")  # predictions of task_score
+        raw = ok["score"].to_numpy(np.float64)
+        if fit:
+            obs.update(pearson=pearson(raw, ts), r2=r2(ts, raw))
         rng = np.random.default_rng(seed)
         boot: dict[str, list[float]] = {k: [] for k in obs}
         if n_boot > 0 and len(ok):
@@ -134,6 +141,9 @@ def evaluate(
                 boot["auprc"].append(auprc(yb, sb))
                 if ts is not None:
                     boot["spearman"].append(_spearman(sb, ts[idx]))
+                if fit:
+                    boot["pearson"].append(pearson(raw[idx], ts[idx]))
+                    boot["r2"].append(r2(ts[idx], raw[idx]))
         row = dict(zip(GROUP, key, strict=True))
         row.update({
             "orientation": str(g["orientation"].iloc[0]), "n": len(g), "n_scored": len(ok),

@@ -86,14 +86,7 @@ def score_variants(
     for s in scorers:
         if s not in SCORERS:
             raise unknown_name("scorer", s, SCORERS)
-    if limit is not None and limit < 1:
-        raise GenebError(f"--limit must be a positive number of variants, got {limit}")
-    if batch_tokens is not None and batch_tokens < 1:
-        raise GenebError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
-    if limit is not None and limit < len(vt):
-        vt = _head(vt, limit)
-    else:
-        limit = None
+    vt, limit = check_limits(vt, limit, batch_tokens)
     win = make_windows(vt, window)
     dev = resolve_device(device)
     budget = batch_tokens or vep_batch_tokens(dev)
@@ -121,7 +114,7 @@ def score_variants(
         ref_emb, alt_emb, ok = _embeddings(embedder, win, vt, jobs, budget, run)
         for s in emb_scorers:
             sc, st = distance_scores(win, ok, ref_emb, alt_emb, s)
-            parts.append(_table(vt, win, model_key, s, sc, st, ""))
+            parts.append(score_table(vt, win, model_key, s, sc, st, ""))
     if want_lm:
         kind = next(k for k in HEADS if k in caps.heads)
         lm_model, tok = caps.heads[kind]
@@ -132,10 +125,66 @@ def score_variants(
         sc, st = llr_scores(lm, win, alleles)
         run.forwards += lm.forwards
         run.sequences += lm.sequences
-        parts.append(_table(vt, win, model_key, "llr", sc, st, kind))
+        parts.append(score_table(vt, win, model_key, "llr", sc, st, kind))
     order = {s: k for k, s in enumerate(scorers)}
     parts.sort(key=lambda df: order[str(df["scorer"].iloc[0])])
     return pd.concat(parts, ignore_index=True)
+
+
+def check_limits(
+    vt: VariantTask, limit: int | None, batch_tokens: int | None
+) -> tuple[VariantTask, int | None]:
+    """Check ``limit`` / ``batch_tokens``; the task cut to ``limit`` (None when not cut)."""
+    if limit is not None and limit < 1:
+        raise GenebError(f"--limit must be a positive number of variants, got {limit}")
+    if batch_tokens is not None and batch_tokens < 1:
+        raise GenebError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+    if limit is not None and limit < len(vt):
+        return _head(vt, limit), limit
+    return vt, None
+
+
+@dataclass(frozen=True, eq=False)
+class WindowEmbeddings:
+    """Mean-pooled embeddings of every distinct reference window and every scored variant's
+    alternate window (``alt[j]`` belongs to variant ``ok[j]``)."""
+
+    task: VariantTask  # cut to ``limit`` when one was given
+    windows: Windows
+    ref: np.ndarray  # (n distinct ref windows, d) float32
+    alt: np.ndarray  # (len(ok), d) float32
+    ok: np.ndarray  # int64 indices of the variants with a window
+    model: str  # the model's name in tables and the store
+
+
+def window_embeddings(
+    task: str | Path | VariantTask,
+    model: str,
+    *,
+    window: int = 1024,
+    store: str | Path | None = None,
+    limit: int | None = None,
+    name: str | None = None,
+    device: str = "cpu",
+    batch_tokens: int | None = None,
+    trust_remote_code: bool = False,
+    run: ScoreRun | None = None,
+) -> WindowEmbeddings:
+    """Reference/alternate window embeddings of a task, kept in (and reused from) ``store``
+    exactly as ``score_variants`` keeps them: the supervised probe reads the same entries."""
+    from geneb.extract.device import resolve_device
+    from geneb.extract.registry import get_embedder
+
+    vt = task if isinstance(task, VariantTask) else load_variant_task(task)
+    vt, limit = check_limits(vt, limit, batch_tokens)
+    win = make_windows(vt, window)
+    dev = resolve_device(device)
+    budget = batch_tokens or vep_batch_tokens(dev)
+    embedder = get_embedder(model, device=dev, trust_remote_code=trust_remote_code)
+    jobs = _plan_store(store, embedder, name, vt, win, limit) if store is not None else []
+    ref, alt, ok = _embeddings(embedder, win, vt, jobs, budget,
+                               run if run is not None else ScoreRun())
+    return WindowEmbeddings(vt, win, ref, alt, ok, name or embedder.name)
 
 
 def vep_batch_tokens(device: str) -> int:
@@ -157,10 +206,11 @@ def _head(vt: VariantTask, limit: int) -> VariantTask:
     )
 
 
-def _table(
+def score_table(
     vt: VariantTask, win: Windows, model: str, scorer: str, score: np.ndarray,
     status: np.ndarray, head: str,
 ) -> pd.DataFrame:
+    """One row per variant of ``vt`` for one scorer (columns ``CORE``, then the task's own)."""
     t = vt.table
     df = pd.DataFrame({
         "task": vt.name, "variant": t["variant"].to_numpy(), "chrom": t["chrom"].to_numpy(),

@@ -21,7 +21,12 @@ from geneb.vep.likelihood import (
 from geneb.vep.windows import OK, Windows
 
 #: +1: higher score = more likely label 1; -1: lower score = more likely label 1.
-ORIENTATION = {"cosine": 1, "l2": 1, "llr": -1}
+#: ``probe-*``: the supervised probe's out-of-fold probability of label 1
+#: (``geneb.vep.supervised.PROBE_SCORERS``).
+#: ``ridge-*``: the out-of-fold prediction of the task's ``score`` (low = loss of function in
+#: BRCA1-like tasks, hence -1).
+ORIENTATION = {"cosine": 1, "l2": 1, "llr": -1, "probe-diff": 1, "probe-concat": 1,
+               "ridge-diff": -1, "ridge-concat": -1}
 INDEL_MASKED = "indel_not_supported_by_masked_marginal"
 ZERO_EMBEDDING = "zero_embedding"
 

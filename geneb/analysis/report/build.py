@@ -29,6 +29,7 @@ from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
 from geneb.analysis.properties import read_model_properties
+from geneb.analysis.regression import is_regression_row, load_regression
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
@@ -87,6 +88,9 @@ def build_report(
         curve = read_curve(subsampling)
     out = Path(out_dir)
     owned = output.check_output(out)
+    reg = load_regression(results)
+    if len(reg) and is_regression_row(_raw(results)).all():  # regression tasks only
+        return _regression_only(out, owned, reg)
     df_all = load_results(results)
     df = restrict(df_all, regimes=regimes, Cs=Cs)
     if df.empty:
@@ -111,7 +115,7 @@ def build_report(
         user_props=user_props,
         task_organisms=organisms,
         tier_edges=edges,
-        extra={} if curve is None else {"subsampling": curve},
+        extra={"regression": reg, **({} if curve is None else {"subsampling": curve})},
     )
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:
@@ -138,4 +142,27 @@ def build_report(
     output.commit(out, staged, owned)
     if summary is not None:
         summary.update(ctx.summary)
+    return out / "index.html"
+
+
+def _raw(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
+    from geneb.analysis.table import _read_parquet
+
+    return results if isinstance(results, pd.DataFrame) else _read_parquet(Path(results))
+
+
+def _regression_only(out: Path, owned: object, reg: pd.DataFrame) -> Path:
+    """A table of regression tasks only: the page is their section (no MCC analyses)."""
+    from geneb.analysis.report.sections.regression import regression_section
+
+    staged = output.staging_dir(out)
+    try:
+        page = Page(staged)
+        page.h(1, "GENEB report")
+        regression_section(page, reg)
+        (staged / "index.html").write_text(page.html("GENEB report"), encoding="utf-8")
+    except BaseException:
+        output.discard(staged)
+        raise
+    output.commit(out, staged, owned)
     return out / "index.html"

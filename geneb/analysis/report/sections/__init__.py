@@ -22,6 +22,7 @@ from geneb.analysis.report.sections.leaderboard import leaderboard
 from geneb.analysis.report.sections.method import method
 from geneb.analysis.report.sections.protocols import protocols
 from geneb.analysis.report.sections.rankings import rankings
+from geneb.analysis.report.sections.regression import regression
 from geneb.analysis.report.sections.regularization import regularization
 from geneb.analysis.report.sections.scaling import scaling
 from geneb.analysis.report.sections.stability import stability
@@ -45,5 +46,6 @@ SECTIONS: list[Section] = [
     regularization,
     uncertainty,
     protocols,
+    regression,
     health,
 ]

@@ -1,0 +1,53 @@
+"""Regression tasks in analysis: ridge rows kept apart from the classification analyses.
+
+Why apart: a regression task's scores are Spearman / Pearson / R^2, not MCC, so its rows
+(``probe == "ridge"``; ``geneb.probe.ridge_probe``) are removed from the table every MCC
+analysis reads (``geneb.analysis.table.load_results``) and summarised here, in their own
+table and report section: never averaged with, ranked against or plotted beside an MCC.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+RIDGE = "ridge"
+#: Columns of the regression summary (one row per task, model, alpha, standardisation).
+SUMMARY = ["task", "model", "alpha", "standardize", "n_train", "n_test", "spearman",
+           "spearman_lo", "spearman_hi", "pearson", "pearson_lo", "pearson_hi", "r2", "r2_lo",
+           "r2_hi"]
+
+
+def is_regression_row(df: pd.DataFrame) -> pd.Series:
+    """Which rows are ridge probes of regression tasks."""
+    return df["probe"].astype(str) == RIDGE if "probe" in df else pd.Series(False, df.index)
+
+
+def load_regression(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
+    """The ridge rows of a results table (the newest row per cell), possibly empty."""
+    from pathlib import Path
+
+    from geneb.analysis.table import _read_parquet
+
+    df = results.copy() if isinstance(results, pd.DataFrame) else _read_parquet(Path(results))
+    if "probe" not in df:
+        return df.iloc[0:0]
+    reg = df[is_regression_row(df)].copy()
+    if "created" in reg:
+        reg = reg.sort_values("created", kind="stable")
+    keys = [c for c in ("model", "task", "seed", "alpha", "standardize") if c in reg]
+    return reg.drop_duplicates(keys, keep="last").reset_index(drop=True)
+
+
+def regression_summary(reg: pd.DataFrame) -> pd.DataFrame:
+    """One row per (task, model, alpha, standardise): the metrics and their intervals.
+
+    Full-data ridge fits do not depend on the seed, so the seeds' rows are identical and the
+    first one stands for them."""
+    if reg.empty:
+        return pd.DataFrame(columns=SUMMARY)
+    cols = [c for c in SUMMARY if c in reg]
+    g = reg.sort_values(["task", "model", "alpha", "seed"], kind="stable")
+    return g.drop_duplicates(["task", "model", "alpha", "standardize"])[cols].reset_index(
+        drop=True)

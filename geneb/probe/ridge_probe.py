@@ -1,0 +1,126 @@
+"""Ridge probes of regression tasks inside ``geneb probe``: planning and solving one pair.
+
+A (model, task) pair is a regression pair when its stored labels are floating point (a task
+with ``"kind": "regression"``; ``geneb.tasks.regression``). ``geneb probe`` then fits ridge
+regressions (``geneb.probe.solvers.ridge``) over the ``alphas`` sweep instead of logistic
+probes: the dispatch happens in ``geneb.probe.engine`` (planning) and
+``geneb.probe.worker.solve_group`` (solving), by that one fact.
+
+Regime rule: k shots *per class* is undefined without classes, so regression pairs get the
+``full`` regime only (k-shot regimes asked for are not planned for them, and nothing is when
+``full`` is not asked for); ridge stands in for the linear probe, so ``probe="mlp"`` plans
+nothing for them. A full-data ridge fit
+draws no rows and is deterministic, so every seed's row carries the same single fit (one row
+per seed, as for the full regime of the logistic probe). Metrics: Spearman, Pearson and R^2 on
+the whole test split (``geneb.probe.regression_metrics``), each with a 95% percentile
+bootstrap interval over test rows (``N_BOOT`` resamples, ``BOOT_SEED``); the classification
+columns (MCC, accuracy, ...) are null on these rows, so a regression score is never averaged
+with an MCC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
+from geneb.probe.schema import RESULTS_SCHEMA_VERSION, cell_id
+from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
+
+RIDGE_PROBE = "ridge"
+#: The ``backend`` recorded for ridge rows: the exact SVD solve of ``solvers.ridge``.
+RIDGE_BACKEND = "svd"
+REGRESSION = "regression"
+#: Bootstrap of the metric intervals: resamples of the test rows, and their RNG seed.
+N_BOOT = 1000
+BOOT_SEED = 0
+
+
+def is_regression_labels(labels: np.ndarray) -> bool:
+    """Stored labels of a regression task are floating point (class ids are integers)."""
+    return np.asarray(labels).dtype.kind == "f"
+
+
+def plan_ridge_pair(
+    pair: Any,
+    *,
+    shots: Sequence[str],
+    seeds: Sequence[int],
+    alphas: Sequence[float],
+    probe: str,
+    standardize: bool,
+    done: Any,
+    versions: tuple[str, str],
+    created: str,
+) -> tuple[list[dict[str, Any]], int, int]:
+    """Fill ``pair.fits`` / ``pair.cells`` with ridge cells; (reused rows, n_cells, n_skipped).
+
+    Nothing is planned when ``full`` is not among ``shots`` (the only regime that applies) or
+    for ``probe="mlp"`` (ridge stands in for the linear probe; the MLP is not defined here)."""
+    from geneb.probe.plan import FitJob
+
+    if probe != "linear" or "full" not in shots:
+        return [], 0, 0
+    positions = np.argsort(pair.rows, kind="stable").astype(np.int64)
+    rows_key = hashlib.sha256(positions.tobytes()).hexdigest()
+    fit_index: dict[tuple[str, float], int] = {}
+    n_cells = n_skipped = 0
+    for seed in seeds:
+        for a in alphas:
+            n_cells += 1
+            base = _base_row(pair, seed, float(a), standardize, versions, created)
+            cid = cell_id(base)
+            if cid in done.ids:
+                n_skipped += 1
+                continue
+            fkey = (rows_key, float(a))
+            if fkey not in fit_index:
+                fit_index[fkey] = len(pair.fits)
+                pair.fits.append(FitJob(len(pair.fits), "full", None, int(seed), None, positions,
+                                        alpha=float(a)))
+            pair.cells.append((base, fit_index[fkey]))
+            done.ids.add(cid)
+    return [], n_cells, n_skipped
+
+
+def _base_row(
+    pair: Any, seed: int, alpha: float, standardize: bool, versions: tuple[str, str],
+    created: str,
+) -> dict[str, Any]:
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION, "model": pair.model, "task": pair.task,
+        "category": pair.category, "task_synthetic": pair.synthetic, "regime": "full",
+        "k": None, "seed": int(seed), "C": None, "alpha": alpha, "probe": RIDGE_PROBE,
+        "protocol": "converged", "backend": RIDGE_BACKEND, "standardize": bool(standardize),
+        "take_all": False, "n_classes": None, "n_train": len(pair.rows),
+        "n_test": pair.n_test, "train_rows": [], "n_params": pair.n_params,
+        "store_fingerprint": pair.store_fp, "storage_dtype": pair.storage_dtype,
+        "task_fingerprint": pair.task_fp, "geneb_version": versions[0],
+        "sklearn_version": versions[1], "created": created,
+    }
+
+
+def solve_ridge_fits(
+    X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+    fits: Sequence[Any], standardize: bool,
+) -> list[dict[str, Any]]:
+    """Solve every ridge fit of one pair; per fit the metrics and timing (worker side)."""
+    cells = [RidgeCell(alpha=float(f.alpha), train_idx=f.positions) for f in fits]
+    res = solve_ridge(X_train, np.asarray(y_train, np.float64), X_test, cells,
+                      standardize=standardize)
+    out = []
+    for f, r in zip(fits, res, strict=True):
+        m = regression_metrics(y_test, r.pred)
+        for k, (lo, hi) in bootstrap_intervals(y_test, r.pred, n_boot=N_BOOT,
+                                               seed=BOOT_SEED).items():
+            m[f"{k}_lo"], m[f"{k}_hi"] = lo, hi
+        out.append({
+            "fit_id": f.fit_id, **{k: (None if v != v else v) for k, v in m.items()},
+            "mcc": None, "accuracy": None, "macro_f1": None, "auroc": None,
+            "n_iter": 1, "converged": True, "n_convergence_warnings": None,
+            "fit_seconds": float(r.fit_seconds),
+        })
+    return out

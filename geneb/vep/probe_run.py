@@ -1,0 +1,134 @@
+"""``geneb vep probe``: embed a variant task's windows, then probe them by genomic-block CV.
+
+Everything is checked first (task, window, features, C sweep, backend, folds with both classes
+in every training set), then the windows are embedded (kept in / reused from the store exactly
+as ``geneb vep score`` keeps them), then one probe per feature set is cross-validated
+(``geneb.vep.supervised``). The result is a score table like ``geneb vep score``'s (one row per
+variant and feature set; scorer ``probe-diff`` / ``probe-concat``) with the columns ``fold``
+and ``C`` added, so ``geneb vep evaluate`` puts the supervised probes beside the zero-shot
+scorers of the same model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from geneb.errors import GenebError
+from geneb.probe.schema import DEFAULT_C_SWEEP
+from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP, parse_alphas
+from geneb.vep.folds import genomic_folds
+from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings
+from geneb.vep.supervised import (
+    FEATURES,
+    PROBE_SCORERS,
+    RIDGE_SCORERS,
+    logistic_learner,
+    out_of_fold,
+    ridge_learner,
+    variant_features,
+)
+from geneb.vep.variants import VariantTask, load_variant_task
+from geneb.vep.windows import OK, make_windows
+
+#: Status of a variant with a window whose fold could not be scored (never happens when the
+#: checks pass; kept so that no row is ever silently dropped).
+NOT_IN_FOLD = "not_in_any_fold"
+
+
+def probe_variants(
+    task: str | Path | VariantTask,
+    model: str,
+    *,
+    features: Sequence[str] = tuple(FEATURES),
+    Cs: Sequence[float] = DEFAULT_C_SWEEP,  # noqa: N803 - C is the conventional name
+    window: int = 1024,
+    folds: int | None = None,
+    store: str | Path | None = None,
+    limit: int | None = None,
+    name: str | None = None,
+    device: str = "auto",
+    batch_tokens: int | None = None,
+    trust_remote_code: bool = False,
+    backend: str = "sklearn",
+    standardize: bool = False,
+    target: str = "label",
+    alphas: Sequence[float] | str = DEFAULT_ALPHA_SWEEP,
+    run: ScoreRun | None = None,
+) -> pd.DataFrame:
+    """One row per (variant, feature set): out-of-fold P(label 1), fold, C, status.
+
+    ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
+    instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
+    from geneb.probe.plan import resolve_backend
+    from geneb.probe.protocol import parse_Cs
+    from geneb.probe.solvers import get_backend
+
+    vt = task if isinstance(task, VariantTask) else load_variant_task(task)
+    feats = list(dict.fromkeys(features))
+    if not feats:
+        raise GenebError("no feature set given (--features diff or concat)")
+    for f in feats:
+        if f not in FEATURES:
+            raise GenebError(f"--features {f!r}: expected one of {', '.join(FEATURES)}")
+    if target not in ("label", "score"):
+        raise GenebError(f"--target must be 'label' or 'score', got {target!r}")
+    if target == "score" and not vt.has_score:
+        raise GenebError(f"--target score: task {vt.name!r} has no score column")
+    regression = target == "score"
+    cs = parse_alphas(alphas) if regression else parse_Cs(Cs)
+    learner = (ridge_learner(standardize) if regression else
+               logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
+    cut, _ = check_limits(vt, limit, batch_tokens)
+    win = make_windows(cut, window)
+    fold, scheme = genomic_folds(cut, win, folds)
+    n_folds = len(np.unique(fold[fold >= 0]))
+    if len(cs) > 1 and n_folds < 3:
+        raise GenebError(f"choosing {learner.param} from the sweep needs at least 3 folds (the "
+                         f"training folds of each split serve as inner folds), got {n_folds}; "
+                         f"give more --folds or a single --{learner.param}")
+    if not regression:
+        _check_classes(cut, fold, len(cs) > 1)
+    emb = window_embeddings(vt, model, window=window, store=store, limit=limit, name=name,
+                            device=device, batch_tokens=batch_tokens,
+                            trust_remote_code=trust_remote_code, run=run)
+    ok = emb.ok
+    y = (cut.table["score"].to_numpy(np.float64)[ok] if regression
+         else cut.table["label"].to_numpy()[ok].astype(np.int64))
+    ref = emb.ref[emb.windows.ref_id[ok]]
+    parts = []
+    for f in feats:
+        X = variant_features(ref, emb.alt, f)
+        oof = out_of_fold(learner, X, y, fold[ok], cs)
+        score = np.full(len(cut), np.nan)
+        c = np.full(len(cut), np.nan)
+        score[ok], c[ok] = oof.score, oof.C
+        status = win.status.copy()
+        status[(status == OK) & ~np.isfinite(score)] = NOT_IN_FOLD
+        name = (RIDGE_SCORERS if regression else PROBE_SCORERS)[f]
+        df = score_table(cut, win, emb.model, name, score, status, "")
+        df.insert(df.columns.get_loc("score") + 1, "fold", fold)
+        df.insert(df.columns.get_loc("fold") + 1, learner.param, c)
+        df.insert(df.columns.get_loc(learner.param) + 1, "folds", scheme)
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _check_classes(vt: VariantTask, fold: np.ndarray, inner: bool) -> None:
+    """Every training set (and, with a C sweep, every inner one) holds both labels."""
+    y = vt.table["label"].to_numpy()
+    ids = np.unique(fold[fold >= 0])
+    for f in ids:
+        sets = [ids[ids != f]]
+        if inner:
+            sets += [ids[(ids != f) & (ids != g)] for g in ids if g != f]
+        for s in sets:
+            labels = np.unique(y[np.isin(fold, s)])
+            if len(labels) < 2:
+                raise GenebError(
+                    f"task {vt.name!r}: the training variants of fold(s) "
+                    f"{', '.join(map(str, s))} have label {int(labels[0])} only "
+                    "(a probe needs both classes); use fewer --folds, more variants or one --C")
