@@ -7,7 +7,9 @@ Definitions (docs/tasks.md, "Auditing a task"), on the loaded task (sequences up
 - across splits: ``exact`` = test rows whose sequence occurs in train; ``label_conflicts`` =
   of those, the rows whose label differs from the label of at least one train occurrence;
 - ``revcomp`` = test rows that are not exact duplicates but whose reverse complement occurs in
-  train (so exact + revcomp is the number of test rows with a copy on either strand).
+  train (so exact + revcomp is the number of test rows with a copy on either strand);
+  ``revcomp_label_conflicts`` = of those, the rows whose label differs from the label of at
+  least one train occurrence of the reverse complement.
 """
 
 from __future__ import annotations
@@ -51,14 +53,18 @@ def across_splits(
     """
     train = labels_by_sequence(train_seqs, train_labels)
     copied = np.zeros(len(test_seqs), dtype=bool)
-    exact = conflicts = revcomp = 0
+    exact = conflicts = revcomp = rc_conflicts = 0
     for i, (s, y) in enumerate(zip(test_seqs, test_labels.tolist(), strict=True)):
         labs = train.get(s)
         if labs is not None:
             exact += 1
             conflicts += bool(labs - {y})
             copied[i] = True
-        elif reverse_complement(s) in train:
+            continue
+        labs = train.get(reverse_complement(s))
+        if labs is not None:
             revcomp += 1
+            rc_conflicts += bool(labs - {y})
             copied[i] = True
-    return {"exact": exact, "label_conflicts": conflicts, "revcomp": revcomp, "copied": copied}
+    return {"exact": exact, "label_conflicts": conflicts, "revcomp": revcomp,
+            "revcomp_label_conflicts": rc_conflicts, "copied": copied}

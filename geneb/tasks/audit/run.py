@@ -40,6 +40,7 @@ def audit_task(task: Task) -> dict[str, Any]:
         "exact_duplicates_across_splits": dup["exact"],
         "label_conflicts_across_splits": dup["label_conflicts"],
         "revcomp_duplicates_across_splits": dup["revcomp"],
+        "revcomp_label_conflicts_across_splits": dup["revcomp_label_conflicts"],
         "near_duplicates_across_splits": near["near"],
         "near_duplicates_not_assessable": near["not_assessable"],
         "composition_twins_across_splits": twins["twins"],

@@ -11,8 +11,8 @@ FAIL when any of:
 WARN when none of these but any of:
   - leaked >= ``LEAK_WARN`` (0.5%);
   - composition-twin opposite-label fraction >= ``TWIN_WARN`` (1%);
-  - a label conflict: a test row whose copy in train has another label, or a sequence with
-    two labels inside one split;
+  - a label conflict: a test row whose copy in train (either strand) has another label, or
+    a sequence with two labels inside one split;
   - any shortcut (length, GC, 1/2/3-mer composition) reaches MCC >= ``SHORTCUT_WARN`` (0.3)
     in the full-data regime (composition can be real biology: a model must beat it).
 PASS otherwise. The leak and twin thresholds are seqleak's (overlap.exact, construction.shuffle).
@@ -66,8 +66,12 @@ def verdict(audit: Mapping[str, Any]) -> tuple[str, list[str]]:
         if sc[name] >= TRIVIAL_SHORTCUT_FAIL:
             fail.append(f"the {name} shortcut alone reaches test MCC {sc[name]:.3f} "
                         f"(fail at {TRIVIAL_SHORTCUT_FAIL})")
-    conflicts = audit["label_conflicts_across_splits"] + sum(
-        w["label_conflicts"] for w in audit["within_split"].values()
+    conflicts = (
+        audit["label_conflicts_across_splits"]
+        + audit["revcomp_label_conflicts_across_splits"]
+        + sum(
+            w["label_conflicts"] for w in audit["within_split"].values()
+        )
     )
     if conflicts:
         warn.append(f"{conflicts} label conflict(s): the same sequence with different labels")
