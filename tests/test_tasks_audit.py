@@ -231,3 +231,55 @@ def test_cli_json_out_and_errors(planted: dict, tmp_path: Path,
     clash = CliRunner().invoke(app, ["tasks", "audit", str(planted["folder"]),
                                      "--out", str(tmp_path / "afile")])
     assert clash.exit_code == 2 and "--out" in clash.output
+
+
+def test_report_section_and_shortcut_gap(planted: dict, tmp_path: Path) -> None:
+    """The report reads the audits (never runs one): the task-health section, the per-task
+    and per-category MCC minus best-shortcut tables (checked by hand from the results and the
+    audit file), and the flag for a task no model beats a shortcut on by the margin."""
+    import pandas as pd
+
+    from geneb.analysis.example import example_results
+    from geneb.analysis.report import build_report
+    from geneb.tasks.audit import SHORTCUT_MARGIN
+
+    rng = np.random.default_rng(8)
+    length_task = write_task(
+        tmp_path / "lenq",
+        [(rand_seq(rng, 150 if i % 2 else 100), i % 2) for i in range(80)],
+        [(rand_seq(rng, 150 if i % 2 else 100), i % 2) for i in range(40)],
+    )
+    audits = tmp_path / "audits"
+    res = CliRunner().invoke(app, ["tasks", "audit", str(planted["folder"]), str(length_task),
+                                   "--out", str(audits), "--json"],
+                             env={"GENEB_CACHE": str(tmp_path / "cache")})
+    assert res.exit_code == 0, res.output
+    recs = {r["task"]: r for r in map(json.loads, res.output.splitlines())}
+    tasks = {"planted": ("promoters", 0.0, 100), "lenq": ("promoters", 0.1, 40),
+             "other": ("enhancers", 0.0, 50)}
+    df = example_results(tasks=tasks, mlp=False, Cs=(1.0,))
+    fps = {t: load_task_folder(f).split("train").fingerprint
+           for t, f in (("planted", planted["folder"]), ("lenq", length_task))}
+    df["task_fingerprint"] = df["task"].map(fps).fillna("sha256:unaudited")
+    index = build_report(df, tmp_path / "report", n_boot=200, audits=audits)
+    html = index.read_text()
+    assert "Task health: leaks and shortcuts" in html and "Not audited (1): other" in html
+    per_task = pd.read_csv(index.parent / "tables" / "shortcut_gap_task.csv")
+    full = df[(df["regime"] == "full") & (df["probe"] == "linear")]
+    want = full.groupby(["model", "task"])["mcc"].mean()
+    assert set(per_task["task"]) == {"planted", "lenq"}
+    for r in per_task.itertuples():
+        sc = max(recs[r.task]["shortcut_mcc"].values())
+        assert r.mcc == pytest.approx(want[(r.model, r.task)])
+        assert r.mcc_minus_shortcut == pytest.approx(want[(r.model, r.task)] - sc)
+    per_cat = pd.read_csv(index.parent / "tables" / "shortcut_gap_category.csv")
+    assert set(per_cat["category"]) == {"promoters"}
+    m0 = per_cat.iloc[0]
+    assert m0["mcc_minus_shortcut"] == pytest.approx(
+        per_task[per_task["model"] == m0["model"]]["mcc_minus_shortcut"].mean())
+    # the length task (shortcut MCC 1) is flagged; planted only if no model clears the margin
+    best = per_task.groupby("task")["mcc_minus_shortcut"].max()
+    assert best["lenq"] < SHORTCUT_MARGIN
+    flag_line = html[html.index("Flagged:"):].split("</p>")[0]
+    assert "lenq" in flag_line
+    assert ("planted" in flag_line) == (best["planted"] < SHORTCUT_MARGIN)

@@ -56,6 +56,11 @@ def report(
     n_boot: Annotated[
         int, typer.Option("--n-boot", help="Bootstrap resamples for the intervals (>= 100).")
     ] = 2000,
+    audits: Annotated[
+        Path | None,
+        typer.Option("--audits", help="Folder of task audits (`geneb tasks audit --out`); "
+                     "default: the audit cache under $GENEB_CACHE."),
+    ] = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     from geneb.analysis.report import build_report
@@ -72,5 +77,6 @@ def report(
         Cs=Cs or None,
         scaling_exclude=tuple(_split(exclude_from_scaling)),
         n_boot=n_boot,
+        audits=audits,
     )
     typer.echo(f"report written to {index}")

@@ -53,14 +53,16 @@ def build_report(
     boot_seed: int = BOOT_SEED,
     alpha: float = 0.05,
     sections: Sequence[Section] | None = None,
+    audits: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
     ``regimes`` and ``Cs`` restrict the table (unknown values are an error); the headline C is
     1 when present, else the first of ``Cs``. ``sections`` defaults to :data:`SECTIONS`.
     ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
-    ``.geneb-report.json``); only the previous report's files are replaced. Returns the path
-    of ``index.html``.
+    ``.geneb-report.json``); only the previous report's files are replaced. ``audits``: a
+    folder of task audits (``geneb tasks audit --out``); default the audit cache. Returns the
+    path of ``index.html``.
     """
     _check_options(n_boot, boot_seed, alpha)
     out = Path(out_dir)
@@ -86,6 +88,7 @@ def build_report(
         n_boot=n_boot,
         boot_seed=boot_seed,
         alpha=alpha,
+        extra={"audit_dir": None if audits is None else str(audits)},
     )
     staged = output.staging_dir(out)
     try:

@@ -24,6 +24,7 @@ from geneb.analysis.report.sections.rankings import rankings
 from geneb.analysis.report.sections.regularization import regularization
 from geneb.analysis.report.sections.scaling import scaling
 from geneb.analysis.report.sections.stability import stability
+from geneb.analysis.report.sections.task_audit import task_audit
 from geneb.analysis.report.sections.uncertainty import uncertainty
 
 Section = Callable[[Page, ReportContext], None]
@@ -32,6 +33,7 @@ Section = Callable[[Page, ReportContext], None]
 SECTIONS: list[Section] = [
     method,
     leaderboard,
+    task_audit,
     categories,
     rankings,
     scaling,
