@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import test_tasks_fetch as fetch_tests
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
@@ -21,6 +22,8 @@ from geneb.cli import app
 from geneb.tasks import load_task_folder
 from geneb.tasks.audit import audit_task, cached_audit
 
+#: the fetch tests' served catalogue and empty cache, reused for the fetch hook
+world = fetch_tests.world
 JSON_KEYS = {
     "task", "exact_duplicates_across_splits", "label_conflicts_across_splits",
     "revcomp_duplicates_across_splits", "near_duplicates_across_splits",
@@ -283,3 +286,14 @@ def test_report_section_and_shortcut_gap(planted: dict, tmp_path: Path) -> None:
     flag_line = html[html.index("Flagged:"):].split("</p>")[0]
     assert "lenq" in flag_line
     assert ("planted" in flag_line) == (best["planted"] < SHORTCUT_MARGIN)
+
+
+def test_fetch_prints_the_verdicts(world: dict) -> None:
+    """`geneb tasks fetch` audits what it fetched (into the fetch's cache) and prints the
+    verdicts; gue_prom_300_tata has exact and near copies of train rows in test (warn)."""
+    result = fetch_tests.fetch_cli(world, "loc_prom")
+    assert result.exit_code == 0, result.output
+    rec = audit_task(load_task_folder(world["cache"] / "tasks" / "loc_prom"))
+    assert rec["verdict"] == "warn" and rec["exact_duplicates_across_splits"] == 6
+    assert f"audit loc_prom: WARN: {rec['reasons'][0]}" in " ".join(result.output.split())
+    assert len(list((world["cache"] / "audit").glob("loc_prom-*.json"))) == 1
