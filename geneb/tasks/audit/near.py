@@ -84,25 +84,29 @@ def sketches(seqs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     k-mer (rows without one are all-empty and must not be compared)."""
     n = len(seqs)
     sk = np.full(n * N_BINS, _EMPTY, dtype=np.uint64)
-    for a, b in chunks(seqs, 2_000_000):
+    for a, b in chunks(seqs):
         rows, kmers = canonical_kmers(seqs[a:b])
         h = _splitmix64(kmers)
         bins = (h >> np.uint64(_VALUE_BITS)).astype(np.int64)
         vals = h & np.uint64((1 << _VALUE_BITS) - 1)
         np.minimum.at(sk, (rows + a) * N_BINS + bins, vals)
     sk = sk.reshape(n, N_BINS)
+    has = (sk != _EMPTY).any(axis=1)
+    for a in range(0, n, 8192):  # in blocks: the densification temporaries stay small
+        sk[a : a + 8192] = _densify(sk[a : a + 8192])
+    sk[~has] = _EMPTY
+    return sk, has
+
+
+def _densify(sk: np.ndarray) -> np.ndarray:
+    """Rotation densification: an empty bin takes the next non-empty bin's value (circularly)
+    plus its distance in the top bits, so equal k-mer sets still give equal sketches."""
     full = sk != _EMPTY
-    has = full.any(axis=1)
-    # rotation densification: an empty bin takes the next non-empty bin's value (circularly)
-    # plus its distance, so equal sets still give equal sketches
     idx = np.where(np.concatenate([full, full], axis=1), np.arange(2 * N_BINS), 4 * N_BINS)
     nxt = np.minimum.accumulate(idx[:, ::-1], axis=1)[:, ::-1][:, :N_BINS]
-    dist = nxt - np.arange(N_BINS)
-    rows_ix = np.arange(n)[:, None]
-    dense = sk[rows_ix, np.minimum(nxt, 2 * N_BINS - 1) % N_BINS]
-    dense = np.where(full, sk, dense + (dist.astype(np.uint64) << np.uint64(_VALUE_BITS)))
-    dense[~has] = _EMPTY
-    return dense, has
+    dist = (nxt - np.arange(N_BINS)).astype(np.uint64)
+    dense = sk[np.arange(len(sk))[:, None], np.minimum(nxt, 2 * N_BINS - 1) % N_BINS]
+    return np.where(full, sk, dense + (dist << np.uint64(_VALUE_BITS)))
 
 
 def _band_keys(sk: np.ndarray) -> np.ndarray:

@@ -79,7 +79,7 @@ def kmer_windows(enc: Encoded, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: Bases encoded at once: bounds the audit's working memory whatever the task's size.
-CHUNK_BASES = 4_000_000
+CHUNK_BASES = 1_000_000
 
 
 def chunks(seqs: Sequence[str], max_bases: int = CHUNK_BASES) -> list[tuple[int, int]]:
