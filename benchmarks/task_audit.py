@@ -122,7 +122,9 @@ def part2(rows: list[int], work: Path) -> list[dict]:
         rec = json.loads(g["stdout"])
         print(f"synthetic {n:>7,} train rows x 200 bp: wall {g['wall']:.1f} s, CPU "
               f"{g['cpu']:.1f} s, peak RSS {g['rss_mib']:.0f} MiB; near duplicates found "
-              f"{rec['near_duplicates_across_splits']} (planted {n // 1000})")
+              f"{rec['near_duplicates_across_splits']} + exact copies "
+              f"{rec['exact_duplicates_across_splits']} (planted {n // 1000} with 3 random "
+              "substitutions; an unchanged one is an exact copy)")
         out.append({"rows": n, "wall": g["wall"], "cpu": g["cpu"], "rss_mib": g["rss_mib"],
                     "near": rec["near_duplicates_across_splits"]})
     return out

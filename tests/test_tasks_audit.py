@@ -175,7 +175,7 @@ def test_length_shortcut_and_clean_task(tmp_path: Path) -> None:
                                                        rows(60, True))))
     assert short_cut["shortcut_mcc"]["length"] == pytest.approx(1.0)
     assert short_cut["verdict"] == "fail"
-    assert any("length shortcut" in r for r in short_cut["reasons"])
+    assert any(r.startswith("fail: the length shortcut") for r in short_cut["reasons"])
 
     task = load_task_folder(write_task(tmp_path / "clean", rows(120, False), rows(60, False)))
     clean = audit_task(task)
@@ -295,5 +295,5 @@ def test_fetch_prints_the_verdicts(world: dict) -> None:
     assert result.exit_code == 0, result.output
     rec = audit_task(load_task_folder(world["cache"] / "tasks" / "loc_prom"))
     assert rec["verdict"] == "warn" and rec["exact_duplicates_across_splits"] == 6
-    assert f"audit loc_prom: WARN: {rec['reasons'][0]}" in " ".join(result.output.split())
+    assert f"audit loc_prom: WARN ({rec['reasons'][0]}" in " ".join(result.output.split())
     assert len(list((world["cache"] / "audit").glob("loc_prom-*.json"))) == 1

@@ -72,7 +72,7 @@ def print_table(records: Sequence[dict[str, Any]]) -> None:
     wide_console(140).print(table)
     for r in records:
         for reason in r["reasons"]:
-            typer.echo(f"{r['task']}: {r['verdict']}: {reason}")
+            typer.echo(f"{r['task']}: {reason}")
 
 
 @cli_errors
@@ -125,8 +125,9 @@ def print_verdicts(folders: Sequence[Path], cache: str | None = None) -> None:
 
     for folder in folders:
         r = cached_audit(load_task_folder(folder), cache=cache)
-        why = f": {r['reasons'][0]}" if r["reasons"] else ""
-        more = f" (+{len(r['reasons']) - 1} more)" if len(r["reasons"]) > 1 else ""
+        why = f" ({r['reasons'][0]}" if r["reasons"] else ""
+        more = (f"; {len(r['reasons']) - 1} more)" if len(r["reasons"]) > 1
+                else ")" if r["reasons"] else "")
         typer.echo(f"audit {r['task']}: {r['verdict'].upper()}{why}{more}")
     if folders:
         typer.echo("details: geneb tasks audit NAME")

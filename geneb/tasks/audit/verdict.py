@@ -38,7 +38,8 @@ VERDICTS: tuple[str, ...] = ("pass", "warn", "fail")
 
 
 def verdict(audit: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """(verdict, reasons) of one audit record (the keys of ``geneb tasks audit --json``)."""
+    """(verdict, reasons) of one audit record (the keys of ``geneb tasks audit --json``);
+    each reason starts with the level it triggers (``fail: `` or ``warn: ``)."""
     n_test = max(1, int(audit["n_test"]))
     leaked = (
         audit["exact_duplicates_across_splits"]
@@ -76,9 +77,9 @@ def verdict(audit: Mapping[str, Any]) -> tuple[str, list[str]]:
     if conflicts:
         warn.append(f"{conflicts} label conflict(s): the same sequence with different labels")
     best = max(sc, key=lambda k: sc[k])
-    if sc[best] >= SHORTCUT_WARN and not any(f"the {best} shortcut" in r for r in fail):
+    if sc[best] >= SHORTCUT_WARN and not (best in TRIVIAL_SHORTCUTS
+                                          and sc[best] >= TRIVIAL_SHORTCUT_FAIL):
         warn.append(f"the {best} shortcut reaches test MCC {sc[best]:.3f} (warn at "
                     f"{SHORTCUT_WARN}); a model must beat it")
-    if fail:
-        return "fail", fail + warn
-    return ("warn", warn) if warn else ("pass", [])
+    reasons = [f"fail: {r}" for r in fail] + [f"warn: {r}" for r in warn]
+    return ("fail" if fail else "warn" if warn else "pass"), reasons
