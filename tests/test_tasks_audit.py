@@ -297,3 +297,24 @@ def test_fetch_prints_the_verdicts(world: dict) -> None:
     assert rec["verdict"] == "warn" and rec["exact_duplicates_across_splits"] == 6
     assert f"audit loc_prom: WARN ({rec['reasons'][0]}" in " ".join(result.output.split())
     assert len(list((world["cache"] / "audit").glob("loc_prom-*.json"))) == 1
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 7, 12, 13])
+def test_canonical_kmers_against_python(k: int) -> None:
+    """The near-duplicate k-mers (built by doubling) equal a direct Python enumeration:
+    every window of A/C/G/T only, as min(code, code of its reverse complement)."""
+    from geneb.tasks.audit.near import canonical_kmers
+
+    def code(s: str) -> int:
+        v = 0
+        for ch in s:
+            v = v * 4 + "ACGT".index(ch)
+        return v
+
+    rng = np.random.default_rng(k)
+    seqs = ["".join(rng.choice(list("ACGTN"), n, p=[0.24] * 4 + [0.04]))
+            for n in (3, 30, 100, k, k + 1)]
+    rows, codes = canonical_kmers(seqs, k)
+    want = [(i, min(code(s[j:j + k]), code(rc(s[j:j + k]))))
+            for i, s in enumerate(seqs) for j in range(len(s) - k + 1) if "N" not in s[j:j + k]]
+    assert list(zip(rows.tolist(), codes.tolist(), strict=True)) == want

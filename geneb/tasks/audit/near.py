@@ -39,6 +39,8 @@ ROWS_PER_BAND = N_BINS // N_BANDS
 BUCKET_CAP = 16
 ESTIMATE_SLACK = 0.2
 MAX_VERIFY = 5
+#: test rows whose candidates are gathered at once (bounds the candidate arrays)
+BLOCK = 4096
 _VALUE_BITS = 58
 _EMPTY = np.uint64(2**64 - 1)
 
@@ -51,24 +53,38 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+def _window_codes(c: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Forward and reverse-complement codes of every k-window of the 0..3 codes ``c``
+    (length n - k + 1), built by doubling (1, 2, 4, 8, ... bases) rather than k passes:
+    fwd(AB) = fwd(A) * 4^|B| + fwd(B) and rc(AB) = rc(B) * 4^|A| + rc(A)."""
+    fwd = {1: c}
+    rev = {1: 3 - c}
+    w = 1
+    while 2 * w <= k:
+        n = len(c) - 2 * w + 1
+        fwd[2 * w] = (fwd[w][:n] << (2 * w)) + fwd[w][w : w + n]
+        rev[2 * w] = (rev[w][w : w + n] << (2 * w)) + rev[w][:n]
+        w *= 2
+    f, r, width = fwd[w], rev[w], w
+    for part in sorted((p for p in fwd if p & (k - w)), reverse=True):
+        n = len(c) - width - part + 1
+        f = (f[:n] << (2 * part)) + fwd[part][width : width + n]
+        r = (rev[part][width : width + n] << (2 * width)) + r[:n]
+        width += part
+    return f, r
+
+
 def canonical_kmers(seqs: Sequence[str], k: int = NEAR_K) -> tuple[np.ndarray, np.ndarray]:
     """(row index, canonical k-mer code) of every A/C/G/T-only k-mer of ``seqs``."""
     rows, kmers = [], []
     for a, b in chunks(seqs):
         enc = encode(seqs[a:b])
-        codes = enc.codes
-        n_pos = len(codes) - k + 1
+        n_pos = len(enc.codes) - k + 1
         if n_pos <= 0:
             continue
-        valid = np.ones(n_pos, dtype=bool)
-        fwd = np.zeros(n_pos, dtype=np.int64)
-        rev = np.zeros(n_pos, dtype=np.int64)
-        for j in range(k):
-            c = codes[j : j + n_pos]
-            valid &= c < OTHER
-            c3 = np.minimum(c, 3).astype(np.int64)
-            fwd = fwd * 4 + c3
-            rev += (3 - c3) << (2 * j)
+        bad = np.concatenate([[0], np.cumsum(enc.codes >= OTHER)])
+        valid = bad[k : k + n_pos] == bad[:n_pos]  # no N or IUPAC code in the window
+        fwd, rev = _window_codes(np.minimum(enc.codes, 3).astype(np.int64), k)
         seq = enc.seq_of_position()[:n_pos]
         valid &= np.arange(n_pos) < (enc.offsets[1:] - k + 1)[seq]
         pos = np.flatnonzero(valid)
@@ -118,31 +134,36 @@ def _band_keys(sk: np.ndarray) -> np.ndarray:
     return key
 
 
-def candidate_pairs(sk_test: np.ndarray, sk_train: np.ndarray, test_ok: np.ndarray,
-                    train_ok: np.ndarray) -> np.ndarray:
-    """Unique (test row, train row) pairs that agree on at least one whole band."""
-    kt, kr = _band_keys(sk_test), _band_keys(sk_train)
-    tr_rows = np.flatnonzero(train_ok)
-    te_rows = np.flatnonzero(test_ok)
+class BandIndex:
+    """Per band, the train rows' band keys sorted (and the rows in that order)."""
+
+    def __init__(self, sk_train: np.ndarray, train_ok: np.ndarray) -> None:
+        rows = np.flatnonzero(train_ok)
+        keys = _band_keys(sk_train[rows]).T  # (N_BANDS, m)
+        order = np.argsort(keys, axis=1, kind="stable")
+        self.keys = np.take_along_axis(keys, order, axis=1)
+        self.rows = rows[order]
+
+
+def candidate_pairs(sk_test: np.ndarray, test_rows: np.ndarray, index: BandIndex) -> np.ndarray:
+    """Unique (test row, train row) pairs of ``test_rows`` that agree on a whole band."""
+    kt = _band_keys(sk_test[test_rows])
     found: list[np.ndarray] = []
     for band in range(N_BANDS):
-        keys = kr[tr_rows, band]
-        order = np.argsort(keys, kind="stable")
-        sorted_keys, sorted_rows = keys[order], tr_rows[order]
-        q = kt[te_rows, band]
+        sorted_keys, sorted_rows = index.keys[band], index.rows[band]
+        q = kt[:, band]
         lo = np.searchsorted(sorted_keys, q, side="left")
         hi = np.minimum(np.searchsorted(sorted_keys, q, side="right"), lo + BUCKET_CAP)
         n_hit = hi - lo
         if not n_hit.any():
             continue
-        te_rep = np.repeat(te_rows, n_hit)
+        te_rep = np.repeat(test_rows, n_hit)
         offs = np.arange(int(n_hit.sum())) - np.repeat(np.cumsum(n_hit) - n_hit, n_hit)
         tr_hit = sorted_rows[np.repeat(lo, n_hit) + offs]
-        found.append(te_rep.astype(np.int64) * len(sk_train) + tr_hit)
+        found.append(np.column_stack([te_rep, tr_hit]))
     if not found:
         return np.zeros((0, 2), np.int64)
-    flat = np.unique(np.concatenate(found))
-    return np.column_stack([flat // len(sk_train), flat % len(sk_train)])
+    return np.unique(np.concatenate(found), axis=0).astype(np.int64)
 
 
 def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -152,36 +173,42 @@ def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return inter / union if union else 0.0
 
 
+def _kept_candidates(sk_te: np.ndarray, sk_tr: np.ndarray, eligible: np.ndarray,
+                     index: BandIndex) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate pairs whose sketch estimate reaches the slack threshold, with the estimate;
+    test rows go in blocks so at most BLOCK x N_BANDS x BUCKET_CAP pairs exist at once."""
+    pairs_out, est_out = [], []
+    for s in range(0, len(eligible), BLOCK):
+        pairs = candidate_pairs(sk_te, eligible[s : s + BLOCK], index)
+        est = (sk_te[pairs[:, 0]] == sk_tr[pairs[:, 1]]).mean(axis=1)
+        keep = est >= NEAR_JACCARD - ESTIMATE_SLACK
+        pairs_out.append(pairs[keep])
+        est_out.append(est[keep])
+    if not pairs_out:
+        return np.zeros((0, 2), np.int64), np.zeros(0)
+    return np.concatenate(pairs_out), np.concatenate(est_out)
+
+
 def near_duplicates(
     train_seqs: Sequence[str], test_seqs: Sequence[str], exclude: np.ndarray
 ) -> dict[str, Any]:
     """Count test rows (not in ``exclude``) with a train sequence at Jaccard >= NEAR_JACCARD."""
     sk_tr, ok_tr = sketches(train_seqs)
     sk_te, ok_te = sketches(test_seqs)
-    pairs = candidate_pairs(sk_te, sk_tr, ok_te & ~exclude, ok_tr)
-    est = np.zeros(len(pairs))
-    for s in range(0, len(pairs), 100_000):
-        p = pairs[s : s + 100_000]
-        est[s : s + len(p)] = (sk_te[p[:, 0]] == sk_tr[p[:, 1]]).mean(axis=1)
-    keep = est >= NEAR_JACCARD - ESTIMATE_SLACK
-    pairs, est = pairs[keep], est[keep]
-    order = np.lexsort((-est, pairs[:, 0]))
-    pairs = pairs[order]
-    sets: dict[tuple[str, int], np.ndarray] = {}
-
-    def kset(which: str, i: int) -> np.ndarray:
-        if (which, i) not in sets:
-            seq = test_seqs[i] if which == "test" else train_seqs[i]
-            sets[(which, i)] = np.unique(canonical_kmers([seq])[1])
-        return sets[(which, i)]
-
+    pairs, est = _kept_candidates(sk_te, sk_tr, np.flatnonzero(ok_te & ~exclude),
+                                  BandIndex(sk_tr, ok_tr))
+    pairs = pairs[np.lexsort((-est, pairs[:, 0]))]  # per test row, best estimate first
     near = np.zeros(len(test_seqs), dtype=bool)
     tried: dict[int, int] = {}
+    current: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))
     for i, j in pairs.tolist():
         if near[i] or tried.get(i, 0) >= MAX_VERIFY:
             continue
         tried[i] = tried.get(i, 0) + 1
-        if exact_jaccard(kset("test", i), kset("train", j)) >= NEAR_JACCARD:
+        if current[0] != i:
+            current = (i, np.unique(canonical_kmers([test_seqs[i]])[1]))
+        if exact_jaccard(current[1], np.unique(canonical_kmers([train_seqs[j]])[1])) \
+                >= NEAR_JACCARD:
             near[i] = True
     return {
         "near": int(near.sum()),
