@@ -35,7 +35,8 @@ def audits(ctx: ReportContext) -> dict[str, dict[str, Any]]:
         data = ctx.data
         if "task_fingerprint" in data.columns:
             pairs = data[["task", "task_fingerprint"]].drop_duplicates()
-            wanted = [(t, fp or "") for t, fp in pairs.itertuples(index=False)]
+            wanted = [(t, fp if isinstance(fp, str) else "")
+                      for t, fp in pairs.itertuples(index=False)]
         else:
             wanted = [(t, "") for t in data["task"].unique()]
         ctx.extra["_audits"] = find_audits(wanted, ctx.extra.get("audit_dir"))
