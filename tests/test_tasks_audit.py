@@ -318,3 +318,21 @@ def test_canonical_kmers_against_python(k: int) -> None:
     want = [(i, min(code(s[j:j + k]), code(rc(s[j:j + k]))))
             for i, s in enumerate(seqs) for j in range(len(s) - k + 1) if "N" not in s[j:j + k]]
     assert list(zip(rows.tolist(), codes.tolist(), strict=True)) == want
+
+
+def test_valid_split_copies(planted: dict, tmp_path: Path) -> None:
+    """A valid split holding 4 train rows (1 as reverse complement) and 2 test rows."""
+    folder = tmp_path / "withvalid"
+    folder.mkdir()
+    for f in ("train.csv", "test.csv", "task.json"):
+        (folder / f).write_text((planted["folder"] / f).read_text())
+    rng = np.random.default_rng(2)
+    rows = [planted["train"][i] for i in (150, 151, 152)] + [(rc(planted["train"][153][0]), 1)]
+    rows += [planted["test"][90], planted["test"][91]] + [(rand_seq(rng, 200), i % 2)
+                                                          for i in range(6)]
+    (folder / "valid.csv").write_text("sequence,label\n" + "".join(f"{s},{y}\n" for s, y in rows))
+    rec = audit_task(load_task_folder(folder))
+    assert rec["valid_split"]["valid_in_train"]["exact"] == 3
+    assert rec["valid_split"]["valid_in_train"]["revcomp"] == 1
+    assert rec["valid_split"]["test_in_valid"]["exact"] == 2
+    assert audit_task(load_task_folder(planted["folder"]))["valid_split"] is None

@@ -21,6 +21,20 @@ from geneb.tasks.spec import Task
 AUDIT_VERSION = 1
 
 
+def _valid_copies(task: Task) -> dict[str, dict[str, int]] | None:
+    """With a valid split: its rows copied (either strand) from train, and test rows copied
+    from it (the split probes never train on, but model selection may)."""
+    if "valid" not in task.splits:
+        return None
+    tr, va, te = task.split("train"), task.split("valid"), task.split("test")
+    out = {}
+    for name, (a, b) in {"valid_in_train": (tr, va), "test_in_valid": (va, te)}.items():
+        d = across_splits(a.sequences, a.labels, b.sequences, b.labels)
+        out[name] = {"exact": d["exact"], "label_conflicts": d["label_conflicts"],
+                     "revcomp": d["revcomp"]}
+    return out
+
+
 def audit_task(task: Task) -> dict[str, Any]:
     """Run every check on ``task`` and return its audit record (no caching here)."""
     t0 = time.perf_counter()
@@ -53,6 +67,7 @@ def audit_task(task: Task) -> dict[str, Any]:
         "within_split": {
             name: within_split(s.sequences, s.labels) for name, s in task.splits.items()
         },
+        "valid_split": _valid_copies(task),
         "fingerprints": task.fingerprints(),
         "settings": {
             "near_k": NEAR_K,
