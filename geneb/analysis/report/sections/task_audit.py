@@ -81,10 +81,14 @@ def shortcut_gap(page: Page, ctx: ReportContext) -> None:
     per_task, per_cat = gap_tables(ctx)
     label = regime_label(ctx.main_regime)
     if per_task.empty:
+        where = ctx.extra.get("audit_dir") or audit_dir()
         page.p(
-            "MCC minus the best shortcut baseline: no task of this table has an audit "
-            f"(looked in {ctx.extra.get('audit_dir') or audit_dir()}); run `geneb tasks audit "
-            "TASK...` on the tasks, then rebuild the report."
+            f"MCC minus the best shortcut baseline: the audits in {where} have no shortcut "
+            f"scores for the {label} regime (audits score regimes 1, 10 and full)."
+            if audits(ctx) else
+            f"MCC minus the best shortcut baseline: no task of this table has an audit "
+            f"(looked in {where}); run `geneb tasks audit TASK...` on the tasks, then rebuild "
+            "the report."
         )
         return
     page.table("shortcut_gap_category", per_cat,
