@@ -103,6 +103,11 @@ def report(
             "smaller_beats_larger, model_properties) as one JSON object.",
         ),
     ] = False,
+    audits: Annotated[
+        Path | None,
+        typer.Option("--audits", help="Folder of task audits (`geneb tasks audit --out`); "
+                     "default: the audit cache under $GENEB_CACHE."),
+    ] = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     from geneb.analysis.capacity import DEFAULT_EDGES
@@ -131,6 +136,7 @@ def report(
         tier_edges=tuple(edges) or DEFAULT_EDGES,
         summary=summary,
         subsampling=subsampling,
+        audits=audits,
     )
     if as_json:
         typer.echo(json.dumps({"report": str(index), **summary}, indent=1))

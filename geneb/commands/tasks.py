@@ -1,4 +1,4 @@
-"""`geneb tasks list` and `geneb tasks show`: what tasks exist and what loading one gives."""
+"""`geneb tasks list`, `show`, `catalogue`, `fetch` and `audit` (in :mod:`.tasks_audit`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from geneb.commands._common import cli_errors, console, wide_console
+from geneb.commands.tasks_audit import audit, print_verdicts
 
 app = typer.Typer(no_args_is_help=True, help="List and inspect tasks.")
+app.command("audit")(audit)
 
 DataDirOpt = Annotated[
     str | None,
@@ -303,11 +305,16 @@ def fetch(
     if dry_run:
         return
 
+    fetched: list[Any] = []
+
     def report(step: Any, record: dict[str, Any]) -> None:
         rows = ", ".join(f"{k} {v:,}" for k, v in record["rows"].items())
         typer.echo(f"fetched {step.entry.name} ({rows}) -> {step.target}")
+        if step.entry.kind != "variants":
+            fetched.append(step.target)
 
     run_fetch(plan, on_done=report)
+    print_verdicts(fetched, cache)
     if cache is not None and cache_root(cache).resolve() != cache_root().resolve():
         typer.echo(
             f"note: tasks resolve by name from $GENEB_CACHE (now {cache_root()}); set "

@@ -63,6 +63,7 @@ def build_report(
     tier_edges: Sequence[float] = DEFAULT_EDGES,
     summary: dict[str, Any] | None = None,
     subsampling: str | os.PathLike[str] | None = None,
+    audits: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -74,8 +75,9 @@ def build_report(
     when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
     of ``geneb probe-subsample --out`` (a section of its own).
     ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
-    ``.geneb-report.json``); only the previous report's files are replaced. Returns the path
-    of ``index.html``.
+    ``.geneb-report.json``); only the previous report's files are replaced. ``audits``: a
+    folder of task audits (``geneb tasks audit --out``); default the audit cache. Returns the
+    path of ``index.html``.
     """
     _check_options(n_boot, boot_seed, alpha)
     edges = check_edges(tier_edges)
@@ -115,7 +117,8 @@ def build_report(
         user_props=user_props,
         task_organisms=organisms,
         tier_edges=edges,
-        extra={"regression": reg, **({} if curve is None else {"subsampling": curve})},
+        extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
+               **({} if curve is None else {"subsampling": curve})},
     )
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:

@@ -27,6 +27,7 @@ from geneb.analysis.report.sections.regularization import regularization
 from geneb.analysis.report.sections.scaling import scaling
 from geneb.analysis.report.sections.stability import stability
 from geneb.analysis.report.sections.subsampling import subsampling
+from geneb.analysis.report.sections.task_audit import task_audit
 from geneb.analysis.report.sections.uncertainty import uncertainty
 
 Section = Callable[[Page, ReportContext], None]
@@ -35,6 +36,7 @@ Section = Callable[[Page, ReportContext], None]
 SECTIONS: list[Section] = [
     method,
     leaderboard,
+    task_audit,
     categories,
     rankings,
     scaling,

@@ -1,9 +1,11 @@
-"""Leaderboard: overall macro-MCC per regime with bootstrap intervals over tasks and seeds."""
+"""Leaderboard: overall macro-MCC per regime with bootstrap intervals over tasks and seeds,
+and each model's MCC minus the best shortcut baseline's, per task and per category."""
 
 from __future__ import annotations
 
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page, regime_label
+from geneb.analysis.report.sections.task_audit import shortcut_gap
 from geneb.analysis.table import select
 
 
@@ -43,3 +45,4 @@ def leaderboard(page: Page, ctx: ReportContext) -> None:
                if len(single) == len(ctx.categories) else "(the interval is too narrow). ")
             + "The seed interval (seed_ci) still measures the probes' variation over seeds."
         )
+    shortcut_gap(page, ctx)

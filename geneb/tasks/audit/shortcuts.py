@@ -1,0 +1,92 @@
+"""Shortcut baselines: geneb's own probe on features that need no model.
+
+Five feature sets per row: ``length`` (bases), ``gc`` (G+C share of the A/C/G/T bases),
+``kmer1`` / ``kmer2`` / ``kmer3`` (frequencies of the 4 / 16 / 64 k-mers of A/C/G/T only).
+Each is probed exactly as a model's embeddings are (``geneb probe`` defaults): the linear
+probe at C = 1 solved to its optimum by the ``fast`` backend, the train rows of every
+(regime, seed) cell drawn by :func:`geneb.probe.protocol.draw` from the train split's
+fingerprint (so a shortcut sees the very rows every model saw), regimes 1, 10 and full, seeds
+13, 17, 42, 123, 997, MCC on the whole test split. One difference: the features are
+standardised on each cell's own train rows (``--standardize``), because length in bases and a
+frequency in [0, 1] are not on one scale. A class with fewer than k rows gives all of its rows
+(``take_all``). The full regime is seed-independent (one fit, as the probe engine reuses it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from geneb.tasks.audit.seqcodes import kmer_counts
+from geneb.tasks.spec import SplitData
+
+SHORTCUTS: tuple[str, ...] = ("length", "gc", "kmer1", "kmer2", "kmer3")
+SHORTCUT_C = 1.0
+
+
+def _frequencies(counts: np.ndarray) -> np.ndarray:
+    total = counts.sum(axis=1, keepdims=True)
+    return np.divide(counts, total, out=np.zeros(counts.shape), where=total > 0)
+
+
+def shortcut_features(seqs: Sequence[str]) -> dict[str, np.ndarray]:
+    """The five feature matrices (float32, one row per sequence)."""
+    c1 = kmer_counts(seqs, 1)
+    acgt = c1.sum(axis=1)
+    gc = np.divide(c1[:, 1] + c1[:, 2], acgt, out=np.zeros(len(seqs)), where=acgt > 0)
+    lengths = np.fromiter((len(s) for s in seqs), dtype=np.float64, count=len(seqs))
+    feats = {
+        "length": lengths[:, None],
+        "gc": gc[:, None],
+        "kmer1": _frequencies(c1),
+        "kmer2": _frequencies(kmer_counts(seqs, 2)),
+        "kmer3": _frequencies(kmer_counts(seqs, 3)),
+    }
+    return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in feats.items()}
+
+
+def _cells(train: SplitData, n_classes: int, task: str) -> list[Any]:
+    """One ProbeCell per (regime, seed) of the GENEB protocol; full once."""
+    from geneb.probe import protocol
+    from geneb.probe.schema import DEFAULT_SEEDS, REGIMES
+    from geneb.probe.solvers.base import ProbeCell
+
+    cells = []
+    for regime in REGIMES:
+        for seed in DEFAULT_SEEDS if regime != "full" else DEFAULT_SEEDS[:1]:
+            sample = protocol.draw(
+                regime, train.labels, train.rows, seed=seed, task_fingerprint=train.fingerprint,
+                n_classes=n_classes, take_all=True, task=task,
+            )
+            cells.append(ProbeCell(regime=regime, k=protocol.regime_k(regime), seed=seed,
+                                   C=SHORTCUT_C, train_idx=sample.positions))
+    return cells
+
+
+def shortcut_mccs(
+    train: SplitData, test: SplitData, n_classes: int, task: str = "?"
+) -> dict[str, dict[str, float]]:
+    """{regime: {shortcut: MCC on test, mean over seeds}} for regimes 1, 10 and full."""
+    from threadpoolctl import threadpool_limits
+
+    from geneb.probe.metrics import compute_metrics
+    from geneb.probe.schema import MAX_ITER
+    from geneb.probe.solvers import get_backend
+    from geneb.probe.solvers.base import ProbeProblem
+
+    f_train, f_test = shortcut_features(train.sequences), shortcut_features(test.sequences)
+    cells = _cells(train, n_classes, task)
+    solver = get_backend("fast")
+    out: dict[str, dict[str, list[float]]] = {}
+    with threadpool_limits(limits=1):
+        for name in SHORTCUTS:
+            problem = ProbeProblem(
+                X_train=f_train[name], y_train=np.asarray(train.labels, dtype=np.int64),
+                X_test=f_test[name], n_classes=n_classes, standardize=True, max_iter=MAX_ITER,
+            )
+            for cell, fit in zip(cells, solver.solve(problem, cells), strict=True):
+                mcc = compute_metrics(test.labels, fit.proba, n_classes)["mcc"]
+                out.setdefault(cell.regime, {}).setdefault(name, []).append(mcc)
+    return {r: {n: round(float(np.mean(v)), 6) for n, v in d.items()} for r, d in out.items()}
