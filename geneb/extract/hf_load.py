@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import inspect
 import os
+import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,9 +202,9 @@ def _load_model(
                 model, info = AutoModel.from_pretrained(
                     folder, config=config, trust_remote_code=True, **common
                 )
-    except OSError as e:
+    except (OSError, pickle.UnpicklingError) as e:  # 4.x wraps a refused pickle in OSError
         root = _root_cause(e)
-        why = f"{type(root).__name__}: {_first_line(root)}" if root is not e else _first_line(e)
+        why = f"{type(root).__name__}: {_first_line(root)}"
         raise ModelError(f"cannot load the weights of model {src!r}: {why}") from e
     return model, sorted(info.get("missing_keys", []) or [])
 
