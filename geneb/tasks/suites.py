@@ -3,7 +3,8 @@
 The catalogue is data (``catalogue.json`` next to this module, one object per task); this
 module reads and validates it. Why a data file: each entry records facts about somebody
 else's dataset (hub id and pinned revision, or URL and sha256, licence, class count, sizes),
-which of those facts were checked against the source, and the reason a source task maps to
+which of those facts were checked against the source, where each count was read (``sources``),
+and the reason a source task maps to
 one of GENEB's 13 categories. Facts that could not be checked are ``null``; an entry whose
 source is not pinned (no revision, no sha256) is listed but cannot be fetched.
 """
