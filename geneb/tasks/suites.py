@@ -4,9 +4,9 @@ The catalogue is data (``catalogue.json`` next to this module, one object per ta
 module reads and validates it. Why a data file: each entry records facts about somebody
 else's dataset (hub id and pinned revision, or URL and sha256, licence, class count, sizes),
 which of those facts were checked against the source, where each count was read (``sources``),
-and the reason a source task maps to
-one of GENEB's 13 categories. Facts that could not be checked are ``null``; an entry whose
-source is not pinned (no revision, no sha256) is listed but cannot be fetched.
+and the reason a source task maps to one of GENEB's 13 categories. Facts that could not be
+checked are ``null``; an entry whose source is not pinned (no revision, no sha256) is listed
+but cannot be fetched.
 """
 
 from __future__ import annotations
