@@ -3,9 +3,10 @@
 The catalogue is data (``catalogue.json`` next to this module, one object per task); this
 module reads and validates it. Why a data file: each entry records facts about somebody
 else's dataset (hub id and pinned revision, or URL and sha256, licence, class count, sizes),
-which of those facts were checked against the source, and the reason a source task maps to
-one of GENEB's 13 categories. Facts that could not be checked are ``null``; an entry whose
-source is not pinned (no revision, no sha256) is listed but cannot be fetched.
+which of those facts were checked against the source, where each count was read (``sources``),
+and the reason a source task maps to one of GENEB's 13 categories. Facts that could not be
+checked are ``null``; an entry whose source is not pinned (no revision, no sha256) is listed
+but cannot be fetched.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ KINDS = ("classification", "variants")
 SPLITS = ("train", "valid", "test")
 #: converters geneb has (see ``geneb.tasks.convert``); ``null`` = none (not fetchable)
 FORMATS = ("csv", "tsv", "parquet", "fasta_label_in_id", "variants_table")
+#: facts that carry where their number was read (``sources``: fact -> URL or file path[s]);
+#: a split size without a source is refused, so every stated size can be traced
+SOURCED_FACTS = ("n_classes", "n_train", "n_valid", "n_test")
+SIZE_FACTS = ("n_train", "n_valid", "n_test")
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ class CatalogueEntry:
     evidence: str
     notes: str
     description: str
+    sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def fetchable(self) -> str | None:
         """Why ``geneb tasks fetch`` refuses this entry, or None when it can run."""
@@ -154,6 +160,7 @@ class CatalogueEntry:
             "evidence": self.evidence,
             "notes": self.notes,
             "description": self.description,
+            "sources": {k: list(v) for k, v in self.sources.items()},
         }
 
 
@@ -226,6 +233,40 @@ def _parse_source(raw: Any, where: str) -> Source:
     return Source(hub=hub, revision=revision, files=tuple(files), raw=raw)
 
 
+def _parse_sources(obj: Mapping[str, Any], where: str) -> dict[str, tuple[str, ...]]:
+    """``sources``: fact -> one or more URLs/paths; each stated size must have one.
+
+    A source for a null fact is refused too (it would document nothing).
+    """
+    raw = obj.get("sources")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise TaskError(f"{where}: 'sources' must be an object of fact -> URL(s), got {raw!r}")
+    out: dict[str, tuple[str, ...]] = {}
+    for fact, value in raw.items():
+        if fact not in SOURCED_FACTS:
+            raise _bad_choice(where, "sources key", fact, SOURCED_FACTS)
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not items or not all(
+            isinstance(v, str) and v.strip() for v in items
+        ):
+            raise TaskError(
+                f"{where}: sources[{fact!r}] must be a URL or a non-empty list of them, "
+                f"got {value!r}"
+            )
+        if obj.get(fact) is None:
+            raise TaskError(f"{where}: sources[{fact!r}] given but {fact!r} is null")
+        out[fact] = tuple(items)
+    for fact in SIZE_FACTS:
+        if obj.get(fact) is not None and fact not in out:
+            raise TaskError(
+                f"{where}: {fact!r} is {obj[fact]!r} but has no source; expected "
+                f"sources[{fact!r}] (the URL or file it was read from) or {fact!r}: null"
+            )
+    return out
+
+
 def _bad_choice(where: str, key: str, value: object, valid: Iterable[str]) -> TaskError:
     close = did_you_mean(str(value), valid)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -279,6 +320,7 @@ def parse_entry(obj: Any, where: str) -> CatalogueEntry:
         evidence=_opt_str(obj, "evidence", where) or "",
         notes=_opt_str(obj, "notes", where) or "",
         description=_opt_str(obj, "description", where) or "",
+        sources=_parse_sources(obj, where),
     )
 
 
