@@ -23,33 +23,32 @@ at its default (the CLI and plans pass every option; a default means "not set").
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata as md
 import importlib.util
-import inspect
 import json
-import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from geneb.errors import ModelError, unknown_name
-from geneb.extract import catalogue as cat
-from geneb.extract.cuda_only import check_cuda_only, module_of
-from geneb.extract.options import (  # noqa: F401  (re-exported: one place to import from)
+from geneb.models import catalogue as cat
+from geneb.models import plugins
+from geneb.models.cuda_only import check_cuda_only, module_of
+from geneb.models.embedder import Embedder
+from geneb.models.options import (  # noqa: F401  (re-exported: one place to import from)
     ADAPTER_OPTIONS,
     ANY_OPTION,
     OPTION_DEFAULTS,
     OPTION_TYPES,
     check_options,
 )
-from geneb.extract.protocol import Embedder
-
-ENTRY_POINT_GROUP = "geneb.embedders"
-KMER_RE = re.compile(r"^kmer-(\d+)$")
-HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-DEFAULT_RANDOM_SEED = 0
+from geneb.models.spec import (
+    DEFAULT_RANDOM_SEED,
+    ENTRY_POINT_GROUP,
+    HF_PREFIX,
+    HUB_ID_RE,
+    KMER_RE,
+    RANDOM_PREFIX,
+)
 
 
 @dataclass(frozen=True)
@@ -97,40 +96,6 @@ class ModelMeta:
         out["options"] = list(self.options)
         out["catalogue"] = self.catalogue.name if self.catalogue else None
         return out
-
-
-# ------------------------------------------------------------------------- plugins
-def _entry_points() -> dict[str, md.EntryPoint]:
-    """Installed ``geneb.embedders`` entry points (scanning every dist-info costs ~10 ms, so
-    the answer is kept per ``sys.path``: a package added to the path is seen)."""
-    return _entry_points_on(tuple(sys.path))
-
-
-@functools.lru_cache(maxsize=8)
-def _entry_points_on(path: tuple[str, ...]) -> dict[str, md.EntryPoint]:
-    return {ep.name: ep for ep in md.entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def _load_plugin(name: str, ep: md.EntryPoint) -> Any:
-    try:
-        return ep.load()
-    except Exception as e:
-        raise ModelError(f"plugin embedder {name!r} ({ep.value}) failed to load: {e}") from e
-
-
-def _plugin_options(factory: Any) -> tuple[str, ...]:
-    """Options a plugin factory takes: its declaration, else its keyword parameters."""
-    declared = getattr(factory, "geneb_options", None)
-    if declared is not None:
-        return tuple(declared)
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return tuple(OPTION_DEFAULTS)
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return (ANY_OPTION,)  # **kwargs: the plugin takes (and answers for) any option
-    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return tuple(p.name for p in params if p.kind in kinds)
 
 
 # ------------------------------------------------------------------------- metadata
@@ -197,7 +162,7 @@ def get_model_meta(spec: str) -> ModelMeta:
     spec = _require_spec(spec)
     m = KMER_RE.match(spec)
     if m:
-        from geneb.extract.kmer import KMER_MAX, KMER_MIN
+        from geneb.models.adapters.kmer import KMER_MAX, KMER_MIN
 
         if not KMER_MIN <= int(m.group(1)) <= KMER_MAX:
             raise unknown_name("model", spec, list_embedders())  # K outside KMER_MIN..KMER_MAX
@@ -205,8 +170,8 @@ def get_model_meta(spec: str) -> ModelMeta:
             spec, spec, spec, "kmer", family="kmer", options=ADAPTER_OPTIONS["kmer"],
             capabilities=("embeddings",), n_params=None,
         )  # fmt: skip
-    if spec.startswith("random:"):
-        base = get_model_meta(spec[len("random:") :]) if spec != "random:" else None
+    if spec.startswith(RANDOM_PREFIX):
+        base = get_model_meta(spec[len(RANDOM_PREFIX) :]) if spec != RANDOM_PREFIX else None
         if base is None or base.kind in ("kmer", "random", "plugin"):
             raise ModelError(
                 f"{spec!r}: random: needs a neural model (a catalogue name, folder, hub id or "
@@ -231,7 +196,7 @@ def get_model_meta(spec: str) -> ModelMeta:
             loader=base.loader,
             base=base,
         )
-    from geneb.extract import minilm
+    from geneb.models.adapters import minilm
 
     if spec == minilm.NAME:
         if not minilm.available():
@@ -243,14 +208,15 @@ def get_model_meta(spec: str) -> ModelMeta:
             architecture="encoder", tokenization="other", capabilities=("embeddings",),
             trust_remote_code=False, options=ADAPTER_OPTIONS["control"], loader="transformers",
         )  # fmt: skip
-    if spec.startswith("hf:"):
-        return _hf_meta(spec, spec[3:])
-    eps = _entry_points()
+    if spec.startswith(HF_PREFIX):
+        return _hf_meta(spec, spec[len(HF_PREFIX) :])
+    eps = plugins.entry_points()
     if spec in eps:
-        factory = _load_plugin(spec, eps[spec])
+        factory = plugins.load_plugin(spec, eps[spec])
         return ModelMeta(
-            spec, spec, spec, "plugin", options=_plugin_options(factory), plugin=eps[spec].value
-        )
+            spec, spec, spec, "plugin", options=plugins.plugin_options(factory),
+            plugin=eps[spec].value,
+        )  # fmt: skip
     entry = cat.lookup(spec)
     if entry is not None:
         return _from_catalogue(spec, entry, "catalogue", entry.name)
@@ -316,7 +282,7 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
     """Everything checkable about ``spec`` and ``options`` without loading: meta, options
     (returns those that are set), and the catalogue's trust/loader/package rules."""
     if "trust_remote_code" in options:  # "false" must never switch code on (bool("false"))
-        from geneb.extract.trust import check_trust_flag
+        from geneb.models.trust import check_trust_flag
 
         check_trust_flag(options["trust_remote_code"])
     meta = get_model_meta(spec)
@@ -330,7 +296,7 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
 # ------------------------------------------------------------------------- building
 def get_embedder(spec: str, **options: Any) -> Embedder:
     """Build the embedder that ``spec`` names (see module doc); options are checked first."""
-    from geneb.extract.strands import BothStrands, check_strands
+    from geneb.models.strands import BothStrands, check_strands
 
     meta, opts = check_spec(spec, **options)
     strands = check_strands(opts.pop("strands", "forward"))
@@ -340,7 +306,7 @@ def get_embedder(spec: str, **options: Any) -> Embedder:
 
 def _embedder_for(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
     if meta.kind == "kmer":
-        from geneb.extract.kmer import KmerEmbedder
+        from geneb.models.adapters.kmer import KmerEmbedder
 
         return KmerEmbedder(int(KMER_RE.match(meta.spec).group(1)))  # type: ignore[union-attr]
     if meta.kind == "plugin":
@@ -354,10 +320,10 @@ def _embedder_for(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
 
 def _build(meta: ModelMeta, opts: dict[str, Any], name: str | None) -> Embedder:
     if meta.kind == "control":
-        from geneb.extract import minilm
+        from geneb.models.adapters import minilm
 
         return minilm.make_minilm_control(**opts)
-    from geneb.extract.hf import HFEmbedder
+    from geneb.models.adapters.hf import HFEmbedder
 
     if meta.kind == "folder":
         return HFEmbedder(meta.path, name=name, **opts)  # type: ignore[arg-type]
@@ -371,7 +337,7 @@ def _build(meta: ModelMeta, opts: dict[str, Any], name: str | None) -> Embedder:
 
 
 def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
-    factory = _load_plugin(meta.spec, _entry_points()[meta.spec])
+    factory = plugins.load_plugin(meta.spec, plugins.entry_points()[meta.spec])
     emb = factory(**opts)
     for attr in ("name", "dim", "embed"):
         if not hasattr(emb, attr):
@@ -382,20 +348,20 @@ def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
 # ------------------------------------------------------------------------- listing
 def list_embedders() -> list[str]:
     """Names and patterns ``--model`` accepts (built-ins, catalogue, then plugins)."""
-    from geneb.extract import minilm
+    from geneb.models.adapters import minilm
 
     names = [f"kmer-{k}" for k in range(1, 9)]
     if minilm.available():
         names.append(minilm.NAME)
     names += ["hf:<folder or hub id>", "random:<model>"]
     names += cat.names()
-    names += sorted(_entry_points())
+    names += sorted(plugins.entry_points())
     return names
 
 
 def describe_embedders() -> list[tuple[str, str]]:
     """(name, one-line description) of the built-in adapters and installed plugins."""
-    from geneb.extract import minilm
+    from geneb.models.adapters import minilm
 
     rows = [(f"kmer-{k}", f"normalised {k}-mer spectrum ({4**k} features)") for k in range(1, 9)]
     if minilm.available():
@@ -405,6 +371,6 @@ def describe_embedders() -> list[tuple[str, str]]:
     rows.append(("hf:<folder or hub id>", "any transformers encoder, mean-pooled (or a bare path)"))
     rows.append(("random:<model>", "same architecture with seeded random weights (control)"))
     rows.append(("<catalogue name>", "a model of the catalogue (table above), by its short name"))
-    for name, ep in sorted(_entry_points().items()):
+    for name, ep in sorted(plugins.entry_points().items()):
         rows.append((name, f"plugin {ep.value}"))
     return rows
