@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args()
 
-    from geneb.extract.hf import HFEmbedder
+    from geneb.models.adapters.hf import HFEmbedder
     from geneb.tasks.catalog import resolve_task
 
     layers = [int(x) for x in args.layers.split(",")]

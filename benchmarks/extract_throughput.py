@@ -242,8 +242,8 @@ def measure_rss(model: str, task: str, data_dir: str, n: int, batch_tokens: int)
 def invariance_modes(args) -> dict:
     """Section 4: throughput and per-row error of three batchings of the real HyenaDNA."""
     from geneb.extract.batching import policy_batches, token_budget_batches
-    from geneb.extract.registry import get_embedder
-    from geneb.extract.selftest import row_errors
+    from geneb.models.registry import get_embedder
+    from geneb.models.selftest import row_errors
     from geneb.tasks.catalog import resolve_task
 
     folder = Path(args.models_dir or Path(args.data_dir).parent / "models") / args.real_model
@@ -357,7 +357,7 @@ def main() -> None:
 
     import torch
 
-    from geneb.extract.registry import get_embedder
+    from geneb.models.registry import get_embedder
     from geneb.tasks.catalog import resolve_task
 
     scratch = tempfile.TemporaryDirectory()

@@ -84,9 +84,9 @@ def cuda_families() -> list[dict]:
     import torch
 
     from geneb.errors import GenebError
-    from geneb.extract.catalogue import load_catalogue
-    from geneb.extract.cuda_only import module_of
-    from geneb.extract.registry import check_spec
+    from geneb.models.catalogue import load_catalogue
+    from geneb.models.cuda_only import module_of
+    from geneb.models.registry import check_spec
 
     by_pkg: dict[str, list[str]] = {}
     for e in load_catalogue():
@@ -121,7 +121,7 @@ def cuda_families() -> list[dict]:
 def main() -> None:
     from sklearn.metrics import matthews_corrcoef
 
-    from geneb.extract.kmer import kmer_spectrum
+    from geneb.models.adapters.kmer import kmer_spectrum
     from geneb.probe.solvers import get_backend
     from geneb.probe.solvers.base import ProbeProblem
 

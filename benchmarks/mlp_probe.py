@@ -39,7 +39,7 @@ REGIMES = ("1", "10", "full")
 def load_task(data_dir: Path, task: str, k: int):
     import pandas as pd
 
-    from geneb.extract.kmer import kmer_spectrum
+    from geneb.models.adapters.kmer import kmer_spectrum
     from geneb.probe.solvers.base import ProbeProblem
 
     tr = pd.read_csv(data_dir / task / "train.csv")

@@ -34,8 +34,8 @@ def main() -> None:
     ap.add_argument("--model", required=True, help="a model folder (or any spec)")
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    from geneb.extract import catalogue
-    from geneb.extract.registry import get_embedder, get_model_meta
+    from geneb.models import catalogue
+    from geneb.models.registry import get_embedder, get_model_meta
 
     get_embedder(args.model, device="cpu")  # warm: imports, file cache
     meta_s, build_s = [], []

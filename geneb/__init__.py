@@ -38,7 +38,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "read_entry": ("geneb.api", "read_entry"),
     "load_task": ("geneb.api", "load_task"),
     "extract": ("geneb.extract.runner", "extract"),  # also a subpackage: see geneb/_lazy.py
-    "get_embedder": ("geneb.extract.registry", "get_embedder"),
+    "get_embedder": ("geneb.models.registry", "get_embedder"),
+    "get_model_meta": ("geneb.models.registry", "get_model_meta"),
     "run_probes": ("geneb.probe.engine", "run_probes"),
     "probe_arrays": ("geneb.probe.arrays", "probe_arrays"),
     "read_results": ("geneb.probe.results", "read_results"),
@@ -54,6 +55,7 @@ __all__ = [
     "build_report",
     "extract",
     "get_embedder",
+    "get_model_meta",
     "load_task",
     "open_store",
     "probe_arrays",
@@ -66,8 +68,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from geneb.analysis.report import build_report
     from geneb.api import load_task, open_store, read_entry
     from geneb.errors import GenebError
-    from geneb.extract.registry import get_embedder
     from geneb.extract.runner import extract
+    from geneb.models.registry import get_embedder, get_model_meta
     from geneb.probe.arrays import probe_arrays
     from geneb.probe.engine import run_probes
     from geneb.probe.results import read_results

@@ -6,8 +6,8 @@ more: ``geneb.extract`` is a function *and* the name of the subpackage ``geneb/e
 Importing any ``geneb.extract.*`` module makes the import system bind the package over the
 public name (``setattr(geneb, "extract", <package>)``). :class:`GenebModule` refuses that
 rebinding, and the name resolves to a :class:`PackageFunction`: the function for callers,
-``inspect`` and ``help``, and the package for attribute access, so ``geneb.extract.kmer`` and
-``import geneb.extract.hf as hf`` keep working.
+``inspect`` and ``help``, and the package for attribute access, so ``geneb.extract.batching``
+and ``import geneb.extract.runner as runner`` keep working.
 """
 
 from __future__ import annotations

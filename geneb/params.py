@@ -32,7 +32,7 @@ from geneb.constraints import (
     StrOptions,
 )
 from geneb.errors import did_you_mean
-from geneb.extract.options import POOLINGS
+from geneb.models.options import POOLINGS
 from geneb.vep.capabilities import SCORERS as VEP_SCORERS
 
 __all__ = [

@@ -12,8 +12,8 @@ import pytest
 
 from geneb.errors import GenebError, ModelError
 from geneb.extract.batching import embed_bucketed, token_budget_batches
-from geneb.extract.families import resolve_max_length
-from geneb.extract.registry import get_embedder, list_embedders
+from geneb.models.adapters.families import resolve_max_length
+from geneb.models.registry import get_embedder, list_embedders
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -279,7 +279,7 @@ def test_minilm_text_control(models_dir: Path) -> None:
 
 
 def test_lowercase_vocab_rule() -> None:
-    from geneb.extract.families import lowercase_dna_vocab
+    from geneb.models.adapters.families import lowercase_dna_vocab
 
     class Tok:
         def __init__(self, words: list[str]) -> None:

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import ModelError
-from geneb.extract.registry import get_embedder
 from geneb.extract.runner import extract
+from geneb.models.registry import get_embedder
 from geneb.store import FeatureStore
 
 pytest.importorskip("huggingface_hub")

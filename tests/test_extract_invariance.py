@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.extract.batching import embed_bucketed, token_budget_batches
-from geneb.extract.registry import get_embedder
 from geneb.extract.runner import extract
-from geneb.extract.selftest import generic_policy, row_errors
+from geneb.models.registry import get_embedder
+from geneb.models.selftest import generic_policy, row_errors
 from geneb.store import FeatureStore
 from geneb.tasks.catalog import resolve_task
 from geneb.tasks.spec import SplitData, Task, TaskSpec, split_fingerprint

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from geneb.errors import GenebError
-from geneb.extract.kmer import kmer_spectrum
-from geneb.extract.registry import get_embedder
+from geneb.models.adapters.kmer import kmer_spectrum
+from geneb.models.registry import get_embedder
 
 
 def slow_kmer(seq: str, k: int) -> np.ndarray:

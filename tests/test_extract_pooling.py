@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 import geneb
 from geneb.cli import app
 from geneb.errors import GenebError, ModelError
-from geneb.extract.options import POOLINGS
-from geneb.extract.registry import get_embedder
 from geneb.extract.runner import extract
+from geneb.models.options import POOLINGS
+from geneb.models.registry import get_embedder
 from geneb.store import FeatureStore, layer_key
 
 #: folder -> padding sides that leave its rows exact: its own side first (absolute positions

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import GenebError, StaleEntryError
-from geneb.extract.kmer import kmer_spectrum
-from geneb.extract.registry import get_embedder
 from geneb.extract.runner import extract
+from geneb.models.adapters.kmer import kmer_spectrum
+from geneb.models.registry import get_embedder
 from geneb.store import FeatureStore, StoreKey
 
 REPO = Path(__file__).resolve().parents[1]
@@ -268,11 +268,11 @@ def make_plugin(scale: float = 1.0) -> _PluginEmbedder:
 def test_entry_point_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import importlib.metadata as md
 
-    from geneb.extract import registry
+    from geneb.models import plugins, registry
     from geneb.tasks.synthetic import SYNTHETIC_TASK_NAMES, build_synthetic_task
 
     ep = md.EntryPoint("gc-plugin", f"{__name__}:make_plugin", registry.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(registry, "_entry_points", lambda: {"gc-plugin": ep})
+    monkeypatch.setattr(plugins, "entry_points", lambda: {"gc-plugin": ep})
     assert "gc-plugin" in registry.list_embedders()
     task = build_synthetic_task(SYNTHETIC_TASK_NAMES[0], n_train=30, n_test=10)
     # runner options the plugin does not take (device, pooling, ...) are not passed to it

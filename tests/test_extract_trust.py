@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import GenebError, ModelError
-from geneb.extract.registry import get_embedder
 from geneb.extract.runner import extract
-from geneb.extract.trust import TrustOptionError
+from geneb.models.registry import get_embedder
+from geneb.models.trust import TrustOptionError
 
 pytest.importorskip("transformers")
 

@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from synthetic_tasks import make_tasks
 
 from geneb.errors import ProbeError
-from geneb.extract.registry import get_embedder
+from geneb.models.registry import get_embedder
 from geneb.probe.metrics import predict_from_proba  # the engine's rule: ties to the lower class
 from geneb.probe.solvers import get_backend
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem

@@ -173,7 +173,7 @@ def test_backend_names():
 def test_real_task_mcc_matches_sklearn_per_regime(data_dir):
     """A real task (dhs_idhs_fflg, k-mer 4, standardised): per regime, mean MCC over seeds of
     the torch backend within 0.02 (full) / 0.05 (10-shot) of scikit-learn's."""
-    from geneb.extract.kmer import kmer_spectrum
+    from geneb.models.adapters.kmer import kmer_spectrum
     from geneb.probe.protocol import draw
 
     tr = pd.read_csv(data_dir / "dhs_idhs_fflg" / "train.csv")

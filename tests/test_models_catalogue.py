@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import GenebError
-from geneb.extract import catalogue as cat
+from geneb.models import catalogue as cat
 
 REQUIRED = (
     "name", "hub_id", "family", "architecture", "tokenization", "n_params", "context_length",

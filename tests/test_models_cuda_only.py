@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import ModelError
-from geneb.extract import catalogue as cat
-from geneb.extract.registry import check_spec, get_embedder
+from geneb.models import catalogue as cat
+from geneb.models.registry import check_spec, get_embedder
 
 #: family -> the package its code imports that has no CPU path (families README)
 EXPECTED = {"Caduceus": "mamba-ssm", "Evo": "flash-attn", "Evo 2": "evo2"}
@@ -48,8 +48,8 @@ def with_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def nothing_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Any attempt to find files or build the transformers adapter is recorded (and fails)."""
-    import geneb.extract.hf as hf
-    import geneb.extract.hub as hub
+    import geneb.models.adapters.hf as hf
+    import geneb.models.hub as hub
 
     touched: list[str] = []
 

@@ -24,7 +24,7 @@ from _local_hub import LocalHub
 from typer.testing import CliRunner
 
 from geneb.cli import app
-from geneb.extract import catalogue as cat
+from geneb.models import catalogue as cat
 from geneb.store import FeatureStore
 
 pytest.importorskip("huggingface_hub")
@@ -140,7 +140,7 @@ def test_fetch_then_extract_offline(tiny: Path, data_dir: Path, tmp_path: Path) 
 def test_fetched_model_embeds_like_the_reference(
     tiny: Path, in_process_hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from geneb.extract.registry import get_embedder
+    from geneb.models.registry import get_embedder
 
     with LocalHub() as hub:
         hub.repo(HUB_ID).add(C1, tiny)
@@ -174,7 +174,7 @@ def _pinned_entry(hub_id: str, commit: str) -> cat.CatalogueEntry:
 def test_catalogue_pin_is_fetched_and_resolved(
     tiny: Path, in_process_hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from geneb.extract.registry import get_embedder
+    from geneb.models.registry import get_embedder
 
     pinned_id = "geneb-test/tiny-pinned"
     entries = (*cat.load_catalogue(), _pinned_entry(pinned_id, C1))

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from geneb.errors import GenebError, ModelError, PlanError, UnknownNameError
-from geneb.extract import registry
-from geneb.extract.registry import check_options, get_embedder, get_model_meta
+from geneb.models import registry
+from geneb.models.registry import check_options, get_embedder, get_model_meta
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack")
 
@@ -129,9 +129,9 @@ def test_unknown_spec_lists_choices() -> None:
 
 
 def test_hf_uses_the_registry_grammar() -> None:
-    from geneb.extract import hub
+    from geneb.models import hub, spec
 
-    assert hub.HUB_ID is registry.HUB_ID_RE
+    assert hub.HUB_ID is registry.HUB_ID_RE is spec.HUB_ID_RE
 
 
 # ----------------------------------------------------------------------------- plugins
@@ -250,7 +250,7 @@ def test_catalogue_settings_reach_the_hf_adapter(monkeypatch) -> None:
         def __init__(self, model, **kw):
             seen.update(kw, model=model)
 
-    import geneb.extract.hf as hf
+    import geneb.models.adapters.hf as hf
 
     monkeypatch.setattr(hf, "HFEmbedder", FakeHF)
     get_embedder("GROVER", device="cpu", pooling="mean_nonspecial")

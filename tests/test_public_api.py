@@ -64,7 +64,7 @@ def test_end_to_end_on_a_synthetic_task(tmp_path: Path) -> None:
 
 def test_extract_export_survives_submodule_imports() -> None:
     # importing a submodule rebinds geneb.extract to the package; it must stay callable
-    import geneb.extract.kmer  # noqa: F401
+    import geneb.extract.batching  # noqa: F401
     from geneb import extract
 
     assert callable(geneb.extract) and callable(extract)
@@ -115,11 +115,11 @@ def test_dir_lists_only_the_api() -> None:
 def test_extract_after_a_submodule_import_in_a_fresh_interpreter() -> None:
     # the import system binds the subpackage over the public name; the name must survive it
     code = (
-        "import inspect, geneb.extract.hf as hf, geneb.extract.kmer, geneb;"
+        "import inspect, geneb.extract.runner as runner, geneb.extract.batching, geneb;"
         "from geneb.extract.runner import extract as real;"
         "assert inspect.signature(geneb.extract) == inspect.signature(real);"
         "assert geneb.extract.__doc__ == real.__doc__;"
-        "assert geneb.extract.kmer.__name__ == 'geneb.extract.kmer' and hf.__name__;"
+        "assert geneb.extract.batching.__name__ == 'geneb.extract.batching' and runner.__name__;"
         "print('ok')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

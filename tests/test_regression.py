@@ -104,7 +104,7 @@ def test_regression_metrics_match_scipy_and_sklearn():
 
 def test_geneb_probe_ridge_cells_equal_sklearn(tmp_path):
     """Extract a regression task, probe it: every (seed, alpha) row is sklearn's Ridge."""
-    from geneb.extract.registry import get_embedder
+    from geneb.models.registry import get_embedder
     from geneb.probe.results import read_results
 
     folder = _reg_task(tmp_path / "t")

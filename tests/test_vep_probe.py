@@ -63,7 +63,7 @@ def test_folds_never_share_a_window(kmer_table):
 
 
 def test_probe_equals_sklearn_per_fold(brca1, kmer_table):
-    from geneb.extract.registry import get_embedder
+    from geneb.models.registry import get_embedder
 
     emb = get_embedder("kmer-3")
     t = kmer_table[kmer_table["scorer"] == "probe-diff"].reset_index(drop=True)
@@ -92,7 +92,7 @@ def test_probe_equals_sklearn_per_fold(brca1, kmer_table):
 def test_ridge_target_score_equals_sklearn_per_fold(brca1):
     from sklearn.linear_model import Ridge
 
-    from geneb.extract.registry import get_embedder
+    from geneb.models.registry import get_embedder
     from geneb.vep.probe_run import probe_variants
 
     t = probe_variants(brca1, "kmer-3", window=W, limit=LIMIT, folds=4, target="score",
@@ -138,7 +138,7 @@ def test_leave_one_chromosome_out_and_indels(tmp_path):
     # end to end: one probe per held-out chromosome, every variant scored out of fold
     from sklearn.linear_model import LogisticRegression
 
-    from geneb.extract.registry import get_embedder
+    from geneb.models.registry import get_embedder
     from geneb.vep.probe_run import probe_variants
 
     t = probe_variants(vt, "kmer-2", window=40, Cs=[1.0], features=["diff"])

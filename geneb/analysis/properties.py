@@ -2,7 +2,7 @@
 
 GENEB's findings compare models that differ in one property (architecture, tokenization,
 pretraining data) or in size. The properties an analysis uses are :data:`PROPERTIES`; their
-allowed values are the vocabularies of the model catalogue (:mod:`geneb.extract.catalogue`),
+allowed values are the vocabularies of the model catalogue (:mod:`geneb.models.catalogue`),
 declared there once and checked here by :func:`check_value`, the one validator for both the
 catalogue's values and a user's file.
 
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import GenebError
-from geneb.extract import catalogue as cat
+from geneb.models import catalogue as cat
 
 #: The properties of the controlled comparisons, in column order.
 PROPERTIES: tuple[str, ...] = (

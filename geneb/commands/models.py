@@ -49,8 +49,8 @@ def list_(
 ) -> None:
     """The catalogue (published facts, '-' = not checked) and the built-in adapters."""
     from geneb.errors import unknown_name
-    from geneb.extract.catalogue import STUDIES, load_catalogue
-    from geneb.extract.registry import describe_embedders
+    from geneb.models.catalogue import STUDIES, load_catalogue
+    from geneb.models.registry import describe_embedders
 
     entries = load_catalogue()
     if study is not None:
@@ -112,7 +112,7 @@ def info(
     model: Annotated[str, typer.Argument(help="A model spec, as --model takes it.")],
 ) -> None:
     """What a model spec resolves to (no weights are loaded), as JSON."""
-    from geneb.extract.registry import get_model_meta
+    from geneb.models.registry import get_model_meta
 
     meta = get_model_meta(model)
     out = meta.to_json()
@@ -135,7 +135,7 @@ def fetch(
 ) -> None:
     """Download a model into the Hugging Face cache (HF_HOME / HF_HUB_CACHE), so that
     extraction then runs offline. The only geneb command that uses the network."""
-    from geneb.extract.fetch import fetch_model
+    from geneb.models.fetch import fetch_model
 
     r = fetch_model(model, revision)
     typer.echo(

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError
-from geneb.extract.protocol import Embedder, check_embedding
-from geneb.extract.selftest import BatchPolicy, policy_of
+from geneb.models.embedder import Embedder, check_embedding
+from geneb.models.selftest import BatchPolicy, policy_of
 
 #: Token budget per batch when none is given: CPUs run fastest on batches whose activations
 #: stay cache-sized (a few thousand tokens); GPUs need large batches to fill the device.

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError
-from geneb.extract.protocol import Embedder, ModelInfo, check_embedding
+from geneb.models.embedder import Embedder, ModelInfo, check_embedding
 from geneb.store.keys import layer_key
 
 

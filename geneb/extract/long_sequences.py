@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from geneb.extract.protocol import Embedder
+from geneb.models.embedder import Embedder
 
 
 def long_sequence_counts(embedder: Embedder, sequences: Sequence[str]) -> dict[str, int] | None:

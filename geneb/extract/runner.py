@@ -8,7 +8,7 @@ budget, then written back in original order. Each model is loaded once per run.
 
 Nothing is written before every model spec passed the cheap checks (hub cache, trust rule)
 and the first model loaded: the store is created only then. How rows may share a batch is
-the model's measured batch policy (``geneb.extract.selftest``); how many rows were longer
+the model's measured batch policy (``geneb.models.selftest``); how many rows were longer
 than the model's context (and how many tokens truncation dropped) is counted before the
 entry is written, recorded in provenance, and announced in one warning line.
 """
@@ -30,11 +30,11 @@ from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
 from geneb.extract.layer_entries import block_embedder, entry_targets
 from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
-from geneb.extract.options import check_layers
-from geneb.extract.protocol import Embedder, ModelInfo, model_info
-from geneb.extract.registry import check_spec, get_embedder
-from geneb.extract.selftest import BatchPolicy, policy_of
-from geneb.extract.trust import check_trust_flag
+from geneb.models.embedder import Embedder, ModelInfo, model_info
+from geneb.models.options import check_layers
+from geneb.models.registry import check_spec, get_embedder
+from geneb.models.selftest import BatchPolicy, policy_of
+from geneb.models.trust import check_trust_flag
 from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
 
@@ -279,8 +279,8 @@ def extract(
 
 def _preflight(spec: str, trust_remote_code: bool) -> None:
     """Cheap checks of a folder / hub-id spec before anything is loaded or written."""
-    from geneb.extract.hub import HUB_ID, resolve_source
-    from geneb.extract.trust import enforce_trust
+    from geneb.models.hub import HUB_ID, resolve_source
+    from geneb.models.trust import enforce_trust
 
     bare = spec.strip().removeprefix("random:").removeprefix("hf:")
     if Path(bare).expanduser().is_dir() or HUB_ID.match(bare):

@@ -47,7 +47,7 @@ def write_demo_inputs(
     mlp: bool = True,
 ) -> Path:
     """Write task folders, the tiny model and ``plan.toml`` into ``out``; return the plan."""
-    from geneb.extract import minilm
+    from geneb.models.adapters import minilm
     from geneb.pipeline.tiny_model import build_char_bert
     from geneb.probe.schema import DEFAULT_SEEDS, REGIMES
     from geneb.tasks.loader import save_task_folder

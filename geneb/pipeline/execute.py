@@ -23,11 +23,11 @@ from geneb.tasks.spec import Task
 def model_key(mp: ModelPlan) -> str:
     """The store key a model entry will be written under, without loading the model.
 
-    ``name`` when given, else what the registry says (``geneb.extract.registry``).
+    ``name`` when given, else what the registry says (``geneb.models.registry``).
     """
     if mp.name:
         return mp.name
-    from geneb.extract.registry import get_model_meta
+    from geneb.models.registry import get_model_meta
 
     return get_model_meta(mp.model).key
 
@@ -44,7 +44,7 @@ def model_keys(mp: ModelPlan) -> list[str]:
 
 def check_model(mp: ModelPlan, src: str) -> None:
     """Reject a model spec or option that cannot work, before any model is loaded."""
-    from geneb.extract.registry import OPTION_DEFAULTS, check_spec
+    from geneb.models.registry import OPTION_DEFAULTS, check_spec
 
     # adapter options only: batch_tokens and storage_dtype are run settings
     opts = {k: v for k, v in mp.options.items() if k in OPTION_DEFAULTS}

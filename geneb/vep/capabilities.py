@@ -54,13 +54,13 @@ def hf_source(spec: str) -> str | None:
     """The transformers folder or hub id a model spec names, or None (k-mer, plugins, random
     controls, unknown names: ``get_embedder`` reports those)."""
 
-    from geneb.extract.registry import _entry_points
+    from geneb.models.plugins import entry_points
 
     if spec.startswith("hf:"):
         return spec[3:]
-    if spec.startswith(("kmer-", "random:")) or spec in _entry_points():
+    if spec.startswith(("kmer-", "random:")) or spec in entry_points():
         return None
-    from geneb.extract.registry import HUB_ID_RE  # the one spec grammar
+    from geneb.models.spec import HUB_ID_RE  # the one spec grammar
 
     if Path(spec).is_dir() or HUB_ID_RE.match(spec):
         return spec
@@ -79,7 +79,7 @@ def detect(
     caps = Capabilities(spec)
     src = hf_source(spec)
     if src is None:
-        from geneb.extract.registry import get_embedder
+        from geneb.models.registry import get_embedder
 
         if not spec.startswith(("kmer-", "random:")):
             get_embedder(spec)  # an unknown model name is reported as such, not as "no head"
@@ -87,9 +87,9 @@ def detect(
         return caps
     if not want_heads:
         return caps
-    from geneb.extract.hub import resolve_source
-    from geneb.extract.model_code import hide_gpu_kernels
-    from geneb.extract.trust import check_trust_flag, enforce_trust, register_package_classes
+    from geneb.models.hub import resolve_source
+    from geneb.models.model_code import hide_gpu_kernels
+    from geneb.models.trust import check_trust_flag, enforce_trust, register_package_classes
 
     check_trust_flag(trust_remote_code)
     # the same boundary as extraction: a hub id only from the local cache, and no code from
@@ -108,7 +108,7 @@ def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool
     from transformers import AutoConfig, AutoTokenizer
     from transformers.models.auto import modeling_auto as ma
 
-    from geneb.extract.model_code import model_code_errors
+    from geneb.models.model_code import model_code_errors
 
     try:
         with model_code_errors(spec, "reading its config"):
@@ -141,7 +141,7 @@ def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool
         import transformers
 
         try:
-            from geneb.extract.hf_load import quiet_transformers
+            from geneb.models.adapters.hf_load import quiet_transformers
 
             with quiet_transformers():
                 model, info = getattr(transformers, auto_name).from_pretrained(

@@ -68,7 +68,7 @@ class LMScorer:
         self.device, self.batch_tokens = device, int(batch_tokens)
         self.forwards = 0  # forward passes run (for benchmarks)
         self.sequences = 0  # sequences through the model
-        from geneb.extract.hf import _position_limit
+        from geneb.models.adapters.hf import _position_limit
 
         self.max_tokens = _position_limit(model.config)
         if kind == "masked_lm" and tokenizer.mask_token_id is None:
@@ -107,8 +107,8 @@ class LMScorer:
         """log-softmax of the logits (float32) of one equal-length batch, on the CPU."""
         import torch
 
-        from geneb.extract.model_code import model_code_errors
-        from geneb.extract.outputs import logits_of
+        from geneb.models.model_code import model_code_errors
+        from geneb.models.outputs import logits_of
 
         ids = torch.from_numpy(batch).to(self.device)
         with torch.inference_mode(), model_code_errors(self.name, "running its LM head"):

@@ -77,7 +77,7 @@ def score_variants(
     run: ScoreRun | None = None,
 ) -> pd.DataFrame:
     """One row per (variant, scorer): score and status (see module doc and docs/vep.md)."""
-    from geneb.extract.device import resolve_device
+    from geneb.models.device import resolve_device
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
     scorers = list(dict.fromkeys(scorers))
@@ -92,7 +92,7 @@ def score_variants(
     budget = batch_tokens or vep_batch_tokens(dev)
     run = run if run is not None else ScoreRun()
     want_lm = "llr" in scorers
-    from geneb.extract.registry import check_spec
+    from geneb.models.registry import check_spec
 
     check_spec(model, device=dev, trust_remote_code=trust_remote_code)  # before heads load
     caps = detect(model, want_heads=want_lm, trust_remote_code=trust_remote_code, device=dev)
@@ -102,7 +102,7 @@ def score_variants(
     jobs: list[Any] = []
     emb_scorers = [s for s in scorers if s in EMBEDDING_SCORERS]
     if emb_scorers:
-        from geneb.extract.registry import get_embedder
+        from geneb.models.registry import get_embedder
 
         embedder = get_embedder(model, device=dev, trust_remote_code=trust_remote_code)
         if store is not None:
@@ -172,8 +172,8 @@ def window_embeddings(
 ) -> WindowEmbeddings:
     """Reference/alternate window embeddings of a task, kept in (and reused from) ``store``
     exactly as ``score_variants`` keeps them: the supervised probe reads the same entries."""
-    from geneb.extract.device import resolve_device
-    from geneb.extract.registry import get_embedder
+    from geneb.models.device import resolve_device
+    from geneb.models.registry import get_embedder
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
     vt, limit = check_limits(vt, limit, batch_tokens)
@@ -241,7 +241,7 @@ def _plan_store(
     limit: int | None,
 ) -> list[Any]:
     """(key, provenance, sequences, labels, rows, plan) per split; stale entries refused."""
-    from geneb.extract.protocol import model_info
+    from geneb.models.embedder import model_info
     from geneb.store import FeatureStore, Provenance, StoreKey
 
     fs = FeatureStore(store, "a")
@@ -282,7 +282,7 @@ def embed_equal_length(embedder: Any, seqs: Sequence[str], budget: int) -> np.nd
     """Embeddings of ``seqs`` (row order kept), batching only inputs of one token length, so
     no row is ever padded and its embedding cannot depend on its batch neighbours."""
     from geneb.extract.batching import prepared_api
-    from geneb.extract.protocol import check_embedding
+    from geneb.models.embedder import check_embedding
     from geneb.vep.likelihood import equal_length_batches
 
     prepare, cost, embed_prepared = prepared_api(embedder)

@@ -2,7 +2,7 @@
 
 The order matters: (1) find the files (a folder, or the local HF cache for a hub id; never the
 network), (2) read its JSON files and refuse custom code the user did not allow
-(``geneb.extract.trust``), (3) only then call transformers, always with an explicit
+(``geneb.models.trust``), (3) only then call transformers, always with an explicit
 ``trust_remote_code`` and ``local_files_only=True``. There is no fallback that loads with
 ``trust_remote_code=True`` when a built-in class is missing: that would run code nobody
 asked for.
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from geneb.errors import ModelError
-from geneb.extract.families import is_dnabert1, lowercases
-from geneb.extract.hub import ModelSource
-from geneb.extract.model_code import hide_gpu_kernels, model_code_errors
-from geneb.extract.trust import enforce_trust, register_package_classes
+from geneb.models.adapters.families import is_dnabert1, lowercases
+from geneb.models.hub import ModelSource
+from geneb.models.model_code import hide_gpu_kernels, model_code_errors
+from geneb.models.trust import enforce_trust, register_package_classes
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json")
 
@@ -221,8 +221,8 @@ def _check_missing(model: Any, tok: Any, missing: list[str], src: str) -> list[s
         return []
     import torch
 
-    from geneb.extract.families import accepts
-    from geneb.extract.outputs import last_hidden_state
+    from geneb.models.adapters.families import accepts
+    from geneb.models.outputs import last_hidden_state
 
     params = dict(model.named_parameters())
     names = [n for n in missing if n in params]

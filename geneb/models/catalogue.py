@@ -298,7 +298,7 @@ def parse_catalogue(data: Any, where: str = CATALOGUE_FILE) -> tuple[CatalogueEn
 @functools.lru_cache(maxsize=1)
 def load_catalogue() -> tuple[CatalogueEntry, ...]:
     """The shipped catalogue, read and checked once per process."""
-    text = resources.files("geneb.extract").joinpath(CATALOGUE_FILE).read_text("utf-8")
+    text = resources.files("geneb.models").joinpath(CATALOGUE_FILE).read_text("utf-8")
     return parse_catalogue(json.loads(text))
 
 

@@ -5,7 +5,7 @@ An embedder turns a batch of DNA sequences into one float32 vector each and says
 tokenise may also expose ``prepare``/``cost``/``embed_prepared``: the runner then tokenises a
 block once, sorts it by token count and fills batches up to a token budget. Which rows may
 share a batch is never assumed: an adapter may expose ``batch_policy`` (a measured
-``geneb.extract.selftest.BatchPolicy``, as the hf adapter does at load time); for any other
+``geneb.models.selftest.BatchPolicy``, as the hf adapter does at load time); for any other
 the runner measures one through ``embed`` (``selftest.policy_of``).
 """
 

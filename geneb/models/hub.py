@@ -1,6 +1,6 @@
 """Where a model's files are: a local folder, or a hub id resolved in the local HF cache only.
 
-Extraction never downloads (only ``geneb models fetch`` does, see :mod:`geneb.extract.fetch`).
+Extraction never downloads (only ``geneb models fetch`` does, see :mod:`geneb.models.fetch`).
 A hub id is looked up with huggingface_hub's own cache functions
 (``snapshot_download(local_files_only=True)``, ``scan_cache_dir``), so it loads without a
 network whatever ``HF_HUB_OFFLINE`` says, and an id that is not cached fails at once (no
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from geneb.errors import ModelError
-from geneb.extract.registry import HUB_ID_RE as HUB_ID  # the one spec grammar
+from geneb.models.spec import HUB_ID_RE as HUB_ID  # the one spec grammar
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def _snapshot_commit(hub_id: str, snapshot: Path) -> str | None:
 
 def pinned_revision(hub_id: str) -> str | None:
     """The commit the catalogue pins for ``hub_id`` (None: not catalogued or not pinned)."""
-    from geneb.extract.catalogue import lookup_hub_id
+    from geneb.models.catalogue import lookup_hub_id
 
     entry = lookup_hub_id(hub_id)
     return None if entry is None else entry.revision

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from geneb.errors import ModelError
-from geneb.extract.protocol import ModelInfo
+from geneb.models.embedder import ModelInfo
 
 KMER_MIN, KMER_MAX = 1, 8
 VERSION = "v1"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from geneb.errors import ModelError
-from geneb.extract.packages import provided_by_package
+from geneb.models.packages import provided_by_package
 
 #: JSON files transformers reads when loading a model, a tokenizer or a processor.
 CODE_BEARING_FILES = (
@@ -95,7 +95,7 @@ def custom_code_reasons(folder: Path, source: str) -> list[str]:
         if fname == "config.json":
             mt = data.get("model_type")
             if isinstance(mt, str) and mt and provided_by_package(mt):
-                pass  # an installed package's classes (geneb.extract.packages), not folder code
+                pass  # an installed package's classes (geneb.models.packages), not folder code
             elif isinstance(mt, str) and mt and not _known_model_type(mt):
                 reasons.append(f"config.json model_type {mt!r} is not a transformers model")
         tc = data.get("tokenizer_class")
@@ -124,7 +124,7 @@ def register_package_classes(folder: Path, source: str) -> None:
 
     Called by the loader after :func:`enforce_trust`, before transformers reads the config.
     """
-    from geneb.extract.packages import register_package_model_type
+    from geneb.models.packages import register_package_model_type
 
     path = folder / "config.json"
     if not path.is_file():

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError, unknown_name
-from geneb.extract.options import POOLINGS, check_layers
+from geneb.models.options import POOLINGS, check_layers
 
 __all__ = [
     "POOLINGS", "WINDOW_RULES", "check_layers", "check_pooling", "combine_windows", "pool_mask",

@@ -1,6 +1,6 @@
 """`geneb models fetch`: the one place geneb downloads a model, into the Hugging Face cache.
 
-Extraction resolves hub ids from the local cache only (:mod:`geneb.extract.hub`); this module
+Extraction resolves hub ids from the local cache only (:mod:`geneb.models.hub`); this module
 fills that cache with huggingface_hub's ``snapshot_download``, at the catalogue's pinned
 commit when the catalogue pins one (else ``main``, or the revision asked for), so that
 ``geneb extract --model ID`` then runs offline.
@@ -45,10 +45,10 @@ class FetchResult:
 
 def hub_id_of(spec: str) -> str:
     """The hub id a ``models fetch`` argument names: a catalogue name/alias or ``org/name``."""
-    from geneb.extract import catalogue as cat
-    from geneb.extract.registry import HUB_ID_RE
+    from geneb.models import catalogue as cat
+    from geneb.models.spec import HF_PREFIX, HUB_ID_RE
 
-    bare = spec.strip().removeprefix("hf:")
+    bare = spec.strip().removeprefix(HF_PREFIX)
     entry = cat.lookup(bare)
     if entry is not None:
         if entry.hub_id is None:
@@ -65,7 +65,7 @@ def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
     """Download ``spec`` (see :func:`hub_id_of`) into the HF cache; one-line errors."""
     from huggingface_hub import constants, snapshot_download
 
-    from geneb.extract.hub import pinned_revision, resolve_hub_id
+    from geneb.models.hub import pinned_revision, resolve_hub_id
 
     hub_id = hub_id_of(spec)
     if revision is not None and not revision.strip():

@@ -1,11 +1,11 @@
 """``hf``: any transformers encoder from a local folder or a cached hub id, frozen and pooled.
 
-Loading (``geneb.extract.hf_load``): explicit dtype, no pooler, eval mode, never the network,
-never custom code unless ``trust_remote_code=True`` was given for this model. Pooling
-(``geneb.extract.pooling``): mask-weighted mean over non-padding tokens of the last hidden
+Loading (``geneb.models.adapters.hf_load``): explicit dtype, no pooler, eval mode, never the
+network, never custom code unless ``trust_remote_code=True`` was given for this model. Pooling
+(``geneb.models.pooling``): mask-weighted mean over non-padding tokens of the last hidden
 state (default), over non-special tokens, the first or last real token, or the max; of one
 layer, or of several layers from one forward (``layers``). Long sequences: ``truncate`` (counted) or
-``window``. Batching: what the load-time self-test (``geneb.extract.selftest``) measured to
+``window``. Batching: what the load-time self-test (``geneb.models.selftest``) measured to
 leave every row equal to the sequence embedded alone (padding side, equal-length-only
 batches, or one sequence per forward).
 """
@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError, unknown_name
-from geneb.extract.device import resolve_device, resolve_dtype, torch_dtype
-from geneb.extract.families import FamilyRules, accepts, detect_rules
-from geneb.extract.hf_load import load_hf
-from geneb.extract.hub import resolve_source
-from geneb.extract.model_code import model_code_errors
-from geneb.extract.outputs import hidden_states, last_hidden_state
-from geneb.extract.pooling import (
+from geneb.models.adapters.families import FamilyRules, accepts, detect_rules
+from geneb.models.adapters.hf_load import load_hf
+from geneb.models.device import resolve_device, resolve_dtype, torch_dtype
+from geneb.models.hub import resolve_source
+from geneb.models.model_code import model_code_errors
+from geneb.models.outputs import hidden_states, last_hidden_state
+from geneb.models.pooling import (
     WINDOW_RULES,
     check_layers,
     check_pooling,
@@ -34,8 +34,8 @@ from geneb.extract.pooling import (
     pool_states,
     resolve_layers,
 )
-from geneb.extract.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
-from geneb.extract.trust import check_trust_flag, enforce_trust
+from geneb.models.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
+from geneb.models.trust import check_trust_flag, enforce_trust
 
 TRUNCATIONS = ("truncate", "window")
 
@@ -183,7 +183,7 @@ class HFEmbedder:
 
     @property
     def info(self):
-        from geneb.extract.protocol import ModelInfo
+        from geneb.models.embedder import ModelInfo
 
         extra: dict[str, Any] = {
             "model_source": self.source,
@@ -232,7 +232,7 @@ class HFEmbedder:
 
     # ------------------------------------------------------------------ batch invariance
     def _self_test(self) -> BatchPolicy:
-        """Measure how this model may be batched (see ``geneb.extract.selftest``)."""
+        """Measure how this model may be batched (see ``geneb.models.selftest``)."""
         mixed_seqs, equal_seqs = probe_sequences()
         mixed: list[Prepared] = []
         seen: set[int] = set()
@@ -314,7 +314,7 @@ class HFEmbedder:
 
     def _forward(self, wins: Sequence[np.ndarray], side: str) -> tuple[np.ndarray, np.ndarray]:
         """ONE forward pass of ``wins`` padded on ``side``: ((n_layers, n, dim) pooled vectors,
-        pooled token counts), by ``geneb.extract.pooling``."""
+        pooled token counts), by ``geneb.models.pooling``."""
         import torch
 
         width = max(len(w) for w in wins)

