@@ -1,8 +1,8 @@
-"""Read, write, merge and compact the results table (``RESULTS_SCHEMA``).
+"""The results table (``RESULTS_SCHEMA``): ``ResultsTable`` appends, reads, compacts, migrates.
 
-The table at a path is a folder of append-only parquet parts (``geneb.probe.parts``): each
+The table at a path is a folder of append-only parquet parts (``geneb.results.parts``): each
 finished (model, task) adds one part, so a write costs the same whatever the table holds.
-Reading returns one row per cell identity (``geneb.probe.schema.cell_id``), the newest one;
+Reading returns one row per cell identity (``geneb.results.schema.cell_id``), the newest one;
 ``pandas.read_parquet(path)`` and ``pyarrow.dataset.dataset(path)`` read the same folder and
 return every stored row. A single-file table of an older geneb is read in place and migrated
 to a folder by the first write; ``compact`` folds the parts into one.
@@ -20,10 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from geneb.errors import GenebError
-from geneb.probe import parts
-from geneb.probe.schema import (
+from geneb.results import parts
+from geneb.results.schema import (
     CELL_IDENTITY,
-    DEFAULT_PROTOCOL,
     LEGACY_DEFAULTS,
     READABLE_SCHEMA_VERSIONS,
     RESULT_COLUMNS,
@@ -31,13 +30,16 @@ from geneb.probe.schema import (
     RESULTS_SCHEMA_VERSION,
     CellId,
     cell_id,
+    identities,
 )
 
 if TYPE_CHECKING:  # pandas costs ~0.25 s to import; `geneb probe` never needs it
     import pandas as pd
 
 __all__ = [
+    "ResultsTable",
     "append_results",
+    "append_table",
     "cell_id",
     "cell_ids",
     "compact",
@@ -86,29 +88,6 @@ def _read_raw(p: Path) -> list[pa.Table]:
 def _migrate(p: Path) -> pa.Table:
     """A single-file table, checked and in today's schema (what migration stores)."""
     return merge_tables(_read_raw(p), dedupe=False)
-
-
-def read_table(path: str | os.PathLike[str]) -> pa.Table:
-    """The table at ``path`` (folder or legacy file): one row per cell, the newest; rows in
-    write order. Clear errors for a missing path, foreign or corrupt files."""
-    p = Path(path)
-    if parts.resolve(p) is None:
-        raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
-    if p.is_dir() and not parts.list_parts(p) and any(
-            n.endswith(".parquet") for n in os.listdir(p)):
-        raise GenebError(
-            f"{str(p)!r} is a folder but not a geneb results table (no part-*.parquet)"
-        )
-    try:
-        tables = _read_raw(p)
-    except FileNotFoundError as e:
-        raise GenebError(f"results table {str(p)!r} changed while being read: {e}") from e
-    return merge_tables(tables)
-
-
-def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell)."""
-    return read_table(path).to_pandas()
 
 
 def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
@@ -182,18 +161,8 @@ def _column(values: list[Any], typ: pa.DataType) -> pa.Array | None:
 
 
 def cell_ids(table: pa.Table) -> list[CellId]:
-    """``cell_id`` of every row, computed column-wise (no per-row dicts: a 300k-row table
-    takes a fraction of a second). Same normalisation as ``cell_id`` (checked by tests)."""
-    cols = [table.column(c).to_pylist() for c in CELL_IDENTITY]
-    i_c, i_probe, i_proto, i_back = (CELL_IDENTITY.index(c)
-                                     for c in ("C", "probe", "protocol", "backend"))
-    cols[i_c] = [None if v is None or v != v else float(v) for v in cols[i_c]]
-    i_a = CELL_IDENTITY.index("alpha")
-    cols[i_a] = [None if v is None or v != v else float(v) for v in cols[i_a]]
-    cols[i_proto] = [DEFAULT_PROTOCOL if v is None else v for v in cols[i_proto]]
-    cols[i_back] = [None if p == "linear" else b
-                    for p, b in zip(cols[i_probe], cols[i_back], strict=True)]
-    return list(zip(*cols, strict=True))
+    """``cell_id`` of every row, computed column-wise (``geneb.results.schema.identities``)."""
+    return identities({c: table.column(c).to_pylist() for c in CELL_IDENTITY})
 
 
 def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> pa.Table:
@@ -232,52 +201,124 @@ def _as_schema(table: pa.Table) -> pa.Table:
         table.cast(RESULTS_SCHEMA))
 
 
-def append_table(path: str | os.PathLike[str], new: pa.Table) -> Path:
-    """Add ``new`` (a results-schema table) to the table at ``path`` as one new part.
+def _frame_to_table(df: pd.DataFrame) -> pa.Table:
+    """A DataFrame with the schema's columns (version-1 columns may be missing) as a table."""
+    df = df.copy()
+    for col, default in LEGACY_DEFAULTS.items():
+        if col not in df.columns:
+            df[col] = default
+    missing = [c for c in RESULT_COLUMNS if c not in df.columns]
+    if missing:
+        raise GenebError(f"results DataFrame lacks column(s) {', '.join(missing)}")
+    return pa.Table.from_pandas(df[list(RESULT_COLUMNS)], schema=RESULTS_SCHEMA,
+                                preserve_index=False)
 
-    Costs what ``new`` costs, whatever the table holds; safe against concurrent writers and
-    kill -9 (see ``geneb.probe.parts``)."""
-    return parts.append_part(Path(path), _as_schema(new), _migrate)
+
+class ResultsTable:
+    """The results table at one path: the one object that reads and writes it.
+
+    The probe engine appends one part per finished (model, task) (:meth:`append`); analysis
+    and the commands read it (:meth:`read`, :meth:`read_frame`); ``geneb results compact``
+    folds its parts (:meth:`compact`); a single-file table of geneb <= 0.1 is read in place
+    and turned into a folder by the first write, or now by :meth:`migrate`. Every write holds
+    the table's lock and is atomic (see ``geneb.results.parts``)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"ResultsTable({str(self.path)!r})"
+
+    def exists(self) -> bool:
+        """Whether a table (folder, legacy file or interrupted migration) is at the path."""
+        return parts.resolve(self.path) is not None
+
+    def read(self) -> pa.Table:
+        """One row per cell, the newest; rows in write order. Clear errors for a missing
+        path, foreign or corrupt files."""
+        p = self.path
+        if not self.exists():
+            raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
+        if p.is_dir() and not parts.list_parts(p) and any(
+                n.endswith(".parquet") for n in os.listdir(p)):
+            raise GenebError(
+                f"{str(p)!r} is a folder but not a geneb results table (no part-*.parquet)"
+            )
+        try:
+            tables = _read_raw(p)
+        except FileNotFoundError as e:
+            raise GenebError(f"results table {str(p)!r} changed while being read: {e}") from e
+        return merge_tables(tables)
+
+    def read_frame(self) -> pd.DataFrame:
+        """:meth:`read` as a DataFrame with the columns of ``RESULTS_SCHEMA``."""
+        return self.read().to_pandas()
+
+    def append(self, new: pa.Table | Sequence[Mapping[str, Any]]) -> Path:
+        """Add ``new`` (a results-schema table, or result rows) as one new part; return it.
+
+        Costs what ``new`` costs, whatever the table holds; safe against concurrent writers
+        and kill -9 (see ``geneb.results.parts``)."""
+        table = new if isinstance(new, pa.Table) else rows_to_table(list(new))
+        return parts.append_part(self.path, _as_schema(table), _migrate)
+
+    def write(self, rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame) -> Path:
+        """Make ``rows_or_df`` (rows, or a DataFrame with the schema's columns) the whole table
+        (a folder; what was there before is replaced)."""
+        pd_mod = sys.modules.get("pandas")  # not imported yet: cannot be a DataFrame
+        if pd_mod is not None and isinstance(rows_or_df, pd_mod.DataFrame):
+            table = _frame_to_table(rows_or_df)
+        else:
+            table = rows_to_table(list(rows_or_df))
+        parts.overwrite(self.path, table, _migrate)
+        return self.path
+
+    def compact(self) -> tuple[int, int]:
+        """Fold every part into one holding the newest row per cell; return (parts before,
+        rows kept). Atomic and safe while other runs write the table."""
+        if not self.exists():
+            raise GenebError(f"no results table at {str(self.path)!r} (nothing to compact)")
+        n, table = parts.replace_all(self.path, merge_tables, _read_raw, _migrate)
+        return n, table.num_rows
+
+    def migrate(self) -> bool:
+        """Turn a single-file table of geneb <= 0.1 into a folder of parts now (the first
+        write does it anyway); True when there was one to migrate. Rows are kept as stored
+        (``read`` still returns the newest per cell)."""
+        if not self.path.is_file():
+            return False
+        with parts.table_lock(self.path):
+            was_file = self.path.is_file()
+            parts.ensure_folder(self.path, _migrate)
+        return was_file
+
+
+def read_table(path: str | os.PathLike[str]) -> pa.Table:
+    """The table at ``path`` (folder or legacy file): ``ResultsTable(path).read()``."""
+    return ResultsTable(path).read()
+
+
+def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell)."""
+    return ResultsTable(path).read_frame()
+
+
+def append_table(path: str | os.PathLike[str], new: pa.Table) -> Path:
+    """Add ``new`` (a results-schema table) to the table at ``path`` as one new part."""
+    return ResultsTable(path).append(new)
 
 
 def append_results(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
     """Add result rows (dicts with every schema column) to the table at ``path``."""
-    return append_table(path, rows_to_table(list(rows)))
-
-
-def merge_into(path: str | os.PathLike[str], new: pa.Table) -> Path:
-    """Former name of :func:`append_table` (rows of a cell already present win by being newer)."""
-    return append_table(path, new)
+    return ResultsTable(path).append(rows)
 
 
 def compact(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """Fold every part of the table at ``path`` into one holding the newest row per cell;
-    return (parts before, rows kept). Atomic and safe while other runs write the table."""
-    p = Path(path)
-    if parts.resolve(p) is None:
-        raise GenebError(f"no results table at {str(p)!r} (nothing to compact)")
-    n, table = parts.replace_all(p, merge_tables, _read_raw, _migrate)
-    return n, table.num_rows
+    """Fold the parts of the table at ``path`` into one: ``ResultsTable(path).compact()``."""
+    return ResultsTable(path).compact()
 
 
 def write_results(rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame,
                   path: str | os.PathLike[str]) -> Path:
-    """Make ``rows_or_df`` (rows, or a DataFrame with the schema's columns) the whole table at
-    ``path`` (a folder; what was there before is replaced)."""
-    pd_mod = sys.modules.get("pandas")  # not imported yet: cannot be a DataFrame
-    if pd_mod is not None and isinstance(rows_or_df, pd_mod.DataFrame):
-        df = rows_or_df.copy()
-        for col, default in LEGACY_DEFAULTS.items():
-            if col not in df.columns:
-                df[col] = default
-        missing = [c for c in RESULT_COLUMNS if c not in df.columns]
-        if missing:
-            raise GenebError(f"results DataFrame lacks column(s) {', '.join(missing)}")
-        table = pa.Table.from_pandas(df[list(RESULT_COLUMNS)], schema=RESULTS_SCHEMA,
-                                     preserve_index=False)
-    else:
-        table = rows_to_table(list(rows_or_df))
-    p = Path(path)
-    parts.overwrite(p, table, _migrate)
-    return p
-
+    """Make ``rows_or_df`` the whole table at ``path``: ``ResultsTable(path).write(...)``."""
+    return ResultsTable(path).write(rows_or_df)
