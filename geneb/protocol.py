@@ -137,9 +137,9 @@ def kshot_rows(
 def class_quotas(counts: np.ndarray, cap: int) -> np.ndarray:
     """Rows per class summing to ``cap`` (< ``counts.sum()``), proportional to ``counts``.
 
-    Largest-remainder allocation with at least one row per present class. The one allocation
-    of geneb: the full regime's cap, the subsampling study and task loading all use it, so
-    stored results and stores depend on exactly this arithmetic (do not change it)."""
+    Largest-remainder allocation with at least one row per present class (when ``cap`` allows).
+    The one allocation of geneb: the full regime's cap, the subsampling study and task loading
+    all use it, so stored results and stores depend on exactly this arithmetic."""
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     quota = counts * cap / n
@@ -151,9 +151,22 @@ def class_quotas(counts: np.ndarray, cap: int) -> np.ndarray:
         for c in np.argsort(-rem, kind="stable")[:short]:
             take[c] += 1
     elif short < 0:  # only possible via the one-row minimum: take from the largest classes
-        for c in np.argsort(-take, kind="stable")[: -short]:
-            take[c] -= 1
+        _give_back(take, -short)
     return take
+
+
+def _give_back(take: np.ndarray, excess: int) -> None:
+    """Remove ``excess`` rows, one from each of the largest classes in turn, never taking a
+    class below one row while another has more (below one only when the cap is smaller than
+    the number of classes). Before issue 20 the full regime took one row from each of the
+    ``excess`` largest classes even when that emptied a class; where no class is emptied this
+    is the same arithmetic, so the rows drawn are unchanged (tests/test_protocol.py)."""
+    while excess > 0:
+        order = np.argsort(-take, kind="stable")
+        givers = [c for c in order if take[c] > 1] or [c for c in order if take[c] > 0]
+        for c in givers[:excess]:
+            take[c] -= 1
+        excess -= min(excess, len(givers))
 
 
 def stratified_positions(
