@@ -152,19 +152,30 @@ _CONVERT = {"seed": _as(int), "C": _as(float), "alpha": _as(float), "standardize
 _NATIVE = {"seed": int, "C": float, "alpha": float, "standardize": bool}
 
 
-def identities(columns: Mapping[str, Sequence[Any]]) -> list[CellId]:
+def identities(columns: Mapping[str, Sequence[Any]], *, native: bool = False) -> list[CellId]:
     """The identity of every row of a column-wise table (``{column: values}``; a missing column
     is all None). The ONE computation of cell identity (``cell_id`` is its one-row case):
     values normalised (NaN/None -> None, numpy scalars -> Python, seed int, C/alpha float,
     standardize bool), a missing protocol is the default one, and ``backend`` is blanked for
-    the linear probe. Column-wise so a 300k-row table takes a fraction of a second."""
+    the linear probe. ``native``: the values come from an arrow table of ``RESULTS_SCHEMA``
+    (already Python ints, bools and strings), so only the float columns need normalising;
+    column-wise, a 300k-row table takes a fraction of a second."""
     n = len(next(iter(columns.values()))) if columns else 0
     cols: dict[str, list[Any]] = {}
     for c in CELL_IDENTITY:
         values = columns.get(c)
-        conv, t = _CONVERT.get(c, _norm), _NATIVE.get(c, str)
-        cols[c] = [None] * n if values is None else [
-            v if type(v) is t and v == v else conv(v) for v in values]
+        t = _NATIVE.get(c, str)
+        if values is None:
+            cols[c] = [None] * n
+        elif t is float:  # NaN is None
+            conv = _CONVERT[c]
+            cols[c] = [v if type(v) is float and v == v else None if v is None else conv(v)
+                       for v in values]
+        elif native:
+            cols[c] = list(values)
+        else:
+            conv = _CONVERT.get(c, _norm)
+            cols[c] = [v if type(v) is t or v is None else conv(v) for v in values]
     cols["protocol"] = [DEFAULT_PROTOCOL if v is None else v for v in cols["protocol"]]
     cols["backend"] = [None if p == "linear" else b
                        for p, b in zip(cols["probe"], cols["backend"], strict=True)]

@@ -162,7 +162,7 @@ def _column(values: list[Any], typ: pa.DataType) -> pa.Array | None:
 
 def cell_ids(table: pa.Table) -> list[CellId]:
     """``cell_id`` of every row, computed column-wise (``geneb.results.schema.identities``)."""
-    return identities({c: table.column(c).to_pylist() for c in CELL_IDENTITY})
+    return identities({c: table.column(c).to_pylist() for c in CELL_IDENTITY}, native=True)
 
 
 def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> pa.Table:
