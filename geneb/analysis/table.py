@@ -124,14 +124,10 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
-    try:  # team P's reader knows about schema versions; fall back to plain parquet
-        from geneb.results.table import read_results  # type: ignore[import-not-found]
-    except ImportError:
-        read_results = None
+    from geneb.results import ResultsTable  # knows the schema versions and the parts
+
     try:
-        if read_results is not None:
-            return read_results(path)
-        return pd.read_parquet(path)
+        return ResultsTable(path).read_frame()
     except GenebError:
         raise
     except Exception as e:  # pyarrow raises several types for a non-parquet file

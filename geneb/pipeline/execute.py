@@ -171,8 +171,8 @@ def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
     once per cell identity as ``geneb.results.schema`` defines it (store version aside: the
     store may not exist yet in a dry run)."""
     from geneb.probe.plan import resolve_backend
+    from geneb.results import ResultsTable
     from geneb.results.schema import ANALYSIS_KEY, CELL_IDENTITY, cell_id
-    from geneb.results.table import read_table
 
     names = {t.spec.name for t in tasks}
     pp = plan.probe
@@ -180,7 +180,7 @@ def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
     mlp_backend = resolve_backend(pp.backend, "mlp") if "mlp" in pp.probes else None
     pos = [CELL_IDENTITY.index(c) for c in ANALYSIS_KEY]
     seen: set[tuple[object, ...]] = set()
-    for r in read_table(plan.results_path).to_pylist():
+    for r in ResultsTable(plan.results_path).read().to_pylist():
         if not (r["model"] in models and r["task"] in names and r["regime"] in pp.shots
                 and r["seed"] in pp.seeds and bool(r["standardize"]) == pp.standardize):
             continue

@@ -39,9 +39,8 @@ from geneb.probe.solvers.ridge import parse_alphas
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_PROTOCOL, DEFAULT_SEEDS
-from geneb.results import parts
 from geneb.results.schema import RESULTS_SCHEMA
-from geneb.results.table import append_table, read_table
+from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
 
 __all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_group"]
@@ -147,8 +146,9 @@ def _run(
     """Plan, check, solve and write (see the module docstring for the order)."""
     tm = {"read": 0.0, "plan": 0.0, "solve": 0.0, "write": 0.0}
     t = time.perf_counter()
-    exists = parts.resolve(out_p) is not None
-    done = Done.of(read_table(out_p) if exists else None)
+    table = ResultsTable(out_p)
+    exists = table.exists()
+    done = Done.of(table.read() if exists else None)
     tm["read"] += time.perf_counter() - t
 
     t = time.perf_counter()
@@ -217,7 +217,7 @@ def _run(
     finally:
         bar.close()
     if not exists and writer.n_parts == 0:  # nothing existed and nothing new: a valid table
-        append_table(out_p, RESULTS_SCHEMA.empty_table())
+        table.append(RESULTS_SCHEMA.empty_table())
     tm["write"] = writer.seconds
     return ProbeRunSummary(
         out=out_p, backend=backend_name, n_cells=n_cells, n_skipped=n_skipped,

@@ -2,7 +2,7 @@
 
 A pair's rows are its planned cell rows (identity and provenance, from ``geneb.probe.plan``)
 joined with the metrics its fits returned. Each pair is appended as one part as soon as it is
-done (``geneb.results.append_table``), so the cost does not depend on the table's size
+done (``geneb.results.ResultsTable.append``), so the cost does not depend on the table's size
 and a killed run keeps every finished pair.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from geneb.probe.plan import Pair
-from geneb.results.table import append_table, rows_to_table
+from geneb.results.table import ResultsTable
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ResultWriter:
         if not rows:
             return
         t0 = time.perf_counter()
-        append_table(self.out, rows_to_table(rows))
+        ResultsTable(self.out).append(rows)
         self._took(time.perf_counter() - t0)
         self.n_rows += len(rows)
 
