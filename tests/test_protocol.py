@@ -200,3 +200,23 @@ def test_protocol_and_results_need_no_pandas_and_results_never_import_probe():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == ""
+
+
+def test_probe_stability_ranks_models_by_the_one_macro():
+    """analysis.stability's per-model macro-MCC (linear vs MLP Spearman) against pandas."""
+    from scipy import stats
+
+    from geneb.analysis.stability import probe_stability
+
+    rng = np.random.default_rng(8)
+    tasks = {f"t{i}": "abcc"[i % 4] for i in range(9)}
+    paired = pd.DataFrame({
+        "regime": "full", "model": np.repeat(list("pqrst"), 9), "task": list(tasks) * 5,
+        "category": list(tasks.values()) * 5,
+        "linear_mcc": rng.uniform(0, 1, 45), "mlp_mcc": rng.uniform(0, 1, 45),
+    })
+    per_model = paired.groupby(["model", "category"])[["linear_mcc", "mlp_mcc"]].mean() \
+        .groupby(level="model").mean()
+    rho = stats.spearmanr(per_model["linear_mcc"], per_model["mlp_mcc"])[0]
+    got = probe_stability(paired).set_index("statistic").loc["spearman_model_macro"]
+    assert got["value"] == pytest.approx(rho) and got["n"] == 5
