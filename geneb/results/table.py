@@ -29,7 +29,6 @@ from geneb.results.schema import (
     RESULTS_SCHEMA,
     RESULTS_SCHEMA_VERSION,
     CellId,
-    cell_id,
     identities,
 )
 
@@ -40,7 +39,6 @@ __all__ = [
     "ResultsTable",
     "append_results",
     "append_table",
-    "cell_id",
     "cell_ids",
     "compact",
     "merge_tables",
