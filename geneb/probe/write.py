@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,6 @@ class ResultWriter:
     n_rows: int = 0
     n_parts: int = 0
     seconds: float = 0.0
-    timings: list[float] = field(default_factory=list)
 
     def rows(self, rows: list[dict[str, Any]]) -> None:
         """Append ready rows (e.g. reused full-data rows) as one part."""
@@ -51,5 +50,4 @@ class ResultWriter:
 
     def _took(self, s: float) -> None:
         self.seconds += s
-        self.timings.append(s)
         self.n_parts += 1
