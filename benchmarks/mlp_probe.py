@@ -53,8 +53,8 @@ def load_task(data_dir: Path, task: str, k: int):
 
 def grid_cells(problem, task: str):
     """The 15 MLP cells as the engine plans them (protocol.draw, the task as fingerprint)."""
-    from geneb.probe.protocol import draw
     from geneb.probe.solvers.base import ProbeCell
+    from geneb.protocol import draw
 
     rows = np.arange(len(problem.y_train))
     cells = []

@@ -110,7 +110,7 @@ def _naive_and_reference(X, y, Xte, yte, table, n_classes, naive_threads, do_ref
 def bench_task(task: str, args: argparse.Namespace, work: Path) -> dict:
     from geneb.extract.runner import extract
     from geneb.probe.engine import run_probes
-    from geneb.probe.results import read_results
+    from geneb.results.table import read_results
     from geneb.store import FeatureStore
 
     store_path = work / "store"

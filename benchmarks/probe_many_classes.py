@@ -90,7 +90,7 @@ def measure(tmp: Path, n_classes: int, per_class: int, C: str, force_newton: boo
                         out=str(tmp / f"r{n_classes}{'n' if force_newton else ''}.parquet"),
                         C=C)
     wall, rss, out = run_child(code, env)
-    from geneb.probe.results import read_results
+    from geneb.results.table import read_results
 
     df = read_results(tmp / f"r{n_classes}{'n' if force_newton else ''}.parquet")
     solver = "Hessian (forced)" if force_newton else "by NEWTON_MAX_COEFS"

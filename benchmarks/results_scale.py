@@ -4,7 +4,7 @@ Part 1, per-pair write time: a table of N existing rows (N = 10k, 100k, 300k; re
 75 cells per (model, task), k-shot train rows included) is built, then one pair's 75 rows are
 added, ``--repeats`` times; the median is reported for
 
-* ``append``: what geneb does now (one new part: ``geneb.probe.results.append_table``);
+* ``append``: what geneb does now (one new part: ``geneb.results.append_table``);
 * ``rewrite``: the former scheme, measured in the same process as the baseline (read the whole
   table, merge by cell identity, rewrite it atomically).
 
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from geneb.probe.results import append_table, merge_tables, read_table, rows_to_table
-from geneb.probe.schema import RESULT_COLUMNS, RESULTS_SCHEMA_VERSION
+from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA_VERSION
+from geneb.results.table import append_table, merge_tables, read_table, rows_to_table
 
 
 def pair_rows(model: str, task: str, rng: np.random.Generator) -> list[dict]:

@@ -96,7 +96,7 @@ def run_phase(store: str, out: Path, models: list[str], mlp: bool,
               mlp_seeds: tuple[int, ...]) -> dict:
     """Linear then MLP over ``models`` x every task, in-process; per-pair component costs."""
     from geneb.probe.engine import run_probes
-    from geneb.probe.results import read_results
+    from geneb.results.table import read_results
 
     marks: list[tuple[str, str, float]] = []
 

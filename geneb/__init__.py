@@ -42,7 +42,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "get_model_meta": ("geneb.models.registry", "get_model_meta"),
     "run_probes": ("geneb.probe.engine", "run_probes"),
     "probe_arrays": ("geneb.probe.arrays", "probe_arrays"),
-    "read_results": ("geneb.probe.results", "read_results"),
+    "read_results": ("geneb.results", "read_results"),
     "build_report": ("geneb.analysis.report", "build_report"),
 }
 
@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from geneb.models.registry import get_embedder, get_model_meta
     from geneb.probe.arrays import probe_arrays
     from geneb.probe.engine import run_probes
-    from geneb.probe.results import read_results
+    from geneb.results.table import read_results
     from geneb.store import FeatureStore, StoreEntry
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from geneb.analysis.aggregates import aggregate_scores, macro_micro
+from geneb.analysis.aggregates import aggregate_scores
 from geneb.analysis.performance import performance_matrix
 from geneb.analysis.rankings import model_rankings
 from geneb.analysis.table import load_results
 from geneb.analysis.uncertainty import adjacent_model_tests, bootstrap_over_tasks
+from geneb.protocol import macro_micro
 
 TASK_MCC = {
     "m1": {"a1": 0.7, "b1": 0.1, "b2": 0.2, "b3": 0.3},

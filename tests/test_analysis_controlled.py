@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from geneb.analysis.domain import smaller_beats_larger_in_domain
 from geneb.analysis.properties import read_model_properties, resolve_properties
 from geneb.cli import app
-from geneb.probe.schema import RESULT_COLUMNS, RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
+from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
 
 CAD, NT = "Caduceus-Ps-131K", "NT-2.5B-MS"
 #: per-task MCC in the full regime: (t1, t2 [promoters], t3 [enhancers])

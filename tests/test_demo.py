@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from geneb.probe.schema import DEFAULT_SEEDS
+from geneb.protocol import DEFAULT_SEEDS
 
 
 @pytest.mark.slow

@@ -220,7 +220,7 @@ def test_layers_are_entries_and_probe_apart(
     again = extract(store, folder, str(task), device="cpu")
     assert [r.action for r in again] == ["skip", "skip"]
     from geneb.probe.engine import run_probes
-    from geneb.probe.results import read_table
+    from geneb.results.table import read_table
 
     run_probes(store, tmp_path / "results", shots=("full",), seeds=(13,), Cs=(1.0,), workers=1)
     rows = {r["model"]: r for r in read_table(tmp_path / "results").to_pylist()}

@@ -174,7 +174,7 @@ def test_real_task_mcc_matches_sklearn_per_regime(data_dir):
     """A real task (dhs_idhs_fflg, k-mer 4, standardised): per regime, mean MCC over seeds of
     the torch backend within 0.02 (full) / 0.05 (10-shot) of scikit-learn's."""
     from geneb.models.adapters.kmer import kmer_spectrum
-    from geneb.probe.protocol import draw
+    from geneb.protocol import draw
 
     tr = pd.read_csv(data_dir / "dhs_idhs_fflg" / "train.csv")
     te = pd.read_csv(data_dir / "dhs_idhs_fflg" / "test.csv")
@@ -199,8 +199,8 @@ def test_engine_dispatches_the_mlp_by_backend(tmp_path):
     """run_probes: the MLP runs on torch by default and on scikit-learn with
     backend='sklearn'; each records its backend; the two agree on every cell."""
     from geneb.probe.engine import run_probes
-    from geneb.probe.results import read_results
     from geneb.probe.testing import gaussian_task
+    from geneb.results.table import read_results
     from geneb.store import FeatureStore
 
     fs = FeatureStore(tmp_path / "s.zarr", "a")

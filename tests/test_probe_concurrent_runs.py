@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from geneb.probe.results import read_results
 from geneb.probe.testing import gaussian_task
+from geneb.results.table import read_results
 from geneb.store import FeatureStore
 
 

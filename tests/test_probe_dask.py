@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from geneb.cli import app
-from geneb.probe.results import read_results
 from geneb.probe.testing import gaussian_task
+from geneb.results.table import read_results
 from geneb.store import FeatureStore
 
 DASK = Path(sys.executable).parent / "dask"

@@ -18,8 +18,8 @@ from threadpoolctl import threadpool_limits
 
 from geneb.errors import EntryIncompleteError, GenebError, ProbeError, UnknownNameError
 from geneb.probe.engine import run_probes
-from geneb.probe.results import read_results
 from geneb.probe.testing import gaussian_task, kmer_spectrum, write_entry, write_task_features
+from geneb.results.table import read_results
 from geneb.store import FeatureStore, Provenance, StoreKey
 
 REAL_TASKS = ("dhs_idhs_fflg", "gue_splice_reconstructed")

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from geneb.cli import app
 from geneb.errors import GenebError
 from geneb.probe.engine import run_probes
-from geneb.probe.results import read_results
 from geneb.probe.testing import gaussian_embeddings, write_entry
+from geneb.results.table import read_results
 from geneb.store import FeatureStore
 
 

@@ -105,7 +105,7 @@ def test_the_exact_reproducer_runs(data_dir, tmp_path):
     """``geneb probe --shots full --C 1000 --standardize`` on kmer-5 x dhs_idhs_fflg."""
     import geneb
     from geneb.cli import app
-    from geneb.probe.results import read_results
+    from geneb.results.table import read_results
 
     store = tmp_path / "s.zarr"
     geneb.extract(str(store), ["kmer-5"], [str(data_dir / "dhs_idhs_fflg")])

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from geneb.cli import app
 from geneb.errors import ProbeError, UnknownNameError
 from geneb.probe.engine import run_probes
-from geneb.probe.results import read_results
 from geneb.probe.testing import gaussian_task, kmer_spectrum, write_task_features
+from geneb.results.table import read_results
 from geneb.store import FeatureStore
 
 SEEDS = (13, 17)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from geneb import protocol
 from geneb.errors import ProbeError
-from geneb.probe import protocol
+from geneb.probe import parse
 
 FP = "sha256:" + "ab" * 32
 
@@ -101,20 +102,23 @@ def test_full_regime_stratified_subsample_above_cap():
 
 
 def test_default_cap_is_geneb_100k():
-    from geneb.tasks.spec import TRAIN_ROW_CAP
+    import inspect
 
-    assert protocol.TRAIN_ROW_CAP == TRAIN_ROW_CAP == 100_000
+    from geneb.tasks.loader import load_task_folder
+
+    assert protocol.TRAIN_ROW_CAP == 100_000
+    assert inspect.signature(load_task_folder).parameters["train_row_cap"].default == 100_000
 
 
 @pytest.mark.parametrize(
     "fn,arg,msg",
     [
-        (protocol.parse_shots, "1,ten", "positive integer k or 'full'"),
-        (protocol.parse_shots, "0", "k must be >= 1"),
-        (protocol.parse_seeds, "13,-1", "non-negative integer"),
-        (protocol.parse_Cs, "1,0", "positive, finite"),
-        (protocol.parse_Cs, "abc", "positive number"),
-        (protocol.parse_Cs, "", "no C given"),
+        (parse.parse_shots, "1,ten", "positive integer k or 'full'"),
+        (parse.parse_shots, "0", "k must be >= 1"),
+        (parse.parse_seeds, "13,-1", "non-negative integer"),
+        (parse.parse_Cs, "1,0", "positive, finite"),
+        (parse.parse_Cs, "abc", "positive number"),
+        (parse.parse_Cs, "", "no C given"),
     ],
 )
 def test_parse_errors(fn, arg, msg):
@@ -123,6 +127,6 @@ def test_parse_errors(fn, arg, msg):
 
 
 def test_parse_ok():
-    assert protocol.parse_shots("1, 10,full,10") == ("1", "10", "full")
-    assert protocol.parse_seeds([13, "17"]) == (13, 17)
-    assert protocol.parse_Cs("0.01,0.1,1,10,100") == (0.01, 0.1, 1.0, 10.0, 100.0)
+    assert parse.parse_shots("1, 10,full,10") == ("1", "10", "full")
+    assert parse.parse_seeds([13, "17"]) == (13, 17)
+    assert parse.parse_Cs("0.01,0.1,1,10,100") == (0.01, 0.1, 1.0, 10.0, 100.0)

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from geneb.errors import GenebError
-from geneb.probe.results import append_results, cell_id, read_results, write_results
-from geneb.probe.schema import RESULT_COLUMNS, RESULTS_SCHEMA
+from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA, cell_id
+from geneb.results.table import append_results, read_results, write_results
 
 
 def _row(**kw):

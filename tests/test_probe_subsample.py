@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import ProbeError
-from geneb.probe.protocol import full_rows
 from geneb.probe.subsample import default_sizes, stability_summary, subsample_curve
 from geneb.probe.testing import gaussian_task
+from geneb.protocol import full_rows
 from geneb.store import FeatureStore
 
 N_TRAIN, N_TEST = 600, 300

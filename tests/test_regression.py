@@ -105,7 +105,7 @@ def test_regression_metrics_match_scipy_and_sklearn():
 def test_geneb_probe_ridge_cells_equal_sklearn(tmp_path):
     """Extract a regression task, probe it: every (seed, alpha) row is sklearn's Ridge."""
     from geneb.models.registry import get_embedder
-    from geneb.probe.results import read_results
+    from geneb.results.table import read_results
 
     folder = _reg_task(tmp_path / "t")
     store, out = str(tmp_path / "s.zarr"), str(tmp_path / "res")
@@ -147,8 +147,8 @@ def test_version_2_tables_read_with_null_regression_columns(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from geneb.probe.results import read_results
-    from geneb.probe.schema import RESULTS_SCHEMA
+    from geneb.results.schema import RESULTS_SCHEMA
+    from geneb.results.table import read_results
 
     old = [f for f in RESULTS_SCHEMA if f.name not in ("alpha", "spearman", "pearson", "r2")]
     row = {f.name: None for f in old}

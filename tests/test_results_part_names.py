@@ -15,8 +15,8 @@ import pytest
 from test_results_storage import _row
 
 from geneb.errors import GenebError
-from geneb.probe import parts
-from geneb.probe.results import append_results, compact, read_results
+from geneb.results import parts
+from geneb.results.table import append_results, compact, read_results
 
 
 def _stored_rows(p):

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from geneb.analysis.protocols import ALL_TASKS, compare_protocols
-from geneb.probe.schema import RESULT_COLUMNS
+from geneb.results.schema import RESULT_COLUMNS
 
 
 def _table() -> pd.DataFrame:

@@ -15,8 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from geneb.errors import GenebError
-from geneb.probe import parts
-from geneb.probe.results import (
+from geneb.results import parts
+from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA_VERSION, cell_id
+from geneb.results.table import (
     append_results,
     cell_ids,
     compact,
@@ -24,7 +25,6 @@ from geneb.probe.results import (
     read_table,
     rows_to_table,
 )
-from geneb.probe.schema import RESULT_COLUMNS, RESULTS_SCHEMA_VERSION, cell_id
 
 
 def _row(**kw):

@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from geneb.errors import TaskError
+from geneb.protocol import UNCATEGORIZED, class_quotas, stratified_positions
 from geneb.tasks.loader import load_task_folder, save_task_folder
-from geneb.tasks.sampling import class_quotas, name_seed, stratified_subsample
-from geneb.tasks.spec import CATEGORIES, UNCATEGORIZED
+from geneb.tasks.sampling import name_seed
+from geneb.tasks.spec import CATEGORIES
 from geneb.tasks.synthetic import build_synthetic_task
 
 
@@ -283,12 +284,17 @@ def test_class_quotas_against_exact_proportions(seed: int) -> None:
     assert np.all(np.abs(q - exact) < 1.0 + 1e-9) or np.any(exact < 1)
 
 
+def _subsample(labels: np.ndarray, cap: int, seed: int) -> np.ndarray:
+    return stratified_positions(labels, np.arange(labels.size), cap=cap, n_classes=4,
+                                rng=np.random.default_rng(seed))
+
+
 def test_stratified_subsample_keeps_distinct_sorted_rows() -> None:
     labels = np.random.default_rng(3).integers(0, 4, size=5000)
-    idx = stratified_subsample(labels, 700, seed=11)
+    idx = _subsample(labels, 700, seed=11)
     assert idx.size == 700 and np.unique(idx).size == 700 and np.all(np.diff(idx) > 0)
-    np.testing.assert_array_equal(idx, stratified_subsample(labels, 700, seed=11))
-    assert not np.array_equal(idx, stratified_subsample(labels, 700, seed=12))
+    np.testing.assert_array_equal(idx, _subsample(labels, 700, seed=11))
+    assert not np.array_equal(idx, _subsample(labels, 700, seed=12))
 
 
 def test_bad_folder_path_is_a_task_error(tmp_path: Path) -> None:

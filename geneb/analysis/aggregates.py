@@ -10,7 +10,8 @@
 Within one category the two coincide (both are the mean over its tasks). Disagreement between
 the overall macro and micro rankings shows how much the headline depends on the weighting.
 geneb once weighted micro-MCC by test-set size; that has no use in the paper's protocol and is
-gone (:func:`category_means` is the one place the definitions live).
+gone. The definitions live once in :func:`geneb.protocol.macro_micro` (used here per model,
+by the bootstrap of :mod:`geneb.analysis.uncertainty` and by every other analysis).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from geneb.analysis.table import CONTEXT
+from geneb.protocol import macro_micro
 
 OVERALL = "overall"
 
@@ -33,18 +35,6 @@ COLUMNS: tuple[str, ...] = (
     "micro_mcc",
     "n_params",
 )
-
-
-def macro_micro(task_mcc: np.ndarray, category_of_task: np.ndarray) -> tuple[float, float]:
-    """(macro, micro) of per-task MCCs: mean of category means, and plain mean over tasks.
-
-    The single definition used by the tables and, vectorised, by the bootstrap
-    (:mod:`geneb.analysis.uncertainty`).
-    """
-    task_mcc = np.asarray(task_mcc, dtype=float)
-    cats = np.asarray(category_of_task)
-    means = [task_mcc[cats == c].mean() for c in np.unique(cats)]
-    return float(np.mean(means)), float(task_mcc.mean())
 
 
 def aggregate_scores(perf: pd.DataFrame) -> pd.DataFrame:
@@ -69,19 +59,16 @@ def aggregate_scores(perf: pd.DataFrame) -> pd.DataFrame:
     cat["n_categories"] = 1
     over = (
         cat.groupby(keys, dropna=False, sort=True)
-        .agg(
-            n_categories=("scope", "nunique"),
-            macro_mcc=("macro_mcc", "mean"),
-            n_params=("n_params", "first"),
-        )
+        .agg(n_categories=("scope", "nunique"), n_params=("n_params", "first"))
         .reset_index()
     )
-    tasks = (
-        perf.groupby(keys, dropna=False, sort=True)
-        .agg(n_tasks=("task", "nunique"), micro_mcc=("mcc_mean", "mean"))
-        .reset_index()
+    scores = pd.DataFrame(
+        [(*key, g["task"].nunique(),
+          *macro_micro(g["mcc_mean"].to_numpy(), g["category"].to_numpy()))
+         for key, g in perf.groupby(keys, dropna=False, sort=True)],
+        columns=[*keys, "n_tasks", "macro_mcc", "micro_mcc"],
     )
-    over = over.merge(tasks, on=keys, how="left")
+    over = over.merge(scores, on=keys, how="left")
     over["scope"] = OVERALL
     out = pd.concat([over, cat], ignore_index=True)[list(COLUMNS)]
     out["n_tasks"] = out["n_tasks"].astype(int)

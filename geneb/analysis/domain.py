@@ -10,7 +10,7 @@ tasks; ``other`` covers none.
 
 A pair (smaller, larger) with ``n_larger >= factor * n_smaller`` is compared on the tasks
 where **both** are in domain: each model's macro-MCC over those tasks (mean of category
-means, :func:`geneb.analysis.aggregates.macro_micro`), at the headline probe per regime. The
+means, :func:`geneb.protocol.macro_micro`), at the headline probe per regime. The
 pair is excluded, with the reason, when either pretraining-data class is unknown or no task
 is in the domain of both. The unrestricted count compares the same pairs on every task.
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from geneb.analysis.aggregates import macro_micro
 from geneb.errors import GenebError
+from geneb.protocol import macro_micro
 
 TASK_ORGANISMS: tuple[str, ...] = ("human", "mammal", "eukaryote", "plant", "prokaryote", "virus")
 COVERS: dict[str, frozenset[str]] = {

@@ -2,7 +2,7 @@
 
 Scores follow ``mcc = base[model] + offset[task] + shots penalty + C effect + noise`` so that the
 leaders, the difficulty classes and the size effects are known in advance, and the table has
-exactly the columns and types of :data:`geneb.probe.schema.RESULTS_SCHEMA`.
+exactly the columns and types of :data:`geneb.results.schema.RESULTS_SCHEMA`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from geneb.probe.schema import RESULT_COLUMNS, RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
+from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
 
 #: model -> (parameter count or None for a k-mer baseline, base MCC)
 EXAMPLE_MODELS: dict[str, tuple[int | None, float]] = {

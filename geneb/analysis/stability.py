@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from geneb.analysis.table import select
+from geneb.protocol import macro_mcc
 
 
 def paired_probe_scores(
@@ -64,10 +65,12 @@ def probe_stability(paired: pd.DataFrame) -> pd.DataFrame:
         rho, p = _spearman(g["linear_mcc"], g["mlp_mcc"])
         rows.append((regime, "spearman_model_task_pairs", rho, p, len(g)))
         # per-model macro-MCC as in GENEB: mean over categories of the category means
-        per_model = (
-            g.groupby(["model", "category"])[["linear_mcc", "mlp_mcc"]].mean()
-            .groupby(level="model").mean()
-        )
+        per_model = pd.DataFrame(
+            {m: macro_mcc(t[["linear_mcc", "mlp_mcc"]].to_numpy(dtype=float).T,
+                          t["category"].to_numpy())
+             for m, t in g.groupby("model", sort=True)},
+            index=["linear_mcc", "mlp_mcc"],
+        ).T
         rho, p = _spearman(per_model["linear_mcc"], per_model["mlp_mcc"])
         rows.append((regime, "spearman_model_macro", rho, p, len(per_model)))
         task_rhos = [

@@ -1,7 +1,7 @@
 """Reading and validating the results table, and choosing which cells feed an analysis.
 
 Every analysis in this package is a pure function of the results table (see
-``geneb.probe.schema``). This module is the single place that checks the table, removes
+``geneb.results.schema``). This module is the single place that checks the table, removes
 superseded duplicate rows and names the columns that identify a probe configuration.
 """
 
@@ -17,7 +17,7 @@ import pandas as pd
 
 from geneb.analysis.regression import is_regression_row
 from geneb.errors import GenebError, unknown_name
-from geneb.probe.schema import ANALYSIS_KEY
+from geneb.results.schema import ANALYSIS_KEY
 
 #: Columns that identify one probe configuration; analyses group by them so that numbers from
 #: different probes, regularisation strengths or regimes are never mixed.
@@ -43,7 +43,7 @@ OPTIONAL_DEFAULTS: dict[str, object] = {
 }
 
 #: The key of one fit; a table with two rows for the same key keeps the latest (``created``).
-#: Defined once in ``geneb.probe.schema`` (the cell identity without the store version).
+#: Defined once in ``geneb.results.schema`` (the cell identity without the store version).
 FIT_KEY: tuple[str, ...] = ANALYSIS_KEY
 
 
@@ -66,7 +66,7 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
     if missing:
         raise GenebError(
             f"{where}: missing column(s) {', '.join(missing)}; a results table needs "
-            f"{', '.join(REQUIRED)} (see geneb.probe.schema)"
+            f"{', '.join(REQUIRED)} (see geneb.results.schema)"
         )
     if df.empty:
         raise GenebError(f"{where}: the results table has no rows")
@@ -124,14 +124,10 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
-    try:  # team P's reader knows about schema versions; fall back to plain parquet
-        from geneb.probe.results import read_results  # type: ignore[import-not-found]
-    except ImportError:
-        read_results = None
+    from geneb.results import ResultsTable  # knows the schema versions and the parts
+
     try:
-        if read_results is not None:
-            return read_results(path)
-        return pd.read_parquet(path)
+        return ResultsTable(path).read_frame()
     except GenebError:
         raise
     except Exception as e:  # pyarrow raises several types for a non-parquet file

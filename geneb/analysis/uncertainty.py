@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from geneb.analysis.table import CONTEXT
+from geneb.protocol import macro_mcc
 
 N_BOOT = 2000
 BOOT_SEED = 0
@@ -56,11 +57,6 @@ def _model_task_matrix(
     return list(wide.index), list(wide.columns), wide.to_numpy(dtype=float), cats
 
 
-def _macro(m: np.ndarray, cats: np.ndarray) -> np.ndarray:
-    """Macro-MCC of each row of a model x task matrix: mean over categories of category means."""
-    return np.mean([m[:, cats == c].mean(axis=1) for c in np.unique(cats)], axis=0)
-
-
 def _stratified_task_boot(
     m: np.ndarray, cats: np.ndarray, n_boot: int, seed: int
 ) -> np.ndarray:
@@ -71,12 +67,13 @@ def _stratified_task_boot(
     exactly the draw ``scipy.stats.bootstrap`` makes.
     """
     rng = np.random.default_rng(seed)
-    per_cat = []
+    drawn, drawn_cats = [], []
     for c in np.unique(cats):
         cols = np.flatnonzero(cats == c)
         idx = rng.integers(0, len(cols), (n_boot, len(cols)))
-        per_cat.append(m[:, cols][:, idx].mean(axis=2))  # (models, n_boot)
-    return np.mean(per_cat, axis=0)
+        drawn.append(m[:, cols][:, idx])  # (models, n_boot, n_c): the resampled tasks
+        drawn_cats.append(np.full(len(cols), c))
+    return macro_mcc(np.concatenate(drawn, axis=2), np.concatenate(drawn_cats))
 
 
 def bootstrap_over_tasks(
@@ -93,7 +90,7 @@ def bootstrap_over_tasks(
         if not tasks:
             continue
         boot = _stratified_task_boot(m, cats, n_boot, seed)
-        rows += _interval_rows(key, models, (len(tasks),), _macro(m, cats), boot, level)
+        rows += _interval_rows(key, models, (len(tasks),), macro_mcc(m, cats), boot, level)
     return pd.DataFrame(
         rows,
         columns=[
@@ -137,8 +134,8 @@ def bootstrap_over_seeds(
         rng = np.random.default_rng(seed)
         idx = rng.integers(0, n_seeds, (n_boot, n_seeds))
         per_task = x[:, :, idx].mean(axis=3)  # (models, tasks, n_boot)
-        boot = np.mean([per_task[:, cats == c].mean(axis=1) for c in np.unique(cats)], axis=0)
-        rows += _interval_rows(key, models, (len(tasks), n_seeds), _macro(x.mean(axis=2), cats),
+        boot = macro_mcc(np.moveaxis(per_task, 1, -1), cats)  # (models, n_boot)
+        rows += _interval_rows(key, models, (len(tasks), n_seeds), macro_mcc(x.mean(axis=2), cats),
                                boot, level)
     return pd.DataFrame(
         rows,
@@ -184,7 +181,7 @@ def adjacent_model_tests(perf: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataF
         models, tasks, m, cats = _model_task_matrix(g)
         if len(models) < 2 or not tasks:
             continue
-        obs = _macro(m, cats)
+        obs = macro_mcc(m, cats)
         order = sorted(range(len(models)), key=lambda i: (-obs[i], models[i]))
         recs = []
         for r in range(len(order) - 1):

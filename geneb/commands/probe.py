@@ -93,8 +93,7 @@ def probe(
     Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
     from geneb.probe.engine import run_probes
     from geneb.probe.plan import resolve_backend
-    from geneb.probe.schema import DEFAULT_SEEDS
-    from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP
+    from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_SEEDS
 
     # option checks, before any work (constraints: geneb.params)
     shots_l = params.parse_option_list("--shots", shots or ["1,10,full"], params.SHOT,

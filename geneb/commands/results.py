@@ -22,7 +22,7 @@ def compact(
     Safe while other runs write the table; a single-file table of an older geneb is migrated
     first. Reading a compacted table is faster; what it returns does not change.
     """
-    from geneb.probe.results import compact as _compact
+    from geneb.results import ResultsTable
 
-    n_parts, n_rows = _compact(table)
+    n_parts, n_rows = ResultsTable(table).compact()
     typer.echo(f"{table}: {n_parts} part(s) folded into 1 ({n_rows} rows)")

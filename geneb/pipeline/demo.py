@@ -49,7 +49,7 @@ def write_demo_inputs(
     """Write task folders, the tiny model and ``plan.toml`` into ``out``; return the plan."""
     from geneb.models.adapters import minilm
     from geneb.pipeline.tiny_model import build_char_bert
-    from geneb.probe.schema import DEFAULT_SEEDS, REGIMES
+    from geneb.protocol import DEFAULT_SEEDS, REGIMES
     from geneb.tasks.loader import save_task_folder
     from geneb.tasks.synthetic import SYNTHETIC_TASK_NAMES, build_synthetic_task
 

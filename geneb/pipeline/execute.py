@@ -90,7 +90,7 @@ def validate(plan: Plan) -> list[Task]:
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
         raise PlanError(f"{src}: two models would share the store key(s) {dup}: set 'name'")
-    from geneb.probe.parts import check_writable_table
+    from geneb.results.parts import check_writable_table
 
     try:
         check_writable_table(plan.results_path)
@@ -168,11 +168,11 @@ def dry_run(plan: Plan) -> DryRun:
 
 def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
     """Cells of the plan's grid already in the results table (what a rerun skips), counted
-    once per cell identity as ``geneb.probe.schema`` defines it (store version aside: the
+    once per cell identity as ``geneb.results.schema`` defines it (store version aside: the
     store may not exist yet in a dry run)."""
     from geneb.probe.plan import resolve_backend
-    from geneb.probe.results import read_table
-    from geneb.probe.schema import ANALYSIS_KEY, CELL_IDENTITY, cell_id
+    from geneb.results import ResultsTable
+    from geneb.results.schema import ANALYSIS_KEY, CELL_IDENTITY, cell_id
 
     names = {t.spec.name for t in tasks}
     pp = plan.probe
@@ -180,7 +180,7 @@ def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
     mlp_backend = resolve_backend(pp.backend, "mlp") if "mlp" in pp.probes else None
     pos = [CELL_IDENTITY.index(c) for c in ANALYSIS_KEY]
     seen: set[tuple[object, ...]] = set()
-    for r in read_table(plan.results_path).to_pylist():
+    for r in ResultsTable(plan.results_path).read().to_pylist():
         if not (r["model"] in models and r["task"] in names and r["regime"] in pp.shots
                 and r["seed"] in pp.seeds and bool(r["standardize"]) == pp.standardize):
             continue

@@ -51,7 +51,7 @@ from typing import Any
 
 from geneb.errors import PlanError
 from geneb.params import PLAN_SECTIONS, ParamError, PathParam, check_table, section_label
-from geneb.probe.schema import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
+from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
 from geneb.vep.pipeline import VepPlan, parse_vep
 
 #: Allowed keys per section, derived from the one declaration in :data:`PLAN_SECTIONS`.
@@ -83,7 +83,7 @@ class ProbePlan:
     scheduler: str | None = None
     standardize: bool = False
     take_all: bool = False
-    protocol: str = "converged"  # or "paper" (linear probe only; see geneb.probe.schema)
+    protocol: str = "converged"  # or "paper" (linear probe only; see geneb.results.schema)
 
 
 @dataclass(frozen=True)

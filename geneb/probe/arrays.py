@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from geneb import protocol as _protocol
 from geneb.errors import ProbeError, unknown_name
-from geneb.probe import protocol as _protocol
+from geneb.probe.parse import parse_Cs, parse_seeds, parse_shots
 from geneb.probe.plan import (
     PROBES,
-    UNCATEGORIZED,
     Done,
     Pair,
     _labels_fingerprint,
@@ -29,8 +29,8 @@ from geneb.probe.plan import (
     resolve_backend,
     versions,
 )
-from geneb.probe.schema import DEFAULT_PROTOCOL, DEFAULT_SEEDS, MAX_ITER
 from geneb.probe.solvers.base import ProbeProblem
+from geneb.protocol import DEFAULT_PROTOCOL, DEFAULT_SEEDS, MAX_ITER, UNCATEGORIZED
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,8 +125,8 @@ def probe_arrays(
                 task_fp=task_fingerprint or _labels_fingerprint(ytr, file_rows),
                 store_fp="", storage_dtype="float32", n_params=None, category=UNCATEGORIZED,
                 synthetic=False)
-    plan_pair(pair, shots=_protocol.parse_shots(shots), seeds=_protocol.parse_seeds(seeds),
-              Cs=_protocol.parse_Cs([C] if isinstance(C, (int, float)) else C), probe=probe,
+    plan_pair(pair, shots=parse_shots(shots), seeds=parse_seeds(seeds),
+              Cs=parse_Cs([C] if isinstance(C, (int, float)) else C), probe=probe,
               backend_name=backend_name, protocol_name=protocol, standardize=standardize,
               take_all=take_all, done=Done(), versions=versions(),
               created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -136,9 +136,9 @@ def probe_arrays(
 def _solve(pair: Pair, Xtr: np.ndarray, Xte: np.ndarray, yte: np.ndarray, probe: str,
            backend_name: str, protocol: str, standardize: bool) -> pd.DataFrame:
     """Solve the planned fits (``solve_fits``, as a store run) and join them to the cells."""
-    from geneb.probe.results import rows_to_table
     from geneb.probe.schedule import default_workers
     from geneb.probe.worker import solve_fits
+    from geneb.results.table import rows_to_table
 
     problem = ProbeProblem(X_train=Xtr, y_train=pair.labels, X_test=Xte,
                            n_classes=pair.n_classes, standardize=standardize, max_iter=MAX_ITER)

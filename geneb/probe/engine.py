@@ -8,7 +8,7 @@ How work flows (one module per step):
 2. ``geneb.probe.worker``: one job per (model, task) reads its embeddings and solves its fits.
 3. ``geneb.probe.schedule``: runs the jobs here, on a local Dask cluster or on a given one.
 4. ``geneb.probe.write``: each finished pair is appended as one part of the results folder
-   (``geneb.probe.parts``): constant cost per pair, and a killed run keeps every finished pair.
+   (``geneb.results.parts``): constant cost per pair, and a killed run keeps every finished pair.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from typing import Any
 
 from geneb.cluster import connect
 from geneb.errors import ProbeError, unknown_name
-from geneb.probe import parts
-from geneb.probe import protocol as _protocol
+from geneb.probe.parse import parse_Cs, parse_seeds, parse_shots
 from geneb.probe.plan import (
     PROBES,
     Done,
@@ -34,13 +33,14 @@ from geneb.probe.plan import (
     select_pairs,
     versions,
 )
-from geneb.probe.results import append_table, read_table
 from geneb.probe.ridge_probe import REGRESSION, plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
-from geneb.probe.schema import DEFAULT_PROTOCOL, DEFAULT_SEEDS, RESULTS_SCHEMA
-from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP, parse_alphas
+from geneb.probe.solvers.ridge import parse_alphas
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter
+from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_PROTOCOL, DEFAULT_SEEDS
+from geneb.results.schema import RESULTS_SCHEMA
+from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
 
 __all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_group"]
@@ -99,9 +99,9 @@ def run_probes(
     job per (model, task).
     """
     t0 = time.perf_counter()
-    shots_t = _protocol.parse_shots(shots)
-    seeds_t = _protocol.parse_seeds(seeds)
-    Cs_t = _protocol.parse_Cs(Cs)
+    shots_t = parse_shots(shots)
+    seeds_t = parse_seeds(seeds)
+    Cs_t = parse_Cs(Cs)
     alphas_t = parse_alphas(alphas)
     if probe not in PROBES:
         raise unknown_name("probe", probe, PROBES)
@@ -146,8 +146,9 @@ def _run(
     """Plan, check, solve and write (see the module docstring for the order)."""
     tm = {"read": 0.0, "plan": 0.0, "solve": 0.0, "write": 0.0}
     t = time.perf_counter()
-    exists = parts.resolve(out_p) is not None
-    done = Done.of(read_table(out_p) if exists else None)
+    table = ResultsTable(out_p)
+    exists = table.exists()
+    done = Done.of(table.read() if exists else None)
     tm["read"] += time.perf_counter() - t
 
     t = time.perf_counter()
@@ -216,7 +217,7 @@ def _run(
     finally:
         bar.close()
     if not exists and writer.n_parts == 0:  # nothing existed and nothing new: a valid table
-        append_table(out_p, RESULTS_SCHEMA.empty_table())
+        table.append(RESULTS_SCHEMA.empty_table())
     tm["write"] = writer.seconds
     return ProbeRunSummary(
         out=out_p, backend=backend_name, n_cells=n_cells, n_skipped=n_skipped,

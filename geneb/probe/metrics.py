@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-METRIC_NAMES: tuple[str, ...] = ("mcc", "accuracy", "macro_f1", "auroc")
-
 #: Probabilities this close to the top one count as a tie, broken towards the lower class.
 #: Exact ties are real: a 1-shot probe on standardised k-mer spectra puts ~5% of test rows at
 #: decision value 0 (measured on gue_mouse_0), and float rounding (~1e-15) would otherwise

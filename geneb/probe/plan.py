@@ -18,21 +18,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from geneb import protocol
 from geneb.errors import EntryIncompleteError, ProbeError, StoreError, unknown_name
-from geneb.probe import protocol
-from geneb.probe.results import cell_ids, indices
-from geneb.probe.schema import (
-    DEFAULT_PROTOCOL,
-    PROTOCOLS,
-    RESULTS_SCHEMA_VERSION,
-    CellId,
-    cell_id,
-    seedless,
-)
+from geneb.protocol import DEFAULT_PROTOCOL, PROTOCOLS, UNCATEGORIZED
+from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedless
+from geneb.results.table import cell_ids, indices
 from geneb.store import FeatureStore, StoreEntry, StoreKey
 
 PROBES: tuple[str, ...] = ("linear", "mlp")
-UNCATEGORIZED = "uncategorized"
 #: The backend recorded for the paper protocol: it is scikit-learn's estimator by definition.
 PAPER_BACKEND = "sklearn"
 

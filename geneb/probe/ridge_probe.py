@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
-from geneb.probe.schema import RESULTS_SCHEMA_VERSION, cell_id
 from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
+from geneb.results.schema import RESULTS_SCHEMA_VERSION, cell_id
 
 RIDGE_PROBE = "ridge"
 #: The ``backend`` recorded for ridge rows: the exact SVD solve of ``solvers.ridge``.

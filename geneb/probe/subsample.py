@@ -6,7 +6,7 @@ it fits the linear probe (C, backend and standardisation as in ``geneb probe``) 
 subsamples of several sizes up to the cap, the same seeds at every size, and scores each on
 the whole test split.
 
-- Subsamples are drawn by :func:`geneb.probe.protocol.full_rows` (the cap's own stratified,
+- Subsamples are drawn by :func:`geneb.protocol.full_rows` (the cap's own stratified,
   largest-remainder allocation) with an RNG of (task, ``subsample-<size>``, seed): a seed gives
   a different draw at each size, and the same draw for every model.
 - Default sizes: 1/8, 1/4, 1/2 and all of the cap (:data:`DEFAULT_FRACTIONS`); only tasks
@@ -25,8 +25,7 @@ import pandas as pd
 
 from geneb.errors import ProbeError
 from geneb.probe.metrics import compute_metrics
-from geneb.probe.protocol import TRAIN_ROW_CAP, full_rows
-from geneb.probe.schema import MAX_ITER
+from geneb.protocol import MAX_ITER, TRAIN_ROW_CAP, full_rows
 
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0)
 STABLE_TOL = 0.01

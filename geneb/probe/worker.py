@@ -16,8 +16,8 @@ import numpy as np
 from geneb.errors import GenebError, StoreError
 from geneb.probe.metrics import compute_metrics
 from geneb.probe.plan import FitJob
-from geneb.probe.schema import DEFAULT_PROTOCOL, MAX_ITER
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.protocol import DEFAULT_PROTOCOL, MAX_ITER
 from geneb.store import FeatureStore, StoreEntry
 
 

@@ -2,7 +2,7 @@
 
 A pair's rows are its planned cell rows (identity and provenance, from ``geneb.probe.plan``)
 joined with the metrics its fits returned. Each pair is appended as one part as soon as it is
-done (``geneb.probe.results.append_table``), so the cost does not depend on the table's size
+done (``geneb.results.ResultsTable.append``), so the cost does not depend on the table's size
 and a killed run keeps every finished pair.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from geneb.probe.plan import Pair
-from geneb.probe.results import append_table, rows_to_table
+from geneb.results.table import ResultsTable
 
 
 @dataclass
@@ -27,14 +27,13 @@ class ResultWriter:
     n_rows: int = 0
     n_parts: int = 0
     seconds: float = 0.0
-    timings: list[float] = field(default_factory=list)
 
     def rows(self, rows: list[dict[str, Any]]) -> None:
         """Append ready rows (e.g. reused full-data rows) as one part."""
         if not rows:
             return
         t0 = time.perf_counter()
-        append_table(self.out, rows_to_table(rows))
+        ResultsTable(self.out).append(rows)
         self._took(time.perf_counter() - t0)
         self.n_rows += len(rows)
 
@@ -51,5 +50,4 @@ class ResultWriter:
 
     def _took(self, s: float) -> None:
         self.seconds += s
-        self.timings.append(s)
         self.n_parts += 1

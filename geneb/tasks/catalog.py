@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from geneb.errors import GenebError, TaskError, unknown_name
+from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED
 from geneb.tasks.cache import fetched_folders
 from geneb.tasks.loader import (
     SPLIT_ORDER,
@@ -23,7 +24,7 @@ from geneb.tasks.loader import (
     read_task_json,
 )
 from geneb.tasks.readers import FASTA_EXTENSIONS, split_sources
-from geneb.tasks.spec import TRAIN_ROW_CAP, UNCATEGORIZED, Task, TaskSpec
+from geneb.tasks.spec import Task, TaskSpec
 from geneb.tasks.synthetic import (
     DEFAULT_N_TEST,
     DEFAULT_N_TRAIN,

@@ -40,13 +40,12 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import TaskError, unknown_name
+from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED, stratified_positions
 from geneb.tasks.readers import RawSplit, read_raw_split
 from geneb.tasks.regression import REGRESSION, cap_targets, target_summary, targets_of, task_kind
-from geneb.tasks.sampling import SUBSAMPLE_METHOD, name_seed, stratified_subsample
+from geneb.tasks.sampling import SUBSAMPLE_METHOD, name_seed
 from geneb.tasks.spec import (
     CATEGORIES,
-    TRAIN_ROW_CAP,
-    UNCATEGORIZED,
     SplitData,
     Task,
     TaskSpec,
@@ -240,7 +239,9 @@ def cap_train_split(
             f"{task_name!r}; a stratified subsample keeps at least one row per class"
         )
     seed = name_seed(task_name)
-    keep = stratified_subsample(labels, cap, seed)
+    keep = stratified_positions(labels, np.arange(len(labels), dtype=np.int64), cap=cap,
+                                n_classes=int(np.max(labels)) + 1,
+                                rng=np.random.default_rng(seed))
     record = {
         "split": "train",
         "original_rows": len(sequences),

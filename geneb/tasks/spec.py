@@ -26,11 +26,6 @@ CATEGORIES: tuple[str, ...] = (
     "coding_noncoding",
 )
 
-#: Category of a task folder whose task.json names none (not a GENEB category; shown as such).
-UNCATEGORIZED = "uncategorized"
-
-#: GENEB caps the train split of the full-data regime at this many rows.
-TRAIN_ROW_CAP = 100_000
 
 
 def split_fingerprint(sequences: Sequence[str], labels: np.ndarray) -> str:

@@ -177,8 +177,8 @@ class SupervisedVariantTask(_VariantTask):
 
     def evaluate(self, model: Any, *, folds: int | None = None, **options: Any
                  ) -> dict[str, Any]:
-        from geneb.probe.schema import DEFAULT_C_SWEEP
         from geneb.probe.solvers import get_backend
+        from geneb.protocol import DEFAULT_C_SWEEP
         from geneb.vep.folds import genomic_folds
         from geneb.vep.supervised import logistic_learner, out_of_fold, variant_features
 

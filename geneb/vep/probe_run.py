@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import GenebError
-from geneb.probe.schema import DEFAULT_C_SWEEP
-from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP, parse_alphas
+from geneb.probe.solvers.ridge import parse_alphas
+from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
 from geneb.vep.folds import genomic_folds
 from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings
 from geneb.vep.supervised import (
@@ -63,8 +63,8 @@ def probe_variants(
 
     ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
     instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
+    from geneb.probe.parse import parse_Cs
     from geneb.probe.plan import resolve_backend
-    from geneb.probe.protocol import parse_Cs
     from geneb.probe.solvers import get_backend
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)

@@ -84,9 +84,6 @@ class NumpyOps:
     def svd(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return np.linalg.svd(X, full_matrices=False)
 
-    def isfinite_all(self, x: np.ndarray) -> bool:
-        return bool(np.isfinite(x).all())
-
 
 class TorchOps:
     """The same functions for torch on any device (imported lazily)."""
@@ -153,9 +150,6 @@ class TorchOps:
 
     def svd(self, X: Any) -> tuple[Any, Any, Any]:
         return self.torch.linalg.svd(X, full_matrices=False)
-
-    def isfinite_all(self, x: Any) -> bool:
-        return bool(self.torch.isfinite(x).all())
 
 
 @dataclass(frozen=True, eq=False)

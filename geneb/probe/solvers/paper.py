@@ -2,7 +2,7 @@
 
 Each cell is ``sklearn.linear_model.LogisticRegression(C=C, max_iter=1000)`` with every other
 argument at scikit-learn's default (lbfgs, tol 1e-4), fitted on the stored float32 embeddings
-of the cell's train rows in file order (the order ``geneb.probe.protocol`` draws them in), with
+of the cell's train rows in file order (the order ``geneb.protocol`` draws them in), with
 features as stored, or, with ``standardize``, scikit-learn's ``StandardScaler`` fitted on those
 rows (what a script following the paper does). Unlike geneb's default protocol the fit may stop
 before the optimum; that is the point. ConvergenceWarnings are counted per cell (recorded in

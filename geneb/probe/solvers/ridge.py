@@ -19,7 +19,7 @@ import numpy as np
 
 from geneb.errors import ProbeError
 from geneb.probe.preprocess import standardize_pair
-from geneb.probe.schema import DEFAULT_ALPHA_SWEEP
+from geneb.protocol import DEFAULT_ALPHA_SWEEP
 
 __all__ = ["DEFAULT_ALPHA_SWEEP", "RidgeCell", "RidgeFit", "parse_alphas", "ridge_predict",
            "solve_ridge"]

@@ -4,7 +4,7 @@ Five feature sets per row: ``length`` (bases), ``gc`` (G+C share of the A/C/G/T 
 ``kmer1`` / ``kmer2`` / ``kmer3`` (frequencies of the 4 / 16 / 64 k-mers of A/C/G/T only).
 Each is probed exactly as a model's embeddings are (``geneb probe`` defaults): the linear
 probe at C = 1 solved to its optimum by the ``fast`` backend, the train rows of every
-(regime, seed) cell drawn by :func:`geneb.probe.protocol.draw` from the train split's
+(regime, seed) cell drawn by :func:`geneb.protocol.draw` from the train split's
 fingerprint (so a shortcut sees the very rows every model saw), regimes 1, 10 and full, seeds
 13, 17, 42, 123, 997, MCC on the whole test split. One difference: the features are
 standardised on each cell's own train rows (``--standardize``), because length in bases and a
@@ -49,9 +49,9 @@ def shortcut_features(seqs: Sequence[str]) -> dict[str, np.ndarray]:
 
 def _cells(train: SplitData, n_classes: int, task: str) -> list[Any]:
     """One ProbeCell per (regime, seed) of the GENEB protocol; full once."""
-    from geneb.probe import protocol
-    from geneb.probe.schema import DEFAULT_SEEDS, REGIMES
+    from geneb import protocol
     from geneb.probe.solvers.base import ProbeCell
+    from geneb.protocol import DEFAULT_SEEDS, REGIMES
 
     cells = []
     for regime in REGIMES:
@@ -72,9 +72,9 @@ def shortcut_mccs(
     from threadpoolctl import threadpool_limits
 
     from geneb.probe.metrics import compute_metrics
-    from geneb.probe.schema import MAX_ITER
     from geneb.probe.solvers import get_backend
     from geneb.probe.solvers.base import ProbeProblem
+    from geneb.protocol import MAX_ITER
 
     f_train, f_test = shortcut_features(train.sequences), shortcut_features(test.sequences)
     cells = _cells(train, n_classes, task)

@@ -34,7 +34,7 @@ def _max_iter_seen(data: pd.DataFrame) -> str:
 
 def method(page: Page, ctx: ReportContext) -> None:
     """The report's title and method statement."""
-    from geneb.probe.schema import MAX_ITER
+    from geneb.protocol import MAX_ITER
 
     try:
         from geneb.probe.solvers.base import DEFAULT_TOL

@@ -4,7 +4,7 @@ Why parts: writing a finished (model, task) must cost the same whatever the tabl
 Rewriting one file after every pair made bookkeeping quadratic (3.9 s per pair at 300k rows);
 appending one small file per pair is constant. A folder of parquet files is also what
 ``pandas.read_parquet`` and ``pyarrow.dataset`` read natively (they return every stored row;
-``geneb.probe.results.read_results`` returns the newest row per cell).
+``geneb.results.read_results`` returns the newest row per cell).
 
 Layout of a table at ``P`` (``--out results.parquet`` names the folder)::
 
@@ -224,7 +224,7 @@ def check_writable_table(p: Path) -> None:
         )
 
 
-def _ensure_folder(p: Path, migrate: Callable[[Path], pa.Table]) -> None:
+def ensure_folder(p: Path, migrate: Callable[[Path], pa.Table]) -> None:
     """Make ``p`` a folder table (caller holds the lock): finish an interrupted migration,
     migrate a single-file table, or create an empty folder."""
     m = _migrate_dir(p)
@@ -253,7 +253,7 @@ def _ensure_folder(p: Path, migrate: Callable[[Path], pa.Table]) -> None:
 def append_part(p: Path, table: pa.Table, migrate: Callable[[Path], pa.Table]) -> Path:
     """Add ``table`` as a new part of the folder table ``p`` (created or migrated first)."""
     with table_lock(p):
-        _ensure_folder(p, migrate)
+        ensure_folder(p, migrate)
         dest = _next_name(p)
         write_parquet_atomic(table, dest, p)
     return dest
@@ -268,7 +268,7 @@ def replace_all(
     win), then the other parts are removed; a kill in between leaves duplicates whose newest
     row is the folded one, which reads the same."""
     with table_lock(p):
-        _ensure_folder(p, migrate)
+        ensure_folder(p, migrate)
         parts = list_parts(p)
         folded = fold(read(p))
         if not parts:
@@ -287,7 +287,7 @@ def overwrite(p: Path, table: pa.Table, migrate: Callable[[Path], pa.Table]) -> 
     """Make ``table`` the whole content of ``p``: a new last part, then the older parts
     removed (a kill in between leaves the older rows superseded where cells repeat)."""
     with table_lock(p):
-        _ensure_folder(p, migrate)
+        ensure_folder(p, migrate)
         old = list_parts(p)
         dest = _next_name(p)
         write_parquet_atomic(table, dest, p)

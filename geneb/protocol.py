@@ -1,0 +1,269 @@
+"""The GENEB protocol, defined once: regimes, seeds, C sweep, the train-row cap, which train
+rows each probe sees, and how per-task MCCs are averaged (macro and micro).
+
+pandas-free (numpy only), so the probe path (``geneb probe``), task loading and the analyses all
+import the one definition: ``geneb.tasks`` caps a split with :func:`stratified_positions`, the
+probe engine draws its cells with :func:`draw`, the analyses average with :func:`macro_mcc`.
+
+Which rows a k-shot probe gets depends only on (task train fingerprint, k, seed): one RNG per
+(task, seed, k), seeded from a hash of exactly those three values, never chained and never
+touched by the model. So every model is probed on the same rows, and a rerun draws them again.
+The full regime takes every train row (a deterministic, stratified, seed-independent subsample
+when the split is larger than ``TRAIN_ROW_CAP``). The test split is always used whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from geneb.errors import ProbeError
+
+#: Regime names as stored in the ``regime`` column. ``k`` holds the shots per class (null: full).
+REGIMES: tuple[str, ...] = ("1", "10", "full")
+DEFAULT_SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
+DEFAULT_C_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+#: The ridge penalty sweep of regression tasks (``geneb probe --alpha``): the C sweep's decades.
+DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+MAX_ITER = 1000
+
+#: ``converged``: every probe solved to its optimum (geneb's default). ``paper``: the GENEB
+#: paper's literal ``LogisticRegression(C=C, max_iter=1000)`` with scikit-learn's defaults.
+PROTOCOLS: tuple[str, ...] = ("converged", "paper")
+DEFAULT_PROTOCOL = "converged"
+
+#: GENEB caps the train split of the full-data regime at this many rows.
+TRAIN_ROW_CAP = 100_000
+
+#: Category of a task whose task.json names none (not a GENEB category; shown as such).
+UNCATEGORIZED = "uncategorized"
+
+__all__ = [
+    "DEFAULT_ALPHA_SWEEP",
+    "DEFAULT_C_SWEEP",
+    "DEFAULT_PROTOCOL",
+    "DEFAULT_SEEDS",
+    "MAX_ITER",
+    "PROTOCOLS",
+    "REGIMES",
+    "TRAIN_ROW_CAP",
+    "UNCATEGORIZED",
+    "Sample",
+    "class_quotas",
+    "draw",
+    "full_rows",
+    "kshot_rows",
+    "macro_mcc",
+    "macro_micro",
+    "micro_mcc",
+    "n_classes_of",
+    "regime_k",
+    "sample_rng",
+    "stratified_positions",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """The train rows of one probe: positions into the entry arrays and their file rows."""
+
+    positions: np.ndarray  # int64 positions into the stored train arrays, ascending file row
+    file_rows: np.ndarray  # int64 row index in the task's train file, same order
+    took_all: bool = False  # some class had < k rows and all of them were taken
+
+
+def regime_k(regime: str) -> int | None:
+    """Shots per class of a regime name; ``None`` for ``full``."""
+    return None if regime == "full" else int(regime)
+
+
+def sample_rng(task_fingerprint: str, k: int | str, seed: int) -> np.random.Generator:
+    """The one RNG of (task, k, seed): seeded from sha256 of the three, independent of order."""
+    blob = f"geneb-probe-v1|{task_fingerprint}|{k}|{int(seed)}".encode()
+    digest = hashlib.sha256(blob).digest()
+    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def _by_class(labels: np.ndarray, rows: np.ndarray, n_classes: int) -> list[np.ndarray]:
+    """Positions of each class, in ascending file-row order (so entry order never matters)."""
+    order = np.argsort(rows, kind="stable")
+    lab = labels[order]
+    return [order[lab == c] for c in range(n_classes)]
+
+
+def kshot_rows(
+    labels: np.ndarray,
+    rows: np.ndarray,
+    *,
+    k: int,
+    seed: int,
+    task_fingerprint: str,
+    n_classes: int,
+    take_all: bool = False,
+    task: str = "?",
+) -> Sample:
+    """Exactly k train rows per class, drawn without replacement by the (task, k, seed) RNG.
+
+    A class with fewer than k rows is an error naming task, class and count, unless
+    ``take_all`` is set: then all its rows are taken and the sample says so.
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    if k < 1:
+        raise ProbeError(f"k must be >= 1, got {k}")
+    rng = sample_rng(task_fingerprint, k, seed)
+    chosen: list[np.ndarray] = []
+    took_all = False
+    for c, members in enumerate(_by_class(labels, rows, n_classes)):
+        if len(members) < k:
+            if not take_all:
+                raise ProbeError(
+                    f"task {task!r}: class {c} has only {len(members)} train row(s), fewer than "
+                    f"k={k}; pass take_all=True (--take-all) to use all of them (recorded)"
+                )
+            took_all = True
+            chosen.append(members)
+            continue
+        pick = rng.choice(len(members), size=k, replace=False)
+        chosen.append(members[np.sort(pick)])
+    pos = np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64)
+    pos = pos[np.argsort(rows[pos], kind="stable")].astype(np.int64)
+    return Sample(positions=pos, file_rows=rows[pos].copy(), took_all=took_all)
+
+
+def class_quotas(counts: np.ndarray, cap: int) -> np.ndarray:
+    """Rows per class summing to ``cap`` (< ``counts.sum()``), proportional to ``counts``.
+
+    Largest-remainder allocation with at least one row per present class (when ``cap`` allows).
+    The one allocation of geneb: the full regime's cap, the subsampling study and task loading
+    all use it, so stored results and stores depend on exactly this arithmetic."""
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    quota = counts * cap / n
+    take = np.floor(quota).astype(np.int64)
+    take = np.where((counts > 0) & (take == 0), 1, take)
+    short = cap - int(take.sum())
+    if short > 0:  # hand the remaining rows to the largest remainders
+        rem = np.where(take < counts, quota - take, -np.inf)
+        for c in np.argsort(-rem, kind="stable")[:short]:
+            take[c] += 1
+    elif short < 0:  # only possible via the one-row minimum: take from the largest classes
+        _give_back(take, -short)
+    return take
+
+
+def _give_back(take: np.ndarray, excess: int) -> None:
+    """Remove ``excess`` rows, one from each of the largest classes in turn, never taking a
+    class below one row while another has more (below one only when the cap is smaller than
+    the number of classes). Before issue 20 the full regime took one row from each of the
+    ``excess`` largest classes even when that emptied a class; where no class is emptied this
+    is the same arithmetic, so the rows drawn are unchanged (tests/test_protocol.py)."""
+    while excess > 0:
+        order = np.argsort(-take, kind="stable")
+        givers = [c for c in order if take[c] > 1] or [c for c in order if take[c] > 0]
+        for c in givers[:excess]:
+            take[c] -= 1
+        excess -= min(excess, len(givers))
+
+
+def stratified_positions(
+    labels: np.ndarray, rows: np.ndarray, *, cap: int, n_classes: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Positions (ascending file row) of exactly ``cap`` rows keeping the class proportions
+    (:func:`class_quotas`), drawn without replacement by ``rng``, class by class in label
+    order; every position when there are at most ``cap`` rows.
+
+    The caller chooses the RNG: the probe engine seeds it from the task fingerprint
+    (:func:`sample_rng`), task loading from the task name (the split's fingerprint is computed
+    after the cap), so each keeps drawing the rows it always drew."""
+    labels = np.asarray(labels, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(labels) <= cap:
+        return np.argsort(rows, kind="stable").astype(np.int64)
+    groups = _by_class(labels, rows, n_classes)
+    take = class_quotas(np.array([len(g) for g in groups], dtype=np.int64), cap)
+    chosen = [
+        g[np.sort(rng.choice(len(g), size=int(t), replace=False))]
+        for g, t in zip(groups, take, strict=True)
+        if t > 0
+    ]
+    pos = np.concatenate(chosen)
+    return pos[np.argsort(rows[pos], kind="stable")].astype(np.int64)
+
+
+def full_rows(
+    labels: np.ndarray,
+    rows: np.ndarray,
+    *,
+    task_fingerprint: str,
+    n_classes: int,
+    cap: int = TRAIN_ROW_CAP,
+    rng_name: str = "full",
+    seed: int = 0,
+) -> Sample:
+    """All train rows; above ``cap`` a stratified subsample of exactly ``cap`` rows.
+
+    The subsample keeps class proportions (:func:`class_quotas`) and is drawn by an RNG of
+    (task, "full") only, so it is the same for every seed and every model. The
+    subsampling-stability study (:mod:`geneb.probe.subsample`) draws its subsamples here too,
+    with its own ``rng_name`` and ``seed``.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    pos = stratified_positions(labels, rows, cap=cap, n_classes=n_classes,
+                               rng=sample_rng(task_fingerprint, rng_name, seed))
+    return Sample(positions=pos, file_rows=rows[pos].copy())
+
+
+def draw(
+    regime: str,
+    labels: np.ndarray,
+    rows: np.ndarray,
+    *,
+    seed: int,
+    task_fingerprint: str,
+    n_classes: int,
+    take_all: bool = False,
+    task: str = "?",
+    cap: int = TRAIN_ROW_CAP,
+) -> Sample:
+    """The train rows of one (regime, seed) cell."""
+    k = regime_k(regime)
+    if k is None:
+        return full_rows(labels, rows, task_fingerprint=task_fingerprint, n_classes=n_classes,
+                         cap=cap)
+    return kshot_rows(labels, rows, k=k, seed=seed, task_fingerprint=task_fingerprint,
+                      n_classes=n_classes, take_all=take_all, task=task)
+
+
+def n_classes_of(*label_arrays: Sequence[int] | np.ndarray) -> int:
+    """Number of classes implied by integer labels 0..K-1 (at least 2)."""
+    top = max((int(np.max(a)) for a in label_arrays if len(a)), default=1)
+    return max(2, top + 1)
+
+
+# --------------------------------------------------------------------------- averaging
+def macro_mcc(task_mcc: np.ndarray | Sequence[float],
+              category_of_task: np.ndarray | Sequence[str]) -> np.ndarray:
+    """Macro-MCC along the last axis: the mean over categories of the category means, so every
+    category weighs the same however many tasks it has (GENEB's headline number).
+
+    ``task_mcc``: (..., n_tasks) per-task MCCs (a model's tasks, or a models x tasks matrix);
+    ``category_of_task``: (n_tasks,). Returns shape ``task_mcc.shape[:-1]`` (a 0-d array for
+    one model). The one definition used by the tables, the bootstrap and every analysis."""
+    m = np.asarray(task_mcc, dtype=float)
+    cats = np.asarray(category_of_task)
+    return np.mean([m[..., cats == c].mean(axis=-1) for c in np.unique(cats)], axis=0)
+
+
+def micro_mcc(task_mcc: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Micro-MCC along the last axis: the plain mean over tasks (large categories dominate)."""
+    return np.asarray(task_mcc, dtype=float).mean(axis=-1)
+
+
+def macro_micro(task_mcc: np.ndarray | Sequence[float],
+                category_of_task: np.ndarray | Sequence[str]) -> tuple[float, float]:
+    """(macro, micro) of one model's per-task MCCs."""
+    return float(macro_mcc(task_mcc, category_of_task)), float(micro_mcc(task_mcc))
