@@ -22,7 +22,7 @@ from typing import Any
 
 from geneb.cluster import connect
 from geneb.errors import ProbeError, unknown_name
-from geneb.probe.parse import parse_Cs, parse_seeds, parse_shots
+from geneb.probe.parse import parse_alphas, parse_Cs, parse_seeds, parse_shots
 from geneb.probe.plan import (
     PROBES,
     Done,
@@ -35,7 +35,6 @@ from geneb.probe.plan import (
 )
 from geneb.probe.ridge_probe import REGRESSION, plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
-from geneb.probe.solvers.ridge import parse_alphas
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_PROTOCOL, DEFAULT_SEEDS

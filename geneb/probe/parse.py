@@ -10,9 +10,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from geneb.errors import ProbeError
-from geneb.protocol import DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
+from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
 
-__all__ = ["parse_Cs", "parse_seeds", "parse_shots"]
+__all__ = ["parse_Cs", "parse_alphas", "parse_positive", "parse_seeds", "parse_shots"]
 
 
 def parse_shots(shots: str | Iterable[str | int]) -> tuple[str, ...]:
@@ -61,9 +61,11 @@ def parse_seeds(seeds: str | Iterable[int | str]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def parse_Cs(Cs: str | Iterable[float | str]) -> tuple[float, ...]:  # noqa: N802 - C is the name
-    """Comma list or iterable of positive, finite inverse regularisation strengths."""
-    items = Cs.split(",") if isinstance(Cs, str) else list(Cs)
+def parse_positive(values: str | Iterable[float | str], name: str,
+                   default: Iterable[float]) -> tuple[float, ...]:
+    """Comma list or iterable of positive, finite numbers (duplicates dropped, order kept):
+    the one check of a penalty sweep (``C`` of logistic regression, ``alpha`` of ridge)."""
+    items = values.split(",") if isinstance(values, str) else list(values)
     out: list[float] = []
     for raw in items:
         if isinstance(raw, str) and not raw.strip():
@@ -71,11 +73,22 @@ def parse_Cs(Cs: str | Iterable[float | str]) -> tuple[float, ...]:  # noqa: N80
         try:
             v = float(str(raw).strip())
         except ValueError:
-            raise ProbeError(f"invalid C {raw!r}: expected a positive number") from None
+            raise ProbeError(f"invalid {name} {raw!r}: expected a positive number") from None
         if not np.isfinite(v) or v <= 0:
-            raise ProbeError(f"invalid C {raw!r}: expected a positive, finite number")
+            raise ProbeError(f"invalid {name} {raw!r}: expected a positive, finite number")
         if v not in out:
             out.append(v)
     if not out:
-        raise ProbeError(f"no C given (the GENEB sweep is {','.join(map(str, DEFAULT_C_SWEEP))})")
+        raise ProbeError(f"no {name} given (the default sweep is "
+                         f"{','.join(map(str, default))})")
     return tuple(out)
+
+
+def parse_Cs(Cs: str | Iterable[float | str]) -> tuple[float, ...]:  # noqa: N802 - C is the name
+    """Inverse regularisation strengths of the logistic probe (GENEB sweep by default)."""
+    return parse_positive(Cs, "C", DEFAULT_C_SWEEP)
+
+
+def parse_alphas(alphas: str | Iterable[float | str]) -> tuple[float, ...]:
+    """Ridge penalties of the regression probe."""
+    return parse_positive(alphas, "alpha", DEFAULT_ALPHA_SWEEP)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import GenebError
-from geneb.probe.solvers.ridge import parse_alphas
+from geneb.probe.parse import parse_alphas
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
 from geneb.vep.folds import genomic_folds
 from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings

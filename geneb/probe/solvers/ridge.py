@@ -17,11 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geneb.errors import ProbeError
 from geneb.probe.preprocess import standardize_pair
 from geneb.protocol import DEFAULT_ALPHA_SWEEP
 
-__all__ = ["DEFAULT_ALPHA_SWEEP", "RidgeCell", "RidgeFit", "parse_alphas", "ridge_predict",
+__all__ = ["DEFAULT_ALPHA_SWEEP", "RidgeCell", "RidgeFit", "ridge_predict",
            "solve_ridge"]
 
 
@@ -40,27 +39,6 @@ class RidgeFit:
 
     pred: np.ndarray  # (n_test,) float64
     fit_seconds: float
-
-
-def parse_alphas(alphas: str | Sequence[float | str]) -> tuple[float, ...]:
-    """Comma list or iterable of positive, finite ridge penalties (duplicates dropped)."""
-    items = alphas.split(",") if isinstance(alphas, str) else list(alphas)
-    out: list[float] = []
-    for raw in items:
-        if isinstance(raw, str) and not raw.strip():
-            continue
-        try:
-            v = float(str(raw).strip())
-        except ValueError:
-            raise ProbeError(f"invalid alpha {raw!r}: expected a positive number") from None
-        if not np.isfinite(v) or v <= 0:
-            raise ProbeError(f"invalid alpha {raw!r}: expected a positive, finite number")
-        if v not in out:
-            out.append(v)
-    if not out:
-        raise ProbeError("no alpha given (the default sweep is "
-                         f"{','.join(map(str, DEFAULT_ALPHA_SWEEP))})")
-    return tuple(out)
 
 
 def ridge_predict(
