@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,13 +34,42 @@ def write_table(df, out: Path) -> None:  # noqa: ANN001 - pandas DataFrame
         tmp.unlink(missing_ok=True)
 
 
+def _task_and_out(task: str, model: str, name: str | None, window: int, out: Path | None,
+                  prefix: str) -> tuple[Any, Path]:
+    """The variant task (checked before any work) and the output path (default
+    ``<prefix>-<task>-<model>-w<W>.parquet``), refused when its suffix is not a table's."""
+    from geneb.store.keys import safe_name
+    from geneb.vep.variants import load_variant_task
+
+    vt = load_variant_task(task)
+    if out is None:
+        label = name or Path(model.removeprefix("hf:")).name or model
+        out = Path(f"{prefix}-{safe_name(vt.name)}-{safe_name(label)}-w{window}.parquet")
+    _check_out(out, (".parquet", ".csv"))
+    return vt, out
+
+
+# Options shared by `vep score` and `vep probe` (both embed the same windows): declared once.
+TaskOpt = Annotated[str, typer.Option("--task", help="Variant task folder (variants.csv or "
+                                      "variants.vcf[.gz] + reference.fa).")]
+ModelOpt = Annotated[str, typer.Option("--model", help="kmer-K, a transformers folder or hub "
+                                       "id, hf:<..>, random:<..> or a plugin name.")]
+NameOpt = Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
+                                             "store.")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
+BatchTokensOpt = Annotated[int | None, typer.Option(
+    "--batch-tokens", help="Token budget per batch (rows x longest); default 16384 on CPU "
+    "(larger than extract's 4096: the windows have one length, so no padding), 65536 on "
+    "CUDA.", show_default=False)]
+TrustOpt = Annotated[bool, typer.Option("--trust-remote-code", help="Allow running a model's "
+                                        "own Python code.")]
+
+
 @app.command("score")
 @cli_errors
 def score(
-    task: Annotated[str, typer.Option("--task", help="Variant task folder (variants.csv or "
-                                      "variants.vcf[.gz] + reference.fa).")],
-    model: Annotated[str, typer.Option("--model", help="kmer-K, a transformers folder or hub "
-                                       "id, hf:<..>, random:<..> or a plugin name.")],
+    task: TaskOpt,
+    model: ModelOpt,
     scorer: Annotated[list[str], typer.Option("--scorer", help="cosine, l2 (embeddings) or llr "
                                               "(language-model head); repeatable.")],
     window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = 1024,
@@ -50,30 +79,17 @@ def score(
                                               "window embeddings (cosine/l2) for reuse.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Score only the first N variants "
                                               "(quick checks, CI).")] = None,
-    name: Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
-                                             "store.")] = None,
-    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
-        "auto"
-    ),
-    batch_tokens: Annotated[int | None, typer.Option(
-        "--batch-tokens", help="Token budget per batch (rows x longest); default 16384 on CPU "
-        "(larger than extract's 4096: the windows have one length, so no padding), 65536 on "
-        "CUDA.", show_default=False)] = None,
-    trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", help="Allow running "
-                                                    "a model's own Python code.")] = False,
+    name: NameOpt = None,
+    device: DeviceOpt = "auto",
+    batch_tokens: BatchTokensOpt = None,
+    trust_remote_code: TrustOpt = False,
 ) -> None:
     """Score every variant of a task: one row per (variant, scorer), never dropped."""
     import time
 
-    from geneb.store.keys import safe_name
     from geneb.vep.runner import ScoreRun, score_variants
-    from geneb.vep.variants import load_variant_task
 
-    vt = load_variant_task(task)
-    if out is None:
-        label = name or Path(model.removeprefix("hf:")).name or model
-        out = Path(f"vep-{safe_name(vt.name)}-{safe_name(label)}-w{window}.parquet")
-    _check_out(out, (".parquet", ".csv"))
+    vt, out = _task_and_out(task, model, name, window, out, "vep")
     run = ScoreRun()
     t0 = time.perf_counter()
     df = score_variants(vt, model, scorer, window=window, store=store, limit=limit, name=name,
@@ -94,8 +110,8 @@ def score(
 @app.command("probe")
 @cli_errors
 def probe(
-    task: Annotated[str, typer.Option("--task", help="Variant task folder with 0/1 labels.")],
-    model: Annotated[str, typer.Option("--model", help="Model spec (as for vep score).")],
+    task: TaskOpt,
+    model: ModelOpt,
     window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = 1024,
     out: Annotated[Path | None, typer.Option("--out", help="Output table (.parquet or .csv); "
                                              "default vep-probe-<task>-<model>-w<W>.parquet.")
@@ -111,8 +127,7 @@ def probe(
                                               "window embeddings for reuse.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N variants.")
                      ] = None,
-    name: Annotated[str | None, typer.Option("--name", help="Model name in the output and the "
-                                             "store.")] = None,
+    name: NameOpt = None,
     backend: Annotated[str, typer.Option("--backend", help="Logistic-regression solver "
                                          "(as for geneb probe; default sklearn, the "
                                          "reference).")] = "sklearn",
@@ -125,30 +140,18 @@ def probe(
                                        "chosen per fold by inner block CV.")] = (
         "0.01,0.1,1,10,100"
     ),
-    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
-        "auto"
-    ),
-    batch_tokens: Annotated[int | None, typer.Option(
-        "--batch-tokens", help="Token budget per batch (rows x longest); default 16384 on CPU "
-        "(the windows have one length, so no padding), 65536 on CUDA.", show_default=False)
-    ] = None,
-    trust_remote_code: Annotated[bool, typer.Option(
-        "--trust-remote-code", help="Allow running the model's own Python code.")] = False,
+    device: DeviceOpt = "auto",
+    batch_tokens: BatchTokensOpt = None,
+    trust_remote_code: TrustOpt = False,
 ) -> None:
     """Supervised VEP: a logistic-regression probe on window embeddings, out-of-fold scores."""
     import time
 
-    from geneb.store.keys import safe_name
     from geneb.vep.probe_run import probe_variants
     from geneb.vep.runner import ScoreRun
     from geneb.vep.supervised import FEATURES
-    from geneb.vep.variants import load_variant_task
 
-    vt = load_variant_task(task)
-    if out is None:
-        label = name or Path(model.removeprefix("hf:")).name or model
-        out = Path(f"vep-probe-{safe_name(vt.name)}-{safe_name(label)}-w{window}.parquet")
-    _check_out(out, (".parquet", ".csv"))
+    vt, out = _task_and_out(task, model, name, window, out, "vep-probe")
     run = ScoreRun()
     t0 = time.perf_counter()
     df = probe_variants(vt, model, features=features or list(FEATURES), Cs=C, window=window,
