@@ -273,10 +273,11 @@ def run_plan(
             regimes=plan.report_regimes,
             Cs=plan.report_Cs,
         )
-        if vep_scores is not None:
-            from geneb.vep.pipeline import add_to_report
+        if vep_scores is not None and not vep_scores.empty:
+            from geneb.analysis.report.vep_section import add_to_report
+            from geneb.vep.summary import summarise
 
-            add_to_report(summary.report, vep_scores)
+            add_to_report(summary.report, summarise(vep_scores))
         msg = f"report: {summary.report} ({time.perf_counter() - t1:.1f} s)"
         summary.steps.append(msg)
         log(msg)

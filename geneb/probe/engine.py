@@ -26,6 +26,7 @@ from geneb.probe import parts
 from geneb.probe import protocol as _protocol
 from geneb.probe.plan import (
     PROBES,
+    REGRESSION,
     Done,
     check_finite,
     inspect_pair,
@@ -35,7 +36,7 @@ from geneb.probe.plan import (
     versions,
 )
 from geneb.probe.results import append_table, read_table
-from geneb.probe.ridge_probe import REGRESSION, plan_ridge_pair
+from geneb.probe.ridge_probe import plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
 from geneb.probe.schema import DEFAULT_PROTOCOL, DEFAULT_SEEDS, RESULTS_SCHEMA
 from geneb.probe.solvers.ridge import DEFAULT_ALPHA_SWEEP, parse_alphas

@@ -24,26 +24,26 @@ from typing import Any
 
 import pandas as pd
 
-from geneb import params
+from geneb import constraints
 from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
 from geneb.analysis.properties import read_model_properties
-from geneb.analysis.regression import is_regression_row, load_regression
+from geneb.analysis.regression import load_regression
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
-from geneb.analysis.table import load_results, restrict
+from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT
 from geneb.errors import GenebError
 
 
 def _check_options(n_boot: object, boot_seed: object, alpha: object) -> None:
-    """The numeric arguments, against the constraints of :mod:`geneb.params`."""
-    params.POSITIVE_INT.check(n_boot, "n_boot")
-    params.SEED.check(boot_seed, "boot_seed")
-    params.ALPHA.check(alpha, "alpha")
+    """The numeric arguments, against the shared constraints of :mod:`geneb.constraints`."""
+    constraints.POSITIVE_INT.check(n_boot, "n_boot")
+    constraints.SEED.check(boot_seed, "boot_seed")
+    constraints.ALPHA.check(alpha, "alpha")
 
 
 def build_report(
