@@ -28,7 +28,7 @@ from geneb import constraints
 from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
-from geneb.analysis.properties import read_model_properties
+from geneb.analysis.properties import Catalogue, read_model_properties
 from geneb.analysis.regression import load_regression
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
@@ -64,6 +64,7 @@ def build_report(
     summary: dict[str, Any] | None = None,
     subsampling: str | os.PathLike[str] | None = None,
     audits: str | os.PathLike[str] | None = None,
+    catalogue: Catalogue | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -76,8 +77,11 @@ def build_report(
     of ``geneb probe-subsample --out`` (a section of its own).
     ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
     ``.geneb-report.json``); only the previous report's files are replaced. ``audits``: a
-    folder of task audits (``geneb tasks audit --out``); default the audit cache. Returns the
-    path of ``index.html``.
+    folder of task audits (``geneb tasks audit --out``); default the audit cache.
+    ``catalogue``: published model facts by store key (``geneb.extract.catalogue.
+    published_facts``, what ``geneb report`` passes); None: the results' measured counts and
+    the user's file only, so the numbers depend on the inputs, not on the installed geneb.
+    Returns the path of ``index.html``.
     """
     _check_options(n_boot, boot_seed, alpha)
     edges = check_edges(tier_edges)
@@ -115,6 +119,7 @@ def build_report(
         boot_seed=boot_seed,
         alpha=alpha,
         user_props=user_props,
+        catalogue=catalogue,
         task_organisms=organisms,
         tier_edges=edges,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
