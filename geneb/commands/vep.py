@@ -66,8 +66,8 @@ def score(
     import time
 
     from geneb.store.keys import safe_name
+    from geneb.tasks.variants import load_variant_task
     from geneb.vep.runner import ScoreRun, score_variants
-    from geneb.vep.variants import load_variant_task
 
     vt = load_variant_task(task)
     if out is None:
@@ -139,10 +139,10 @@ def probe(
     import time
 
     from geneb.store.keys import safe_name
+    from geneb.tasks.variants import load_variant_task
     from geneb.vep.probe_run import probe_variants
     from geneb.vep.runner import ScoreRun
     from geneb.vep.supervised import FEATURES
-    from geneb.vep.variants import load_variant_task
 
     vt = load_variant_task(task)
     if out is None:

@@ -76,7 +76,7 @@ def parse_vep(raw: Any, path: Callable[[Any, str], Path], src: str) -> VepPlan:
 
 def validate_vep(vp: VepPlan) -> list[Any]:
     """Load (and so validate) every variant task before any work starts."""
-    from geneb.vep.variants import load_variant_task
+    from geneb.tasks.variants import load_variant_task
 
     return [load_variant_task(f) for f in vp.tasks]
 
