@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("models", ("models", "extract")),
     ("probe", ("probe",)),
     ("vep", ("vep",)),
+    ("audit", ("audit",)),  # task audits: k-mer shortcut probes over task data (geneb.probe)
     ("results", ("results",)),
     ("analysis", ("analysis",)),
     ("report", ("analysis.report",)),
@@ -51,15 +52,12 @@ ALLOWED_CYCLES: list[frozenset[str]] = [
 
 #: Modules whose imports against the flow are NOT fixed yet (issue 20, reported open). The
 #: task API of issue 21 (``task.evaluate(model)``, GFMBench's interface) lives in geneb/tasks
-#: but fits probes and scores variants, so these modules import probe, vep (and the audit
-#: cache the store's atomic writer). The fix moves the evaluation above vep (task objects keep
-#: their data; ``evaluate`` and the audit's probes move) and the atomic writer to geneb/_fs.py;
-#: until then only these modules may, and no other module can add such an import.
+#: but fits probes and scores variants, so these modules import probe and vep. The fix moves
+#: the evaluation above vep (task objects keep their data; ``evaluate`` moves); until then only
+#: these modules may, and no other module can add such an import.
 OPEN_BACK_EDGE_SOURCES = frozenset({
     "geneb.tasks.evaluate",  # Task.evaluate: logistic/ridge probes, metrics (geneb.probe)
     "geneb.tasks.variant_tasks",  # variant Task.evaluate: vep scorers, folds, probes
-    "geneb.tasks.audit.shortcuts",  # the audit's shortcut probes (geneb.probe)
-    "geneb.tasks.audit.cache",  # atomic JSON write (geneb.store._files)
 })
 
 _RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
