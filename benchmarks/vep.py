@@ -76,11 +76,11 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
+    from geneb.tasks.variants import load_variant_task
+    from geneb.tasks.windows import make_windows
     from geneb.vep.likelihood import LMScorer
     from geneb.vep.runner import _head, vep_batch_tokens
     from geneb.vep.scorers import llr_scores
-    from geneb.vep.variants import load_variant_task
-    from geneb.vep.windows import make_windows
 
     shared = Path(args.shared)
     vt = load_variant_task(shared / "variants" / "brca1_findlay2018")

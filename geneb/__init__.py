@@ -26,8 +26,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from geneb._lazy import GenebModule as _GenebModule
-
-__version__ = "0.1.0"
+from geneb._version import __version__
 
 # public name -> (module, attribute): the single list of what ``geneb`` exports
 _EXPORTS: dict[str, tuple[str, str]] = {

@@ -93,7 +93,7 @@ def _is_variant_folder(folder: os.PathLike[str]) -> bool:
     """A variant task folder: a reference FASTA and a variant table, no train split."""
     from pathlib import Path
 
-    from geneb.vep.variants import VCF_NAMES
+    from geneb.tasks.variants import VCF_NAMES
 
     f = Path(folder)
     return (f / "reference.fa").is_file() and any(

@@ -242,3 +242,11 @@ class Regime(Constraint):
         return isinstance(value, str) and (
             value == "full" or (value.isdigit() and int(value) >= 1)
         )
+
+
+# ------------------------------------------------ named parameters below the CLI layer
+# Library functions (``build_report``) check against these; ``geneb.params`` (plans, CLI
+# options) uses the same objects, so each concept keeps one declaration.
+SEED = Interval(int, 0, None)
+POSITIVE_INT = Interval(int, 1, None)
+ALPHA = Interval(float, 0, 1, closed="neither")

@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from geneb.constraints import (
+from geneb.constraints import (  # SEED, POSITIVE_INT, ALPHA: shared with the library
+    ALPHA,
+    POSITIVE_INT,
+    SEED,
     AnyOf,
     Boolean,
     Constraint,
@@ -36,6 +39,9 @@ from geneb.models.options import POOLINGS
 from geneb.vep.capabilities import SCORERS as VEP_SCORERS
 
 __all__ = [
+    "ALPHA",
+    "POSITIVE_INT",
+    "SEED",
     "AnyOf",
     "Boolean",
     "Constraint",
@@ -57,17 +63,14 @@ __all__ = [
 # ---------------------------------------------------------------- named parameters
 # One declaration per concept; plans and CLI options both check against these.
 
-SEED = Interval(int, 0, None)
 C_VALUE = Interval(float, 0, None, closed="neither")
 SHOT = Regime()
-POSITIVE_INT = Interval(int, 1, None)
 BATCH_TOKENS = POSITIVE_INT
 MAX_LENGTH = POSITIVE_INT
 WORKERS = POSITIVE_INT
 LAYER = Interval(int, None, None)
 LAYERS = ListOf(LAYER)  # several hidden layers from one forward: one store entry each
 N_BOOT = Interval(int, 100, None)
-ALPHA = Interval(float, 0, 1, closed="neither")
 TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
 POOLING = StrOptions(POOLINGS)
 RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)

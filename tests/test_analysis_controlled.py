@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from geneb.analysis.domain import smaller_beats_larger_in_domain
 from geneb.analysis.properties import read_model_properties, resolve_properties
 from geneb.cli import app
+from geneb.models.catalogue import published_facts
 from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA, RESULTS_SCHEMA_VERSION
 
 CAD, NT = "Caduceus-Ps-131K", "NT-2.5B-MS"
@@ -219,7 +220,7 @@ def test_in_domain_unknown_pretraining_is_excluded(files) -> None:
     perf = perf[perf["regime"] == "full"].groupby(["regime", "model", "task", "category"])
     perf = perf["mcc"].mean().rename("mcc_mean").reset_index()
     user = read_model_properties(files["props"])
-    props = resolve_properties(sorted(FULL), user)
+    props = resolve_properties(sorted(FULL), user, catalogue=published_facts)
     props.loc[props["model"] == "m-a", "pretraining_data_class"] = None
     res = smaller_beats_larger_in_domain(perf, props, {"t1": "human", "t2": "mammal"})
     reasons = set(res["excluded"].loc[res["excluded"]["smaller_model"] == "m-a", "reason"])

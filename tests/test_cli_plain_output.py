@@ -48,8 +48,8 @@ def test_markup_looking_labels_are_shown_verbatim(tmp_path):
         (["report", "--results", "[/red].parquet", "--out", "o"], "[/red].parquet"),
     ],
 )
-def test_errors_with_markup_looking_names_are_plain(tmp_path, args, shown):
-    os.chdir(tmp_path)
+def test_errors_with_markup_looking_names_are_plain(tmp_path, monkeypatch, args, shown):
+    monkeypatch.chdir(tmp_path)
     r = runner.invoke(app, args)
     assert r.exit_code == 2, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit)

@@ -59,6 +59,7 @@ def test_bad_arguments_fail_before_any_cluster(tmp_path, data_dir):
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow  # 27 s measured (pytest --durations=0)
 @pytest.mark.timeout(240)
 def test_cluster_equals_single_process_and_resumes_a_killed_worker(tmp_path, data_dir,
                                                                    models_dir):

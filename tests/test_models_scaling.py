@@ -11,6 +11,7 @@ import pandas as pd
 from geneb.analysis.example import example_results
 from geneb.analysis.scaling import scaling_correlation, smaller_beats_larger, use_published_params
 from geneb.analysis.table import CONTEXT
+from geneb.models.catalogue import published_facts
 
 # model -> (measured count in the store, macro-MCC); published: DNABERT-2 117M, AgroNT 1B,
 # NT-2.5B-MS 2.5B; GROVER has no published count in the catalogue; my-tiny is not catalogued
@@ -54,7 +55,7 @@ def _spearman_by_hand(x: list[float], y: list[float]) -> float:
 
 def test_published_counts_replace_measured_ones() -> None:
     agg, meta = _tables()
-    agg2, meta2, note = use_published_params(agg, meta)
+    agg2, meta2, note = use_published_params(agg, meta, catalogue=published_facts)
     used = dict(zip(meta2["model"], meta2["n_params"], strict=True))
     for m, n in PUBLISHED.items():
         assert used[m] == n, m
@@ -96,7 +97,8 @@ def test_report_says_which_count_it_used(tmp_path) -> None:
 
     models = {"DNABERT-2": (3_000_000_000, 0.6), "mini-2m": (2_000_000, 0.5),
               "GROVER": (87_000_000, 0.55), "kmer-4": (None, 0.4)}  # fmt: skip
-    out = build_report(example_results(models=models), tmp_path / "rep", n_boot=20)
+    out = build_report(example_results(models=models), tmp_path / "rep", n_boot=20,
+                       catalogue=published_facts)  # what `geneb report` passes
     html = (out if out.suffix == ".html" else out / "index.html").read_text()
     assert "Parameter counts used for scaling: published" in html and "DNABERT-2" in html
     assert "measured on the loaded backbone (store provenance) for GROVER, mini-2m" in html

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from geneb import params
 from geneb.cli import app
 from geneb.errors import GenebError, PlanError
-from geneb.pipeline.plan import MODEL_KEYS, PROBE_KEYS, load_plan
+from geneb.pipeline.plan import load_plan
 
 GOOD = """
 store = "work/store.zarr"
@@ -85,11 +85,6 @@ def test_list_names_the_entry():
 
 def test_errors_are_geneb_errors():
     assert issubclass(params.ParamError, GenebError)
-
-
-def test_plan_keys_come_from_the_one_declaration():
-    assert set(params.PLAN_SECTIONS["probe"]) == PROBE_KEYS
-    assert set(params.PLAN_SECTIONS["models"]) == MODEL_KEYS
 
 
 # ---------------------------------------------------------------- issue 15: plan cases

@@ -154,14 +154,15 @@ def _vep_scores() -> pd.DataFrame:
 
 
 def test_vep_tables_fit_the_page(chromium, hostile_report, tmp_path):
-    from geneb.analysis.vep_section import vep_page
-    from geneb.vep.pipeline import add_to_report
+    from geneb.analysis.report.vep_section import add_to_report, vep_page
+    from geneb.vep.summary import summarise
 
     scores = _vep_scores()
     report = tmp_path / "report"
     shutil.copytree(hostile_report.parent, report)
-    add_to_report(report / "index.html", scores)  # the section `geneb run` appends
-    _, files = vep_page(scores, tmp_path / "vep", n_boot=20)  # `geneb vep evaluate --out`
+    add_to_report(report / "index.html", summarise(scores))  # the section `geneb run` appends
+    # `geneb vep evaluate --out`
+    _, files = vep_page(summarise(scores, n_boot=20), tmp_path / "vep")
     for index in (report / "index.html", tmp_path / "vep" / "vep_report.html"):
         got = measure(chromium, index, 1280, tmp_path)
         assert got["scroll_width"] <= got["viewport"], got

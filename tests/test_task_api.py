@@ -145,7 +145,7 @@ def test_regression_task_with_only_embed_matches_sklearn(tmp_path):
 
 
 def test_zero_shot_variant_task_each_method(brca1):
-    from geneb.vep.windows import make_windows
+    from geneb.tasks.windows import make_windows
 
     task = geneb.load_task(brca1, window=W)
     assert isinstance(task, ZeroShotVariantTask)

@@ -18,9 +18,9 @@ from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
 from typer.testing import CliRunner
 
+from geneb.audit import audit_task, cached_audit
 from geneb.cli import app
 from geneb.tasks import load_task_folder
-from geneb.tasks.audit import audit_task, cached_audit
 
 #: the fetch tests' served catalogue and empty cache, reused for the fetch hook
 world = fetch_tests.world
@@ -244,7 +244,7 @@ def test_report_section_and_shortcut_gap(planted: dict, tmp_path: Path) -> None:
 
     from geneb.analysis.example import example_results
     from geneb.analysis.report import build_report
-    from geneb.tasks.audit import SHORTCUT_MARGIN
+    from geneb.audit import SHORTCUT_MARGIN
 
     rng = np.random.default_rng(8)
     length_task = write_task(
@@ -303,7 +303,7 @@ def test_fetch_prints_the_verdicts(world: dict) -> None:
 def test_canonical_kmers_against_python(k: int) -> None:
     """The near-duplicate k-mers (built by doubling) equal a direct Python enumeration:
     every window of A/C/G/T only, as min(code, code of its reverse complement)."""
-    from geneb.tasks.audit.near import canonical_kmers
+    from geneb.audit.near import canonical_kmers
 
     def code(s: str) -> int:
         v = 0

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from geneb.audit import audit_task
 from geneb.tasks import load_task_folder
-from geneb.tasks.audit import audit_task
 
 #: fast tasks with something to find: twins (gue_mouse_0), exact copies (enhancer,
 #: prom_300_tata), reverse complements and twins of the same label (ipro_r_capsulatus)

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 import geneb
 from geneb.cli import app
 from geneb.errors import TaskError
-from geneb.vep.variants import load_variant_task
+from geneb.tasks.variants import load_variant_task
 
 GIB = 1 << 30
 SEQ = "ACGTTGCAAC" * 30  # chrT, 300 bases from 1

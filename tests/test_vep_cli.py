@@ -53,9 +53,9 @@ def test_kmer_scores_and_store_reuse(brca1, tmp_path):
 
 def test_hyenadna_distances_match_one_at_a_time(brca1, models_dir, tmp_path):
     from geneb.models.registry import get_embedder
+    from geneb.tasks.variants import load_variant_task
+    from geneb.tasks.windows import make_windows
     from geneb.vep.scorers import distances
-    from geneb.vep.variants import load_variant_task
-    from geneb.vep.windows import make_windows
 
     path = str(models_dir / "real" / "hyenadna-tiny-1k-anticapt")
     if not Path(path).is_dir():

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import TaskError
-from geneb.vep.variants import load_variant_task
+from geneb.tasks.variants import load_variant_task
 
 SEQ = "ACGTTGCAAC" * 30  # chrT, 300 bases from position 1
 HEAD = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"

@@ -110,9 +110,9 @@ def test_ridge_target_score_equals_sklearn_per_fold(brca1):
 
 
 def test_leave_one_chromosome_out_and_indels(tmp_path):
+    from geneb.tasks.variants import load_variant_task
+    from geneb.tasks.windows import make_windows
     from geneb.vep.folds import genomic_folds, window_extents
-    from geneb.vep.variants import load_variant_task
-    from geneb.vep.windows import make_windows
 
     rng = np.random.default_rng(3)
     seqs = {c: "".join(rng.choice(list("ACGT"), 400)) for c in ("chrA", "chrB", "chrC")}

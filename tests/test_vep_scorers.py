@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from geneb.errors import ModelError
+from geneb.tasks.variants import load_variant_task
 from geneb.vep.runner import ScoreRun, score_variants
-from geneb.vep.variants import load_variant_task
 
 W = 256
 N = 24  # variants: the first rows of the task (9 distinct positions)
@@ -172,7 +172,7 @@ def test_capabilities_from_the_model(models_dir):
 
 
 def test_load_variant_task_windows_match_readme(brca1, raw):
-    from geneb.vep.windows import make_windows
+    from geneb.tasks.windows import make_windows
 
     vt = load_variant_task(brca1)
     assert len(vt) == 3893 and vt.has_score

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from geneb.errors import GenebError, TaskError
-from geneb.vep.variants import load_variant_task
-from geneb.vep.windows import OK, OUTSIDE, make_windows
+from geneb.tasks.variants import load_variant_task
+from geneb.tasks.windows import OK, OUTSIDE, make_windows
 
 RNG = np.random.default_rng(7)
 SEQ = "".join(RNG.choice(list("ACGT"), 300))

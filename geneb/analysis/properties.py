@@ -9,7 +9,9 @@ catalogue's values and a user's file.
 Where a model's properties come from (:func:`resolve_properties`), per property, first hit:
 
 1. the user's properties file (``--model-properties``, CSV or TOML), matched by store key;
-2. the model catalogue entry whose short name, alias or hub id is the store key;
+2. the model catalogue entry whose short name, alias or hub id is the store key, as plain data
+   handed in by the caller (``catalogue``: ``geneb.models.catalogue.published_facts``, which
+   the report commands pass); this module never reads the installed catalogue itself;
 3. for ``n_params`` only: the count measured on the loaded backbone (results table).
 
 Sources read ``user file <path>`` (or the file's ``source`` column), ``published (<url>)``
@@ -25,7 +27,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -156,19 +158,23 @@ def _toml_rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
     return rows
 
 
-def _catalogue_facts(model: str) -> dict[str, tuple[Any, str]]:
-    """The catalogue's properties of the entry matching store key ``model``: key -> (v, src)."""
-    entry = cat.lookup(model) or cat.lookup_hub_id(model)
-    if entry is None:
+#: A lookup handed in by the caller: store key -> the catalogue's facts (``to_json()`` of
+#: the entry), or None when the catalogue has no such model.
+Catalogue = Callable[[str], Mapping[str, Any] | None]
+
+
+def _catalogue_facts(model: str, catalogue: Catalogue | None) -> dict[str, tuple[Any, str]]:
+    """The catalogue's properties of store key ``model``: key -> (value, source)."""
+    facts = None if catalogue is None else catalogue(model)
+    if facts is None:
         return {}
-    facts = entry.to_json()
     out = {}
     for key in PROPERTIES:
-        value = check_value(key, facts[key], f"model catalogue ({entry.name!r})")
+        value = check_value(key, facts[key], f"model catalogue ({facts['name']!r})")
         if value is None:
             continue
         url = facts["sources"][key]
-        basis = f"{entry.n_params_basis}: {url}" if key == "n_params" else url
+        basis = f"{facts['n_params_basis']}: {url}" if key == "n_params" else url
         out[key] = (value, f"published ({basis})")
     return out
 
@@ -177,8 +183,11 @@ def resolve_properties(
     models: list[str],
     user: pd.DataFrame | None = None,
     measured_n_params: Mapping[str, float] | None = None,
+    catalogue: Catalogue | None = None,
 ) -> pd.DataFrame:
     """One row per model: each property and ``<property>_source`` (see the module docstring).
+
+    ``catalogue`` None: no published facts (the user file, then measured counts only).
 
     A property nobody states stays missing (NaN / None) with source ``None``; the analyses
     leave such a model out of the comparisons that need the property, and say so.
@@ -186,7 +195,7 @@ def resolve_properties(
     by_user = {} if user is None else {r["model"]: r for r in user.to_dict("records")}
     rows = []
     for model in models:
-        facts = _catalogue_facts(model)
+        facts = _catalogue_facts(model, catalogue)
         u = by_user.get(model)
         rec: dict[str, Any] = {"model": model}
         for key in PROPERTIES:

@@ -12,23 +12,17 @@ import os
 
 import pandas as pd
 
-RIDGE = "ridge"
+from geneb.analysis.table import _read_parquet, is_regression_row
+
 #: Columns of the regression summary (one row per task, model, alpha, standardisation).
 SUMMARY = ["task", "model", "alpha", "standardize", "n_train", "n_test", "spearman",
            "spearman_lo", "spearman_hi", "pearson", "pearson_lo", "pearson_hi", "r2", "r2_lo",
            "r2_hi"]
 
 
-def is_regression_row(df: pd.DataFrame) -> pd.Series:
-    """Which rows are ridge probes of regression tasks."""
-    return df["probe"].astype(str) == RIDGE if "probe" in df else pd.Series(False, df.index)
-
-
 def load_regression(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """The ridge rows of a results table (the newest row per cell), possibly empty."""
     from pathlib import Path
-
-    from geneb.analysis.table import _read_parquet
 
     df = results.copy() if isinstance(results, pd.DataFrame) else _read_parquet(Path(results))
     if "probe" not in df:

@@ -2,7 +2,8 @@
 
 Models without a parameter count (k-mer baselines) are left out: they have no size to scale.
 Sizes are the published parameter counts of the model catalogue where it has one for the
-model (matched by store key: catalogue short name, alias or hub id), because that is the size
+model (matched by store key: catalogue short name, alias or hub id; the facts are handed in by
+the report command, never read from the installed catalogue here), because that is the size
 papers compare; otherwise the count measured on the loaded backbone (store provenance, which
 keeps the measured count either way). :func:`use_published_params` says which was used.
 """
@@ -15,26 +16,27 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from geneb.analysis.properties import Catalogue, resolve_properties
 from geneb.analysis.table import CONTEXT
 
 
 def use_published_params(
-    agg: pd.DataFrame, meta: pd.DataFrame, props: pd.DataFrame | None = None
+    agg: pd.DataFrame, meta: pd.DataFrame, props: pd.DataFrame | None = None,
+    catalogue: Catalogue | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Replace measured counts by published (or user-given) ones where known.
 
     ``props`` is :func:`geneb.analysis.properties.resolve_properties` output (user file, then
-    catalogue, then measured); None resolves from the catalogue and the measured counts.
+    catalogue, then measured); None resolves from ``catalogue`` (facts handed in by the
+    caller, :data:`geneb.analysis.properties.Catalogue`) and the measured counts.
     Returns ``agg`` with ``n_params`` replaced, ``meta`` with ``n_params`` (used),
     ``n_params_measured`` and ``n_params_source`` columns, and one sentence for the report.
     """
-    from geneb.analysis.properties import resolve_properties
-
     if props is None:
         measured = {
             m: n for m, n in zip(meta["model"], meta["n_params"], strict=True) if pd.notna(n)
         }
-        props = resolve_properties(list(meta["model"]), None, measured)
+        props = resolve_properties(list(meta["model"]), None, measured, catalogue)
     used = dict(zip(props["model"], props["n_params"], strict=True))
     source = dict(zip(props["model"], props["n_params_source"], strict=True))
     source = {m: s if isinstance(s, str) else None for m, s in source.items()}

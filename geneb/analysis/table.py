@@ -15,9 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from geneb.analysis.regression import is_regression_row
 from geneb.errors import GenebError, unknown_name
 from geneb.results.schema import ANALYSIS_KEY
+
+#: The ``probe`` of regression tasks' rows (ridge; kept apart: ``geneb.analysis.regression``).
+RIDGE = "ridge"
 
 #: Columns that identify one probe configuration; analyses group by them so that numbers from
 #: different probes, regularisation strengths or regimes are never mixed.
@@ -121,6 +123,11 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
     key = ["_backend" if c == "backend" else c for c in FIT_KEY]
     df = df.drop_duplicates(key, keep="last").drop(columns=["_order", "_backend"])
     return df.sort_index().reset_index(drop=True)
+
+
+def is_regression_row(df: pd.DataFrame) -> pd.Series:
+    """Which rows are ridge probes of regression tasks."""
+    return df["probe"].astype(str) == RIDGE if "probe" in df else pd.Series(False, df.index)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

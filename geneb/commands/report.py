@@ -112,6 +112,7 @@ def report(
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     from geneb.analysis.capacity import DEFAULT_EDGES
     from geneb.analysis.report import build_report
+    from geneb.models.catalogue import published_facts
 
     # option checks, before any work (constraints: geneb.params)
     regimes = list(dict.fromkeys(  # each checked under the name it was given with
@@ -137,6 +138,7 @@ def report(
         summary=summary,
         subsampling=subsampling,
         audits=audits,
+        catalogue=published_facts,
     )
     if as_json:
         typer.echo(json.dumps({"report": str(index), **summary}, indent=1))

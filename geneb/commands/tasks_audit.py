@@ -44,7 +44,7 @@ def audit_records(
     cache: str | None = None,
 ) -> list[dict[str, Any]]:
     """Load every task first (a bad name fails before any work), then audit each (cached)."""
-    from geneb.tasks.audit import cached_audit
+    from geneb.audit import cached_audit
     from geneb.tasks.catalog import resolve_task
 
     tasks = [resolve_task(n, data_dir) for n in names]
@@ -120,7 +120,7 @@ def audit(
 def print_verdicts(folders: Sequence[Path], cache: str | None = None) -> None:
     """After a fetch: audit each fetched task folder (cached under ``cache``, the fetch's
     cache) and print one verdict line per task."""
-    from geneb.tasks.audit import cached_audit
+    from geneb.audit import cached_audit
     from geneb.tasks.loader import load_task_folder
 
     for folder in folders:

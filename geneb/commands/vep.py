@@ -39,7 +39,7 @@ def _task_and_out(task: str, model: str, name: str | None, window: int, out: Pat
     """The variant task (checked before any work) and the output path (default
     ``<prefix>-<task>-<model>-w<W>.parquet``), refused when its suffix is not a table's."""
     from geneb.store.keys import safe_name
-    from geneb.vep.variants import load_variant_task
+    from geneb.tasks.variants import load_variant_task
 
     vt = load_variant_task(task)
     if out is None:
@@ -179,7 +179,7 @@ def evaluate(
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
 ) -> None:
     """AUROC / AUPRC (/ Spearman) per (task, model, scorer, window) with bootstrap CIs."""
-    from geneb.analysis.vep_section import vep_page
+    from geneb.analysis.report.vep_section import vep_page
     from geneb.vep.evaluate import evaluate as run_eval
     from geneb.vep.io import read_scores
 
@@ -192,7 +192,9 @@ def evaluate(
         err_console.print(f"warning: {note}", highlight=False, soft_wrap=True)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        html, files = vep_page(df, out, n_boot=n_boot, seed=seed)
+        from geneb.vep.summary import summarise
+
+        html, files = vep_page(summarise(df, n_boot=n_boot, seed=seed), out)
         metrics = __import__("pandas").read_csv(out / "tables" / "vep_metrics.csv")
         console.print(f"wrote {', '.join(str(f) for f in files)}", highlight=False)
     else:

@@ -320,6 +320,17 @@ def lookup_hub_id(hub_id: str) -> CatalogueEntry | None:
     return None
 
 
+def published_facts(model: str) -> dict[str, Any] | None:
+    """The installed catalogue's facts about store key ``model`` as plain data, else None.
+
+    Matched by short name, alias or hub id: ``to_json()`` of the entry. The
+    report commands (``geneb report``, ``geneb run``) pass this function to ``build_report``
+    (``catalogue=``), so the analyses read catalogue facts they are handed and never import
+    the installed catalogue: a library caller decides whether they apply."""
+    entry = lookup(model) or lookup_hub_id(model)
+    return None if entry is None else entry.to_json()
+
+
 def names() -> list[str]:
     """Short names of all entries, in catalogue order."""
     return [e.name for e in load_catalogue()]

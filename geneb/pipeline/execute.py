@@ -262,6 +262,7 @@ def run_plan(
         summary.steps.extend(vep_lines)
     if plan.report:
         from geneb.analysis.report import build_report
+        from geneb.models.catalogue import published_facts
 
         t1 = time.perf_counter()
         summary.report = build_report(
@@ -272,11 +273,13 @@ def run_plan(
             task_organisms=plan.task_organisms,
             regimes=plan.report_regimes,
             Cs=plan.report_Cs,
+            catalogue=published_facts,
         )
-        if vep_scores is not None:
-            from geneb.vep.pipeline import add_to_report
+        if vep_scores is not None and not vep_scores.empty:
+            from geneb.analysis.report.vep_section import add_to_report
+            from geneb.vep.summary import summarise
 
-            add_to_report(summary.report, vep_scores)
+            add_to_report(summary.report, summarise(vep_scores))
         msg = f"report: {summary.report} ({time.perf_counter() - t1:.1f} s)"
         summary.steps.append(msg)
         log(msg)

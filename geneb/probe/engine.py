@@ -25,6 +25,7 @@ from geneb.errors import ProbeError, unknown_name
 from geneb.probe.parse import parse_alphas, parse_Cs, parse_seeds, parse_shots
 from geneb.probe.plan import (
     PROBES,
+    REGRESSION,
     Done,
     check_finite,
     inspect_pair,
@@ -33,7 +34,7 @@ from geneb.probe.plan import (
     select_pairs,
     versions,
 )
-from geneb.probe.ridge_probe import REGRESSION, plan_ridge_pair
+from geneb.probe.ridge_probe import plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter

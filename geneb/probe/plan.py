@@ -26,6 +26,8 @@ from geneb.results.table import cell_ids, indices
 from geneb.store import FeatureStore, StoreEntry, StoreKey
 
 PROBES: tuple[str, ...] = ("linear", "mlp")
+#: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``).
+REGRESSION = "regression"
 #: The backend recorded for the paper protocol: it is scikit-learn's estimator by definition.
 PAPER_BACKEND = "sklearn"
 
@@ -133,6 +135,11 @@ def _labels_fingerprint(labels: np.ndarray, rows: np.ndarray) -> str:
     return "labels-sha256:" + h.hexdigest()
 
 
+def is_regression_labels(labels: np.ndarray) -> bool:
+    """Stored labels of a regression task are floating point (class ids are integers)."""
+    return np.asarray(labels).dtype.kind == "f"
+
+
 def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
     a_tr = _entry_attrs(store, model, task, "train")
     _entry_attrs(store, model, task, "test")
@@ -141,8 +148,6 @@ def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
     # stores read them without zarr
     labels, rows, dim_tr = store.labels_rows(model, task, "train")
     y_test, _, dim_te = store.labels_rows(model, task, "test")
-    from geneb.probe.ridge_probe import REGRESSION, is_regression_labels
-
     regression = is_regression_labels(labels)
     labels = np.asarray(labels, dtype=np.float64 if regression else np.int64)
     rows = np.asarray(rows, dtype=np.int64)
@@ -217,7 +222,7 @@ def select_pairs(
 def versions() -> tuple[str, str]:
     import importlib.metadata as md
 
-    from geneb import __version__
+    from geneb._version import __version__
 
     return __version__, md.version("scikit-learn")
 

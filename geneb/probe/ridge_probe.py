@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from geneb.probe.plan import FitJob
 from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
 from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, cell_id
@@ -33,15 +34,9 @@ from geneb.results.schema import RESULTS_SCHEMA_VERSION, cell_id
 RIDGE_PROBE = "ridge"
 #: The ``backend`` recorded for ridge rows: the exact SVD solve of ``solvers.ridge``.
 RIDGE_BACKEND = "svd"
-REGRESSION = "regression"
 #: Bootstrap of the metric intervals: resamples of the test rows, and their RNG seed.
 N_BOOT = 1000
 BOOT_SEED = 0
-
-
-def is_regression_labels(labels: np.ndarray) -> bool:
-    """Stored labels of a regression task are floating point (class ids are integers)."""
-    return np.asarray(labels).dtype.kind == "f"
 
 
 def plan_ridge_pair(
@@ -60,8 +55,6 @@ def plan_ridge_pair(
 
     Nothing is planned when ``full`` is not among ``shots`` (the only regime that applies) or
     for ``probe="mlp"`` (ridge stands in for the linear probe; the MLP is not defined here)."""
-    from geneb.probe.plan import FitJob
-
     if probe != "linear" or "full" not in shots:
         return [], 0, 0
     positions = np.argsort(pair.rows, kind="stable").astype(np.int64)

@@ -45,22 +45,11 @@ from geneb.store.entry_io import (  # noqa: F401 - re-exported for callers
 )
 from geneb.store.keys import StoreKey
 from geneb.store.provenance import Provenance
-from geneb.store.writer import PROGRESS_EVERY_S, EntryWriter  # noqa: F401 - re-exported
+from geneb.store.writer import PROGRESS_EVERY_S, EntryWriter, WritePlan  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:  # zarr is imported when first needed: ~0.18 s that reading a local
     import zarr  # store (``geneb probe``) never pays
 
-Action = Literal["write", "skip", "resume", "overwrite", "refuse"]
-
-
-@dataclass(frozen=True)
-class WritePlan:
-    """What writing ``key`` would do, decided before any work (pure: reads attributes only)."""
-
-    key: StoreKey
-    action: Action
-    reason: str
-    start_row: int = 0
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -28,7 +28,31 @@ from geneb.store.keys import StoreKey
 from geneb.store.provenance import Provenance
 
 if TYPE_CHECKING:
-    from geneb.store.feature_store import FeatureStore, WritePlan
+    from geneb.store.entry_io import EntryIO
+
+Action = Literal["write", "skip", "resume", "overwrite", "refuse"]
+
+
+@dataclasses.dataclass(frozen=True)
+class WritePlan:
+    """What writing ``key`` would do, decided before any work (pure: reads attributes only)."""
+
+    key: StoreKey
+    action: Action
+    reason: str
+    start_row: int = 0
+
+
+class PlanningStore(Protocol):
+    """What a writer needs of its store (a ``FeatureStore``; typed here, not imported, so
+    ``feature_store`` -> ``writer`` stays the only direction)."""
+
+    path: str
+    _io: EntryIO
+
+    def plan(self, key: StoreKey, provenance: Provenance, *,
+             overwrite: bool = False) -> WritePlan: ...
+
 
 #: At most this often (seconds) the ``rows_written`` attribute is rewritten while streaming;
 #: resume does not depend on it (shards on disk are re-verified), it only informs ``plan``.
@@ -60,7 +84,7 @@ def _check_label_names(key: StoreKey, names: Sequence[str] | None,
 class EntryWriter:
     """Streams rows of one entry, in row order, as whole shards; all-or-nothing."""
 
-    def __init__(self, store: FeatureStore, key: StoreKey, provenance: Provenance,
+    def __init__(self, store: PlanningStore, key: StoreKey, provenance: Provenance,
                  labels: np.ndarray, rows: np.ndarray, dim: int, storage_dtype: str,
                  overwrite: bool, label_names: Sequence[str] | None = None) -> None:
         if storage_dtype not in ("float32", "float16"):

@@ -28,7 +28,7 @@ import pandas as pd
 from geneb.errors import TaskError
 from geneb.tasks.limits import FetchLimits, copy_capped, format_bytes
 from geneb.tasks.readers import read_labelled_fasta
-from geneb.vep.variants import check_variant_rows
+from geneb.tasks.variants import check_variant_rows
 
 SPLIT_ROLES = ("train", "valid", "test")
 VARIANT_COLUMNS = ("chrom", "pos", "ref", "alt", "label")
@@ -183,7 +183,7 @@ def convert_variants(
     """Write ``variants.csv`` and ``reference.fa``; return ``{"variants": rows}``.
 
     Rows are checked by the same function a variant folder's load uses
-    (:func:`geneb.vep.variants.check_variant_rows`), so a value refused there is refused here.
+    (:func:`geneb.tasks.variants.check_variant_rows`), so a value refused there is refused here.
     """
     if "variants" not in files or "reference" not in files:
         raise TaskError(

@@ -39,7 +39,7 @@ from geneb.tasks.download import download, honour_umask, sha256_file
 from geneb.tasks.limits import FetchLimits
 from geneb.tasks.loader import TASK_JSON, load_task_folder
 from geneb.tasks.suites import CatalogueEntry, FileSource
-from geneb.vep.variants import load_variant_task
+from geneb.tasks.variants import load_variant_task
 
 #: seconds to wait for the hub to answer before calling the machine offline
 HUB_PROBE_TIMEOUT_S = 1.5

@@ -1,7 +1,7 @@
 """Variant tasks in the task API: zero-shot and supervised variant-effect prediction.
 
-Both wrap a validated variant folder (``geneb.vep.variants``) and its windows at ``window``
-bases (``geneb.vep.windows``: the reference window and the same window carrying the allele).
+Both wrap a validated variant folder (``geneb.tasks.variants``) and its windows at ``window``
+bases (``geneb.tasks.windows``: the reference window and the same window carrying the allele).
 They are ``geneb.tasks.Task`` objects whose ``splits`` are empty (a variant task has no
 sequence splits) and whose ``evaluate(model)`` uses whichever methods the model has:
 
@@ -44,15 +44,15 @@ VARIANT_CATEGORY = "variant_effect"
 class _VariantTask(Task):
     """Shared part: the variant table, the window, the windows (made on first use)."""
 
-    variants: Any = None  # geneb.vep.variants.VariantTask
+    variants: Any = None  # geneb.tasks.variants.VariantTask
     window: int = DEFAULT_WINDOW
     kind = "variant"  # the subclasses name theirs
     METRICS: ClassVar[dict[str, list[str]]] = {}
 
     @classmethod
     def from_folder(cls, folder: str, window: int = DEFAULT_WINDOW) -> _VariantTask:
-        from geneb.vep.variants import load_variant_task
-        from geneb.vep.windows import check_window
+        from geneb.tasks.variants import load_variant_task
+        from geneb.tasks.windows import check_window
 
         vt = load_variant_task(folder)
         spec = TaskSpec(name=vt.name, category=VARIANT_CATEGORY, n_classes=2,
@@ -63,12 +63,12 @@ class _VariantTask(Task):
     @cached_property
     def windows(self) -> Any:
         """The reference / alternate windows of every variant (made once)."""
-        from geneb.vep.windows import make_windows
+        from geneb.tasks.windows import make_windows
 
         return make_windows(self.variants, self.window)
 
     def _ok(self) -> np.ndarray:
-        from geneb.vep.windows import OK
+        from geneb.tasks.windows import OK
 
         return np.flatnonzero(self.windows.status == OK)
 

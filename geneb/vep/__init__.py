@@ -7,7 +7,9 @@ distances through any embedder, log-likelihood ratios through a language-model h
 ``evaluate`` turns scores into AUROC / AUPRC / Spearman with bootstrap intervals.
 See docs/vep.md.
 
-Nothing is imported here (import ``geneb.vep.variants`` etc.): the plan checks read the scorer
+Variant folders are read by ``geneb.tasks.variants`` and cut into windows by
+``geneb.tasks.windows`` (task data, below vep in the import order). Nothing is imported here
+(import ``geneb.vep.scorers`` etc.): the plan checks read the scorer
 names from ``geneb.vep.capabilities`` on every command start, and pandas must not come with
 them.
 """

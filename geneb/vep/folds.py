@@ -6,7 +6,7 @@ share a window:
 
 - every scored variant covers the interval of its windows on its chromosome (reference window
   ``[p - W//2, p + W//2)``; an indel's alternate window may reach further right, see
-  ``geneb.vep.windows``), in chromosome coordinates, so two reference records of one chromosome
+  ``geneb.tasks.windows``), in chromosome coordinates, so two reference records of one chromosome
   count as one axis;
 - variants are sorted along each chromosome and cut into **blocks**: a new block starts only
   where the next window begins at or after the end of every window before it, so variants whose
@@ -16,7 +16,7 @@ share a window:
 - with one chromosome the blocks are grouped, in genomic order, into ``n_folds`` contiguous
   folds of about equal variant counts (cuts at the block ends closest to ``i * n / n_folds``).
 
-Variants without a window (see ``geneb.vep.windows``) get fold -1 and are never used.
+Variants without a window (see ``geneb.tasks.windows``) get fold -1 and are never used.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from geneb.errors import GenebError
-from geneb.vep.variants import VariantTask
-from geneb.vep.windows import OK, Windows
+from geneb.tasks.variants import VariantTask
+from geneb.tasks.windows import OK, Windows
 
 DEFAULT_FOLDS = 5
 

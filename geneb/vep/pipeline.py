@@ -12,7 +12,7 @@ Every plan model scores every variant task with every scorer it supports (``llr`
 the model has a language-model head; the others are skipped with a line in the run summary,
 as GFMBench computes only the metrics a model supports). Embeddings go to the plan's store
 (reused on reruns); tables go to ``<out>/vep/<task>__<model>__w<W>.parquet``, and the report
-gets a variant-effect section (``geneb.analysis.vep_section``).
+gets a variant-effect section (``geneb.analysis.report.vep_section.add_to_report``).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def parse_vep(raw: Any, path: Callable[[Any, str], Path], src: str) -> VepPlan:
 
 def validate_vep(vp: VepPlan) -> list[Any]:
     """Load (and so validate) every variant task before any work starts."""
-    from geneb.vep.variants import load_variant_task
+    from geneb.tasks.variants import load_variant_task
 
     return [load_variant_task(f) for f in vp.tasks]
 
@@ -130,16 +130,3 @@ def run_vep(
             lines.append(msg)
             log(msg)
     return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), lines
-
-
-def add_to_report(index: Path, scores: pd.DataFrame) -> None:
-    """Append the variant-effect section to a built report page (before ``</body>``)."""
-    from geneb.analysis.vep_section import vep_section
-
-    if scores.empty:
-        return
-    frag, _ = vep_section(scores, index.parent)
-    page = index.read_text(encoding="utf-8")
-    cut = page.rfind("</body>")
-    index.write_text(page[:cut] + frag + "\n" + page[cut:] if cut >= 0 else page + frag,
-                     encoding="utf-8")

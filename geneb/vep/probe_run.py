@@ -20,6 +20,8 @@ import pandas as pd
 from geneb.errors import GenebError
 from geneb.probe.parse import parse_alphas
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
+from geneb.tasks.variants import VariantTask, load_variant_task
+from geneb.tasks.windows import OK, make_windows
 from geneb.vep.folds import genomic_folds
 from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings
 from geneb.vep.supervised import (
@@ -31,8 +33,6 @@ from geneb.vep.supervised import (
     ridge_learner,
     variant_features,
 )
-from geneb.vep.variants import VariantTask, load_variant_task
-from geneb.vep.windows import OK, make_windows
 
 #: Status of a variant with a window whose fold could not be scored (never happens when the
 #: checks pass; kept so that no row is ever silently dropped).

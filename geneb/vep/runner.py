@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import GenebError, StaleEntryError, unknown_name
+from geneb.tasks.variants import VariantTask, load_variant_task
+from geneb.tasks.windows import OK, Windows, make_windows
 from geneb.vep.capabilities import (
     EMBEDDING_SCORERS,
     HEADS,
@@ -32,8 +34,6 @@ from geneb.vep.capabilities import (
     require_scorer,
 )
 from geneb.vep.scorers import ORIENTATION, distance_scores, llr_scores
-from geneb.vep.variants import VariantTask, load_variant_task
-from geneb.vep.windows import OK, Windows, make_windows
 
 #: Token budget per batch on CPU for VEP (``--batch-tokens`` overrides it). Larger than the
 #: extraction default (4096): windows of one length batch without padding, and batching is

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from geneb.tasks.windows import OK, Windows
 from geneb.vep.likelihood import (
     NOT_ALIGNABLE,
     TOKENS_CHANGED,
@@ -18,7 +19,6 @@ from geneb.vep.likelihood import (
     Tokenised,
     masked_positions,
 )
-from geneb.vep.windows import OK, Windows
 
 #: +1: higher score = more likely label 1; -1: lower score = more likely label 1.
 #: ``probe-*``: the supervised probe's out-of-fold probability of label 1

@@ -24,26 +24,26 @@ from typing import Any
 
 import pandas as pd
 
-from geneb import params
+from geneb import constraints
 from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
-from geneb.analysis.properties import read_model_properties
-from geneb.analysis.regression import is_regression_row, load_regression
+from geneb.analysis.properties import Catalogue, read_model_properties
+from geneb.analysis.regression import load_regression
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
-from geneb.analysis.table import load_results, restrict
+from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT
 from geneb.errors import GenebError
 
 
 def _check_options(n_boot: object, boot_seed: object, alpha: object) -> None:
-    """The numeric arguments, against the constraints of :mod:`geneb.params`."""
-    params.POSITIVE_INT.check(n_boot, "n_boot")
-    params.SEED.check(boot_seed, "boot_seed")
-    params.ALPHA.check(alpha, "alpha")
+    """The numeric arguments, against the shared constraints of :mod:`geneb.constraints`."""
+    constraints.POSITIVE_INT.check(n_boot, "n_boot")
+    constraints.SEED.check(boot_seed, "boot_seed")
+    constraints.ALPHA.check(alpha, "alpha")
 
 
 def build_report(
@@ -64,6 +64,7 @@ def build_report(
     summary: dict[str, Any] | None = None,
     subsampling: str | os.PathLike[str] | None = None,
     audits: str | os.PathLike[str] | None = None,
+    catalogue: Catalogue | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -76,8 +77,11 @@ def build_report(
     of ``geneb probe-subsample --out`` (a section of its own).
     ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
     ``.geneb-report.json``); only the previous report's files are replaced. ``audits``: a
-    folder of task audits (``geneb tasks audit --out``); default the audit cache. Returns the
-    path of ``index.html``.
+    folder of task audits (``geneb tasks audit --out``); default the audit cache.
+    ``catalogue``: published model facts by store key (``geneb.models.catalogue.
+    published_facts``, what ``geneb report`` passes); None: the results' measured counts and
+    the user's file only, so the numbers depend on the inputs, not on the installed geneb.
+    Returns the path of ``index.html``.
     """
     _check_options(n_boot, boot_seed, alpha)
     edges = check_edges(tier_edges)
@@ -115,6 +119,7 @@ def build_report(
         boot_seed=boot_seed,
         alpha=alpha,
         user_props=user_props,
+        catalogue=catalogue,
         task_organisms=organisms,
         tier_edges=edges,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),

@@ -16,7 +16,7 @@ import pandas as pd
 from geneb.analysis.aggregates import aggregate_scores
 from geneb.analysis.metadata import model_metadata
 from geneb.analysis.performance import performance_matrix
-from geneb.analysis.properties import resolve_properties
+from geneb.analysis.properties import Catalogue, resolve_properties
 from geneb.analysis.rankings import model_rankings
 from geneb.analysis.scaling import use_published_params
 from geneb.analysis.table import (
@@ -45,6 +45,7 @@ class ReportContext:
     boot_seed: int = 0
     alpha: float = 0.05
     user_props: pd.DataFrame | None = None  # --model-properties, read and checked
+    catalogue: Catalogue | None = None  # published facts handed in (geneb.analysis.properties)
     task_organisms: dict[str, str] | None = None  # --task-organisms, read and checked
     tier_edges: tuple[float, ...] = (200e6, 1e9)
     extra: dict[str, Any] = field(default_factory=dict)  # for sections added later
@@ -91,7 +92,7 @@ class ReportContext:
         measured = {
             m: n for m, n in zip(meta["model"], meta["n_params"], strict=True) if pd.notna(n)
         }
-        return resolve_properties(self.models, self.user_props, measured)
+        return resolve_properties(self.models, self.user_props, measured, self.catalogue)
 
     @cached_property
     def _sized(self) -> tuple[pd.DataFrame, pd.DataFrame, str]:

@@ -19,8 +19,8 @@ import pandas as pd
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page, regime_label
 from geneb.analysis.table import select
-from geneb.tasks.audit.cache import audit_dir, find_audits
-from geneb.tasks.audit.verdict import SHORTCUT_MARGIN
+from geneb.audit.cache import audit_dir, find_audits
+from geneb.audit.verdict import SHORTCUT_MARGIN
 
 AUDIT_COLUMNS: tuple[str, ...] = (
     "verdict", "n_test", "exact_duplicates_across_splits", "label_conflicts_across_splits",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from geneb.errors import GenebError
-from geneb.vep.variants import VariantTask
+from geneb.tasks.variants import VariantTask
 
 OK = "ok"
 OUTSIDE = "window_outside_reference"

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from geneb.tasks.audit.composition import composition_twins
-from geneb.tasks.audit.duplicates import across_splits, within_split
-from geneb.tasks.audit.near import NEAR_JACCARD, NEAR_K, near_duplicates
-from geneb.tasks.audit.shortcuts import SHORTCUT_C, SHORTCUTS, shortcut_mccs
-from geneb.tasks.audit.verdict import verdict
+from geneb.audit.composition import composition_twins
+from geneb.audit.duplicates import across_splits, within_split
+from geneb.audit.near import NEAR_JACCARD, NEAR_K, near_duplicates
+from geneb.audit.shortcuts import SHORTCUT_C, SHORTCUTS, shortcut_mccs
+from geneb.audit.verdict import verdict
 from geneb.tasks.spec import Task
 
 #: Bumped whenever a definition changes, so cached audits of the old definition are not used.

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.tasks.audit.seqcodes import OTHER, chunks, encode
+from geneb.audit.seqcodes import OTHER, chunks, encode
 
 NEAR_K = 12
 NEAR_JACCARD = 0.5

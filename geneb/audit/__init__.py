@@ -6,9 +6,9 @@ test into train, composition twins, shortcut baselines probed like models) and g
 ``geneb tasks audit`` is the command. Definitions and the verdict rule: docs/tasks.md.
 """
 
-from geneb.tasks.audit.cache import audit_key, cached_audit, find_audits
-from geneb.tasks.audit.run import AUDIT_VERSION, audit_task
-from geneb.tasks.audit.verdict import SHORTCUT_MARGIN, VERDICTS, verdict
+from geneb.audit.cache import audit_key, cached_audit, find_audits
+from geneb.audit.run import AUDIT_VERSION, audit_task
+from geneb.audit.verdict import SHORTCUT_MARGIN, VERDICTS, verdict
 
 __all__ = [
     "AUDIT_VERSION",

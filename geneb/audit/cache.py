@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from geneb.tasks.audit.run import AUDIT_VERSION, audit_task
+from geneb.audit.run import AUDIT_VERSION, audit_task
 from geneb.tasks.cache import cache_root
 from geneb.tasks.spec import Task
 

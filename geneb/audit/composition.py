@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.tasks.audit.seqcodes import kmer_counts
+from geneb.audit.seqcodes import kmer_counts
 
 
 def composition_vectors(seqs: Sequence[str]) -> np.ndarray:

@@ -1,10 +1,12 @@
 """The variant-effect section of the report: metrics table, ROC curves, CSV tables.
 
-``vep_section(scores, out)`` takes the per-variant score tables of ``geneb vep score``
-(concatenated), writes ``tables/vep_metrics.csv`` (AUROC / AUPRC / Spearman with bootstrap CIs
-per task, model, scorer, window), ``tables/vep_status.csv`` (why variants were not scored) and
-one ROC figure per task under ``figures/``, and returns the HTML fragment and the files. It
-is self-contained (its own small HTML), so the main report can append it as a section.
+``vep_section(summary, out)`` takes the plain-data summary of the per-variant score tables of
+``geneb vep score`` (``geneb.vep.summary.summarise``: this module never imports geneb.vep, the
+report reads vep outputs as data only), writes ``tables/vep_metrics.csv`` (AUROC / AUPRC /
+Spearman with bootstrap CIs per task, model, scorer, window), ``tables/vep_status.csv`` (why
+variants were not scored) and one ROC figure per task under ``figures/``, and returns the HTML
+fragment and the files. It is self-contained (its own small HTML), so the main report can
+append it as a section.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,14 +23,6 @@ from matplotlib.figure import Figure
 
 from geneb.analysis.report.page import CSS, html_table  # the report's look: tables fit
 from geneb.store.keys import safe_name
-from geneb.vep.evaluate import (
-    BOOT_SEED,
-    N_BOOT,
-    common_variants,
-    evaluate,
-    oriented,
-    roc_points,
-)
 
 SHOW = ["task", "model", "scorer", "window", "orientation", "n_scored", "n_not_scored",
         "n_left_out", "n_pos"]
@@ -61,20 +56,13 @@ SUPERVISED_NOTE = (
     "set). The other scorers are zero-shot.</p>")
 
 
-def roc_figure(scores: pd.DataFrame, task: str, path: Path) -> Path:
+def roc_figure(curves: list[tuple[str, Any, Any]], task: str, path: Path) -> Path:
     """ROC curves of every (model, scorer, window) on one task, AUROC in the legend."""
     fig = Figure(figsize=(5.5, 5.0))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ok = scores[(scores["task"] == task) & (scores["status"] == "ok")]
-    for (m, s, w), g in ok.groupby(["model", "scorer", "window"], sort=True):
-        y, sc = g["label"].to_numpy(), oriented(g)
-        if len(np.unique(y)) < 2:
-            continue
-        fpr, tpr = roc_points(y, sc)
-        from geneb.vep.evaluate import auroc
-
-        ax.plot(fpr, tpr, lw=1.2, label=f"{m} {s} w{w} ({auroc(y, sc):.3f})")
+    for label, fpr, tpr in curves:
+        ax.plot(fpr, tpr, lw=1.2, label=label)
     ax.plot([0, 1], [0, 1], ls="--", lw=0.8, color="grey")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
@@ -89,24 +77,19 @@ def roc_figure(scores: pd.DataFrame, task: str, path: Path) -> Path:
     return path
 
 
-def vep_section(
-    scores: pd.DataFrame, out: str | Path, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED
-) -> tuple[str, list[Path]]:
+def vep_section(summary: dict[str, Any], out: str | Path) -> tuple[str, list[Path]]:
     """Write the section's tables and figures under ``out``; return (HTML fragment, files)."""
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
-    metrics = evaluate(scores, n_boot=n_boot, seed=seed)
-    scores, notes = common_variants(scores)  # the ROC curves: the variants the metrics use
+    metrics, notes, n_boot, seed = (summary[k] for k in ("metrics", "notes", "n_boot", "seed"))
+    supervised = summary["supervised"]
     files: list[Path] = []
     mpath = out / "tables" / "vep_metrics.csv"
     metrics.to_csv(mpath, index=False)
     files.append(mpath)
-    status = (scores.groupby(["task", "model", "scorer", "window", "status"]).size()
-              .rename("n").reset_index())
     spath = out / "tables" / "vep_status.csv"
-    status.to_csv(spath, index=False)
+    summary["status"].to_csv(spath, index=False)
     files.append(spath)
-    supervised = bool(scores["scorer"].astype(str).str.startswith("probe-").any())
     parts = [
         "<h2>Variant effects (zero-shot)</h2>" if not supervised else
         "<h2>Variant effects (zero-shot and supervised)</h2>",
@@ -122,8 +105,8 @@ def vep_section(
         "<p class=\"note\">(tables/vep_metrics.csv; variants not scored and why: "
         "tables/vep_status.csv)</p>",
     ]
-    for task in sorted(scores["task"].unique()):
-        fpath = roc_figure(scores, task, out / "figures" / f"vep_roc_{safe_name(task)}.png")
+    for task, curves in summary["curves"].items():
+        fpath = roc_figure(curves, task, out / "figures" / f"vep_roc_{safe_name(task)}.png")
         files.append(fpath)
         data = base64.b64encode(fpath.read_bytes()).decode("ascii")
         alt = html.escape(f"ROC curves on {task}")
@@ -132,12 +115,10 @@ def vep_section(
     return "\n".join(parts), files
 
 
-def vep_page(
-    scores: pd.DataFrame, out: str | Path, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED
-) -> tuple[str, list[Path]]:
+def vep_page(summary: dict[str, Any], out: str | Path) -> tuple[str, list[Path]]:
     """The section as a standalone offline page ``vep_report.html`` (``geneb vep evaluate``)."""
     out = Path(out)
-    frag, files = vep_section(scores, out, n_boot=n_boot, seed=seed)
+    frag, files = vep_section(summary, out)
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>geneb variant effects</title><style>{CSS}</style></head><body>\n"
@@ -145,3 +126,12 @@ def vep_page(
     path = out / "vep_report.html"
     path.write_text(page)
     return page, [*files, path]
+
+
+def add_to_report(index: Path, summary: dict[str, Any]) -> None:
+    """Append the variant-effect section to a built report page (before ``</body>``)."""
+    frag, _ = vep_section(summary, index.parent)
+    page = index.read_text(encoding="utf-8")
+    cut = page.rfind("</body>")
+    index.write_text(page[:cut] + frag + "\n" + page[cut:] if cut >= 0 else page + frag,
+                     encoding="utf-8")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.tasks.audit.seqcodes import kmer_counts
+from geneb.audit.seqcodes import kmer_counts
 from geneb.tasks.spec import SplitData
 
 SHORTCUTS: tuple[str, ...] = ("length", "gc", "kmer1", "kmer2", "kmer3")
