@@ -72,7 +72,7 @@ def mm_peaks(n: int, d: int, h: int, device: str, threads: int, reps: int = 5
     """GFLOP/s of torch.mm (n x d @ d x h) and of one step's batched GEMMs (5 x 200 rows):
     the best of 1 torch thread and ``threads`` threads (on a busy machine OpenMP threads can
     be slower than one; the peak is the best the hardware gave in this run)."""
-    from geneb.probe.mlp_torch import torch_threads
+    from geneb.probe.solvers.mlp_torch import torch_threads
 
     out = {"mm_full": 0.0, "bmm_step": 0.0}
     for t in sorted({1, threads}) if device == "cpu" else [None]:
@@ -142,7 +142,7 @@ def main() -> None:
 
     import torch
 
-    from geneb.probe.mlp import MLP_PARAMS, MLPProbe, TorchMLPProbe
+    from geneb.probe.solvers.mlp import MLP_PARAMS, MLPProbe, TorchMLPProbe
 
     threads = args.threads or len(os.sched_getaffinity(0))
     h = MLP_PARAMS["hidden_layer_sizes"][0]

@@ -11,11 +11,12 @@ from sklearn.metrics import matthews_corrcoef
 from sklearn.neural_network import MLPClassifier
 
 from geneb.errors import GenebError
-from geneb.probe import mlp_torch
-from geneb.probe.mlp import MLP_PARAMS, MLPProbe, TorchMLPProbe, resolve_mlp_backend
-from geneb.probe.mlp_torch import MLPConfig, fit_mlps
+from geneb.models.device import resolve_device
 from geneb.probe.preprocess import standardize_pair
-from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.solvers import resolve_backend
+from geneb.probe.solvers.base import PROBE_DEVICES, ProbeCell, ProbeProblem
+from geneb.probe.solvers.mlp import MLP_PARAMS, MLPProbe, TorchMLPProbe
+from geneb.probe.solvers.mlp_torch import MLPConfig, fit_mlps
 
 
 def _data(n: int = 450, d: int = 48, K: int = 2, n_test: int = 120, seed: int = 0):
@@ -109,14 +110,16 @@ def test_device_resolution(monkeypatch):
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert mlp_torch.resolve_device("auto") == "cpu"
+    assert resolve_device("auto", PROBE_DEVICES) == "cpu"
     with pytest.raises(GenebError, match="torch sees no CUDA device"):
-        mlp_torch.resolve_device("cuda:1")
-    with pytest.raises(GenebError, match="auto, cpu, cuda or cuda:N, got 'tpu'"):
-        mlp_torch.resolve_device("tpu")
+        resolve_device("cuda:1", PROBE_DEVICES)
+    with pytest.raises(GenebError, match="Valid devices: auto, cpu, cuda, cuda:N$"):
+        resolve_device("tpu", PROBE_DEVICES)
+    with pytest.raises(GenebError, match="unknown device 'mps'"):  # the probe has no MPS
+        resolve_device("mps", PROBE_DEVICES)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert mlp_torch.resolve_device("auto") == "cuda"
-    assert mlp_torch.resolve_device("cuda:1") == "cuda:1"
+    assert resolve_device("auto", PROBE_DEVICES) == "cuda"
+    assert resolve_device("cuda:1", PROBE_DEVICES) == "cuda:1"
 
 
 def test_every_tensor_lives_on_the_requested_device(monkeypatch):
@@ -161,11 +164,11 @@ def _on_cpu(fn, seen):
 
 
 def test_backend_names():
-    assert resolve_mlp_backend("auto") == "torch"
-    assert resolve_mlp_backend("fast") == "torch"
-    assert resolve_mlp_backend("sklearn") == "sklearn"
+    assert resolve_backend("auto", "mlp") == "torch"
+    assert resolve_backend("fast", "mlp") == "torch"
+    assert resolve_backend("sklearn", "mlp") == "sklearn"
     with pytest.raises(GenebError, match="Did you mean 'torch'"):
-        resolve_mlp_backend("torh")
+        resolve_backend("torh", "mlp")
     with pytest.raises(GenebError, match="early_stopping=False only"):
         MLPConfig.from_params({**MLP_PARAMS, "early_stopping": True})
 

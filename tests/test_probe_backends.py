@@ -14,9 +14,9 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from geneb.errors import GenebError
-from geneb.probe.mlp import MLP_PARAMS, MLPProbe
 from geneb.probe.solvers import get_backend
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.solvers.mlp import MLP_PARAMS, MLPProbe
 from geneb.probe.solvers.sklearn_backend import SklearnBackend
 from geneb.probe.testing import gaussian_embeddings
 
@@ -124,7 +124,7 @@ def test_unknown_backend_suggests():
 
 
 def test_auto_backend_is_cuml_only_when_usable():
-    from geneb.probe.plan import resolve_backend as _resolve_backend
+    from geneb.probe.solvers import resolve_backend as _resolve_backend
     from geneb.probe.solvers.cuml_backend import cuml_available
 
     expect = "cuml" if cuml_available() else "fast"
@@ -132,3 +132,23 @@ def test_auto_backend_is_cuml_only_when_usable():
     # the MLP: torch by default (linear-only names map to it), scikit-learn when asked
     assert _resolve_backend("auto", "mlp") == _resolve_backend("cuml", "mlp") == "torch"
     assert _resolve_backend("sklearn", "mlp") == "sklearn"
+
+
+def test_registry_entries_name_their_backend():
+    """Every (probe, protocol, backend) of the registry loads a solver whose ``name`` is the
+    backend recorded in the results; refusals come from the registry, before any work."""
+    import importlib
+
+    from geneb.errors import ProbeError
+    from geneb.probe.solvers import SOLVERS, resolve_backend
+
+    for (probe, protocol, backend), solver in SOLVERS.items():
+        module, cls = solver.target.split(":")
+        assert getattr(importlib.import_module(module), cls).name == backend, (probe, protocol)
+    assert resolve_backend("auto", "linear", "paper") == "sklearn"
+    with pytest.raises(ProbeError, match="backend must be 'auto' or 'sklearn', got backend='fast'"):
+        resolve_backend("fast", "linear", "paper")
+    with pytest.raises(ProbeError, match="applies to probe='linear', got probe='mlp'"):
+        resolve_backend("sklearn", "mlp", "paper")
+    with pytest.raises(GenebError, match="unknown probe 'rbf'"):
+        resolve_backend("auto", "rbf")

@@ -92,7 +92,7 @@ def probe(
 
     Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
     from geneb.probe.engine import run_probes
-    from geneb.probe.plan import resolve_backend
+    from geneb.probe.solvers import resolve_backend
     from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_SEEDS
 
     # option checks, before any work (constraints: geneb.params)

@@ -14,22 +14,28 @@ DTYPES = {
     "half": "float16",
 }
 
+#: The device kinds torch code of geneb can run on (``resolve_device`` narrows per caller).
+DEVICE_KINDS: tuple[str, ...] = ("cpu", "cuda", "mps")
 
-def resolve_device(device: str = "auto") -> str:
-    """Concrete torch device string for ``device`` (auto picks the best available)."""
+
+def resolve_device(device: str = "auto", kinds: tuple[str, ...] = DEVICE_KINDS) -> str:
+    """Concrete torch device string for ``device`` (auto picks the best available), the one
+    resolver of geneb: ``kinds`` narrows the device kinds a caller supports (the probe
+    solvers: cpu and cuda, no MPS), and ``auto`` picks among those only."""
     import torch
 
     d = (device or "auto").lower()
     if d == "auto":
-        if torch.cuda.is_available():
+        if "cuda" in kinds and torch.cuda.is_available():
             return "cuda"
         mps = getattr(torch.backends, "mps", None)
-        if mps is not None and mps.is_available():
+        if "mps" in kinds and mps is not None and mps.is_available():
             return "mps"
         return "cpu"
     kind = d.split(":")[0]
-    if kind not in ("cpu", "cuda", "mps"):
-        raise unknown_name("device", device, ["auto", "cpu", "cuda", "cuda:N", "mps"])
+    if kind not in kinds:
+        raise unknown_name("device", device,
+                           ["auto", *kinds, *(["cuda:N"] if "cuda" in kinds else [])])
     if kind == "cuda" and not torch.cuda.is_available():
         raise ModelError(f"--device {device} asked for, but torch sees no CUDA device")
     if kind == "mps":

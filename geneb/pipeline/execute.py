@@ -170,7 +170,7 @@ def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
     """Cells of the plan's grid already in the results table (what a rerun skips), counted
     once per cell identity as ``geneb.results.schema`` defines it (store version aside: the
     store may not exist yet in a dry run)."""
-    from geneb.probe.plan import resolve_backend
+    from geneb.probe.solvers import resolve_backend
     from geneb.results import ResultsTable
     from geneb.results.schema import ANALYSIS_KEY, CELL_IDENTITY, cell_id
 

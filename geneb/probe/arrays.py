@@ -18,17 +18,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geneb import protocol as _protocol
-from geneb.errors import ProbeError, unknown_name
+from geneb.errors import ProbeError
 from geneb.probe.parse import parse_Cs, parse_seeds, parse_shots
 from geneb.probe.plan import (
-    PROBES,
     Done,
     Pair,
     _labels_fingerprint,
     plan_pair,
-    resolve_backend,
     versions,
 )
+from geneb.probe.solvers import resolve_backend
 from geneb.probe.solvers.base import ProbeProblem
 from geneb.protocol import DEFAULT_PROTOCOL, DEFAULT_SEEDS, MAX_ITER, UNCATEGORIZED
 
@@ -117,9 +116,7 @@ def probe_arrays(
     K = n_classes if n_classes is not None else _protocol.n_classes_of(ytr, yte)
     if K < 2 or max(ytr.max(), yte.max()) >= K:
         raise ProbeError(f"n_classes: expected an int >= 2 above every label, got {K}")
-    if probe not in PROBES:
-        raise unknown_name("probe", probe, PROBES)
-    backend_name = resolve_backend(backend, probe, protocol)
+    backend_name = resolve_backend(backend, probe, protocol)  # checks probe and protocol too
     pair = Pair(model=model, task=task, labels=ytr, rows=file_rows.astype(np.int64),
                 n_test=len(yte), n_classes=int(K), dim=Xtr.shape[1],
                 task_fp=task_fingerprint or _labels_fingerprint(ytr, file_rows),

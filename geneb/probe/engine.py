@@ -21,21 +21,20 @@ from pathlib import Path
 from typing import Any
 
 from geneb.cluster import connect
-from geneb.errors import ProbeError, unknown_name
+from geneb.errors import ProbeError
 from geneb.probe.parse import parse_alphas, parse_Cs, parse_seeds, parse_shots
 from geneb.probe.plan import (
-    PROBES,
     REGRESSION,
     Done,
     check_finite,
     inspect_pair,
     plan_pair,
-    resolve_backend,
     select_pairs,
     versions,
 )
 from geneb.probe.ridge_probe import plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
+from geneb.probe.solvers import PROBES, resolve_backend
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_PROTOCOL, DEFAULT_SEEDS
@@ -103,13 +102,11 @@ def run_probes(
     seeds_t = parse_seeds(seeds)
     Cs_t = parse_Cs(Cs)
     alphas_t = parse_alphas(alphas)
-    if probe not in PROBES:
-        raise unknown_name("probe", probe, PROBES)
+    backend_name = resolve_backend(backend, probe, protocol)  # checks probe and protocol too
     if workers is not None and workers < 1:
         raise ProbeError(f"workers must be >= 1, got {workers}")
     if workers is not None and scheduler:
         raise ProbeError("give either workers (a local cluster) or scheduler (an existing one)")
-    backend_name = resolve_backend(backend, probe, protocol)
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
     client = connect(scheduler) if scheduler else None
     try:

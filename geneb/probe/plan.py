@@ -20,16 +20,13 @@ import pyarrow as pa
 
 from geneb import protocol
 from geneb.errors import EntryIncompleteError, ProbeError, StoreError, unknown_name
-from geneb.protocol import DEFAULT_PROTOCOL, PROTOCOLS, UNCATEGORIZED
+from geneb.protocol import UNCATEGORIZED
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedless
 from geneb.results.table import cell_ids, indices
 from geneb.store import FeatureStore, StoreEntry, StoreKey
 
-PROBES: tuple[str, ...] = ("linear", "mlp")
 #: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``).
 REGRESSION = "regression"
-#: The backend recorded for the paper protocol: it is scikit-learn's estimator by definition.
-PAPER_BACKEND = "sklearn"
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,34 +222,6 @@ def versions() -> tuple[str, str]:
     from geneb._version import __version__
 
     return __version__, md.version("scikit-learn")
-
-
-def resolve_backend(backend: str, probe: str, protocol_name: str = DEFAULT_PROTOCOL) -> str:
-    """Check the backend can be built here (clear errors before any work); return its name."""
-    from geneb.probe.solvers import BACKENDS, get_backend
-
-    if protocol_name not in PROTOCOLS:
-        raise unknown_name("protocol", str(protocol_name), PROTOCOLS)
-    if protocol_name == "paper":
-        if probe != "linear":
-            raise ProbeError(f"protocol='paper' is the paper's logistic regression: it applies to "
-                             f"probe='linear', got probe={probe!r}")
-        if backend not in ("auto", PAPER_BACKEND):
-            raise ProbeError(f"protocol='paper' fits scikit-learn's LogisticRegression itself: "
-                             f"backend must be 'auto' or 'sklearn', got backend={backend!r}")
-        return PAPER_BACKEND
-    if probe == "mlp":
-        from geneb.probe.mlp import resolve_mlp_backend
-
-        return resolve_mlp_backend(backend)
-    if backend == "auto":
-        from geneb.probe.solvers.cuml_backend import cuml_available
-
-        backend = "cuml" if cuml_available() else "fast"
-    if backend not in BACKENDS:
-        raise unknown_name("backend", backend, [*BACKENDS, "auto"])
-    get_backend(backend)  # raises a GenebError naming what is missing
-    return backend
 
 
 # --------------------------------------------------------------------------- cells

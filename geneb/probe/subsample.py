@@ -66,8 +66,8 @@ def subsample_curve(
     standardize: bool = False,
 ) -> pd.DataFrame:
     """MCC of the linear probe per (size, seed); columns :data:`CURVE_COLUMNS`."""
-    from geneb.probe.plan import inspect_pair, resolve_backend
-    from geneb.probe.solvers import get_backend
+    from geneb.probe.plan import inspect_pair
+    from geneb.probe.solvers import get_backend, resolve_backend
     from geneb.probe.solvers.base import ProbeCell, ProbeProblem
     from geneb.store import FeatureStore
 

@@ -102,21 +102,11 @@ def solve_fits(
     ``LogisticRegression(C=C, max_iter=1000)`` instead of ``backend``."""
     from threadpoolctl import threadpool_limits
 
-    from geneb.probe.solvers import get_backend
+    from geneb.probe.solvers import make_solver
 
     with threadpool_limits(limits=blas_threads):
-        if protocol_name == "paper":  # scikit-learn's own estimator, nothing of geneb's
-            from geneb.probe.solvers.paper import PaperSolver
-
-            solver: Any = PaperSolver(blas_threads=blas_threads)
-        elif probe == "mlp":  # dispatch by MLP backend (torch by default, or sklearn)
-            from geneb.probe.mlp import get_mlp_probe
-
-            solver = get_mlp_probe(backend, blas_threads=blas_threads, fit_threads=fit_threads)
-        elif backend == "fast" and fit_threads is not None:
-            solver = get_backend(backend, fit_threads=fit_threads)
-        else:
-            solver = get_backend(backend)
+        solver = make_solver(probe, protocol_name, backend, blas_threads=blas_threads,
+                             fit_threads=fit_threads)
         cells = [
             ProbeCell(regime=f.regime, k=f.k, seed=f.seed,
                       C=float("nan") if f.C is None else f.C, train_idx=f.positions)

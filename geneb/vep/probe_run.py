@@ -64,8 +64,7 @@ def probe_variants(
     ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
     instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
     from geneb.probe.parse import parse_Cs
-    from geneb.probe.plan import resolve_backend
-    from geneb.probe.solvers import get_backend
+    from geneb.probe.solvers import get_backend, resolve_backend
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
     feats = list(dict.fromkeys(features))

@@ -1,10 +1,18 @@
-"""Solver backends behind one interface, found through one registry with lazy imports."""
+"""Every probe solver, found through ONE registry keyed by (probe, protocol, backend).
+
+The registry is data: :data:`SOLVERS` says which class serves each key, :data:`ALIASES` what
+the other names a user may pass (``auto``, the linear-only names for the MLP) select,
+:data:`REFUSALS` why a combination does not exist. :func:`resolve_backend` (planning: checks,
+before any work) and :func:`make_solver` (the worker) read it; nothing else chooses a solver.
+Classes are imported only when asked for, so cuML/torch cost nothing otherwise.
+"""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
-from geneb.errors import GenebError, unknown_name
+from geneb.errors import GenebError, ProbeError, unknown_name
 from geneb.probe.solvers.base import (
     DEFAULT_TOL,
     CellFit,
@@ -12,38 +20,154 @@ from geneb.probe.solvers.base import (
     ProbeProblem,
     SolverBackend,
 )
+from geneb.protocol import DEFAULT_PROTOCOL, PROTOCOLS
 
-#: name -> "module:Class". Imported only when asked for, so cuML/torch cost nothing otherwise.
-BACKENDS: dict[str, str] = {
-    "fast": "geneb.probe.solvers.fast:FastBackend",  # batched CPU solver (default without GPU)
-    "sklearn": "geneb.probe.solvers.sklearn_backend:SklearnBackend",
-    "torch": "geneb.probe.solvers.torch_batched:TorchBatchedBackend",  # CPU or CUDA
-    "cuml": "geneb.probe.solvers.cuml_backend:CumlBackend",
+
+@dataclass(frozen=True)
+class Solver:
+    """One registry entry: the class, and how a run builds it.
+
+    ``target``: "module:Class". ``run_options``: the constructor's keyword arguments taken
+    from the run (``blas_threads``, ``fit_threads``, or ``threads`` = fit_threads, else
+    blas_threads). ``check``: built once when resolved, so a missing dependency is named
+    before any work (constructors that verify their dependencies).
+    """
+
+    target: str
+    run_options: tuple[str, ...] = ()
+    check: bool = False
+
+
+_S = "geneb.probe.solvers."
+#: (probe, protocol, backend) -> the solver that serves it. The backends of a (probe,
+#: protocol) are the keys listed here; the backend recorded in the results is the key's.
+SOLVERS: dict[tuple[str, str, str], Solver] = {
+    # batched CPU solver (the default without a usable cuML)
+    ("linear", "converged", "fast"): Solver(_S + "fast:FastBackend", ("fit_threads",), True),
+    ("linear", "converged", "sklearn"): Solver(_S + "sklearn_backend:SklearnBackend",
+                                               check=True),
+    ("linear", "converged", "torch"): Solver(_S + "torch_batched:TorchBatchedBackend",
+                                             check=True),  # CPU or CUDA
+    ("linear", "converged", "cuml"): Solver(_S + "cuml_backend:CumlBackend", check=True),
+    # the paper's literal scikit-learn LogisticRegression(C=C, max_iter=1000)
+    ("linear", "paper", "sklearn"): Solver(_S + "paper:PaperSolver", ("blas_threads",)),
+    # all cells of a pair trained at once as one stacked model (CUDA when torch sees a GPU)
+    ("mlp", "converged", "torch"): Solver(_S + "mlp:TorchMLPProbe", ("threads",)),
+    ("mlp", "converged", "sklearn"): Solver(_S + "mlp:MLPProbe", ("blas_threads",)),  # reference
 }
 
+#: (probe, protocol) -> {name a user may pass: the backends it selects, first usable wins}.
+ALIASES: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
+    ("linear", "converged"): {"auto": ("cuml", "fast")},
+    ("linear", "paper"): {"auto": ("sklearn",)},
+    # neither fast nor cuML has an MLP: they select the default MLP backend
+    ("mlp", "converged"): {"auto": ("torch",), "fast": ("torch",), "cuml": ("torch",)},
+}
 
-def get_backend(name: str, **options: object) -> SolverBackend:
-    """Instantiate a backend by name; ``auto`` picks cuML when usable, else ``fast``."""
-    if name == "auto":
-        from geneb.probe.solvers.cuml_backend import cuml_available
+#: backend -> "module:function" saying whether it can run here (for picking ``auto``);
+#: backends not listed always can.
+USABLE: dict[str, str] = {"cuml": _S + "cuml_backend:cuml_available"}
 
-        name = "cuml" if cuml_available() else "fast"
-    if name not in BACKENDS:
-        raise unknown_name("backend", name, [*BACKENDS, "auto"])
-    module, cls = BACKENDS[name].split(":")
+#: Combinations that do not exist and why: (probe, protocol) -> message for any backend;
+#: (probe, protocol, "") -> message for a backend that (probe, protocol) lacks (default: the
+#: unknown-name error listing its backends). Formatted with probe, protocol and backend.
+REFUSALS: dict[tuple[str, ...], str] = {
+    ("mlp", "paper"): ("protocol='paper' is the paper's logistic regression: it applies to "
+                       "probe='linear', got probe={probe!r}"),
+    ("linear", "paper", ""): ("protocol='paper' fits scikit-learn's LogisticRegression itself: "
+                              "backend must be 'auto' or 'sklearn', got backend={backend!r}"),
+}
+
+#: The probes, in declaration order.
+PROBES: tuple[str, ...] = tuple(dict.fromkeys(p for p, _, _ in SOLVERS))
+#: Every backend name a user may pass (any probe, any protocol).
+BACKEND_NAMES: tuple[str, ...] = tuple(dict.fromkeys(
+    ["auto", *(b for _, _, b in SOLVERS), *(a for d in ALIASES.values() for a in d)]))
+
+
+def backends_for(probe: str, protocol: str = DEFAULT_PROTOCOL) -> tuple[str, ...]:
+    """The backends that exist for (probe, protocol), in declaration order."""
+    return tuple(b for p, pr, b in SOLVERS if (p, pr) == (probe, protocol))
+
+
+def _load(target: str) -> object:
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _pick(probe: str, protocol: str, backend: str) -> str:
+    """The registry backend ``backend`` names for (probe, protocol), or an error saying why."""
+    if probe not in PROBES:
+        raise unknown_name("probe", probe, PROBES)
+    if protocol not in PROTOCOLS:
+        raise unknown_name("protocol", str(protocol), PROTOCOLS)
+    why = REFUSALS.get((probe, protocol))
+    if why is not None:
+        raise ProbeError(why.format(probe=probe, protocol=protocol, backend=backend))
+    own = backends_for(probe, protocol)
+    aliases = ALIASES.get((probe, protocol), {})
+    if backend in aliases:
+        choices = aliases[backend]
+        return next((b for b in choices[:-1] if b not in USABLE or _load(USABLE[b])()),
+                    choices[-1])
+    if backend not in own:
+        why = REFUSALS.get((probe, protocol, ""))
+        if why is not None:
+            raise ProbeError(why.format(probe=probe, protocol=protocol, backend=backend))
+        raise unknown_name("backend", backend, [*own, *aliases])
+    return backend
+
+
+def get_backend(name: str, *, probe: str = "linear", protocol: str = DEFAULT_PROTOCOL,
+                **options: object) -> SolverBackend:
+    """Instantiate the solver of (probe, protocol, ``name``); ``auto`` picks cuML for the
+    linear probe when usable, else ``fast``. ``options`` go to the constructor."""
+    backend = _pick(probe, protocol, name)
+    solver = SOLVERS[(probe, protocol, backend)]
     try:
-        mod = importlib.import_module(module)
+        cls = _load(solver.target)
     except ImportError as e:
-        raise GenebError(f"backend {name!r} cannot be imported: {e}") from e
-    return getattr(mod, cls)(**options)
+        raise GenebError(f"backend {backend!r} cannot be imported: {e}") from e
+    return cls(**options)  # type: ignore[operator,no-any-return]
+
+
+def resolve_backend(backend: str, probe: str, protocol_name: str = DEFAULT_PROTOCOL) -> str:
+    """Check (probe, protocol, backend) exists and can be built here (clear errors before any
+    work); return the backend that will serve it (the name recorded in the results)."""
+    name = _pick(probe, protocol_name, backend)
+    if SOLVERS[(probe, protocol_name, name)].check:
+        get_backend(name, probe=probe, protocol=protocol_name)  # names what is missing
+    return name
+
+
+def make_solver(probe: str, protocol_name: str, backend: str, *, blas_threads: int | None = 1,
+                fit_threads: int | None = None) -> SolverBackend:
+    """The solver a worker runs for (probe, protocol, backend), with the threads the engine
+    gives: ``fit_threads`` (in-process runs: every core given) where the solver parallelises
+    a fit itself, else ``blas_threads``."""
+    name = _pick(probe, protocol_name, backend)
+    run: dict[str, int | None] = {"blas_threads": blas_threads, "fit_threads": fit_threads,
+                                  "threads": fit_threads or blas_threads}
+    options = {k: run[k] for k in SOLVERS[(probe, protocol_name, name)].run_options
+               if k != "fit_threads" or fit_threads is not None}
+    return get_backend(name, probe=probe, protocol=protocol_name, **options)
 
 
 __all__ = [
-    "BACKENDS",
+    "ALIASES",
+    "BACKEND_NAMES",
     "DEFAULT_TOL",
+    "PROBES",
+    "REFUSALS",
+    "SOLVERS",
+    "USABLE",
     "CellFit",
     "ProbeCell",
     "ProbeProblem",
+    "Solver",
     "SolverBackend",
+    "backends_for",
     "get_backend",
+    "make_solver",
+    "resolve_backend",
 ]

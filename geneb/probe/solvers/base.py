@@ -24,6 +24,11 @@ DEFAULT_TOL = 1e-8
 #: tight L-BFGS needs hundreds to thousands of passes on ill-conditioned (large C) problems.
 NEWTON_MAX_COEFS = 8192
 
+#: Device kinds the torch solvers run on (``geneb.models.device.resolve_device(device,
+#: PROBE_DEVICES)``): no MPS, which lacks the float64 the Newton solves use, so ``auto`` is
+#: CUDA when torch sees a GPU, else the CPU.
+PROBE_DEVICES: tuple[str, ...] = ("cpu", "cuda")
+
 
 def second_order(n_features: int, n_weight_rows: int) -> bool:
     """Whether a problem of ``n_features`` (+ an intercept) and ``n_weight_rows`` weight

@@ -14,23 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from geneb.errors import GenebError
-from geneb.probe.solvers.base import CellFit, ProbeProblem
+from geneb.models.device import resolve_device
+from geneb.probe.solvers.base import PROBE_DEVICES, CellFit, ProbeProblem
 from geneb.probe.solvers.batched_newton import TorchOps, batched_newton
 from geneb.probe.solvers.fast import FEW_SHOT_MAX_ROWS, FastBackend, proba_from_logits
 from geneb.probe.solvers.fast_full import intercept_start
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; a clear error otherwise."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise GenebError(f"torch backend: device {device!r} requested but torch sees no GPU "
-                         "(use device='cpu' or 'auto')")
-    return device
 
 
 class TorchBatchedBackend(FastBackend):
@@ -41,7 +29,7 @@ class TorchBatchedBackend(FastBackend):
     def __init__(self, device: str = "auto", few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
                  blas_threads: int | None = None, **_: Any) -> None:
         super().__init__(blas_threads=blas_threads, few_shot_max_rows=few_shot_max_rows)
-        self.device = resolve_device(device)
+        self.device = resolve_device(device, PROBE_DEVICES)
         self.ops = TorchOps(self.device)
 
     def _solve_full(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]

@@ -1,4 +1,4 @@
-"""The stacked-MLP training kernel behind ``geneb.probe.mlp_torch`` (see its docstring).
+"""The stacked-MLP training kernel behind ``geneb.probe.solvers.mlp_torch`` (see its docstring).
 
 P probes' parameters in one flat buffer, trained in lockstep with batched GEMMs and one fused
 Adam update; probes that stop by scikit-learn's rule are copied out and the stack compacted.
@@ -21,7 +21,7 @@ _F32_EPS = float(np.finfo(np.float32).eps)
 
 @dataclass(frozen=True)
 class MLPConfig:
-    """The protocol's MLP hyperparameters (built from ``geneb.probe.mlp.MLP_PARAMS``)."""
+    """The protocol's MLP hyperparameters (built from ``geneb.probe.solvers.mlp.MLP_PARAMS``)."""
 
     hidden: int = 256
     alpha: float = 1e-4

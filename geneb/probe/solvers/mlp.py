@@ -5,12 +5,12 @@ the rows the linear probe sees, with the cell's seed as ``random_state`` (the on
 randomness). C does not apply (null in the results). Standardisation, when asked for, is fit
 on the cell's own train rows as for the linear probe.
 
-Two backends solve the same protocol:
+Two backends solve the same protocol (which one serves a run: ``geneb.probe.solvers``):
 
 * ``torch`` (the default; ``auto``, ``fast`` and ``cuml`` resolve to it, as neither of the
   latter has an MLP): every cell of a (model, task) job trained at once as one stacked model
-  (``geneb.probe.mlp_torch``), float32, on CUDA when torch sees a GPU, else on the CPU cores
-  the run was given;
+  (``geneb.probe.solvers.mlp_torch``), float32, on CUDA when torch sees a GPU, else on the
+  CPU cores the run was given;
 * ``sklearn``: scikit-learn's ``MLPClassifier``, one fit at a time (the reference).
 
 Both draw the initial weights and the mini-batch order from ``RandomState(seed)`` the same
@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.errors import unknown_name
-from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import PROBE_DEVICES, CellFit, ProbeCell, ProbeProblem
 
 #: Fixed hyperparameters (scikit-learn ``MLPClassifier``); never tuned per task or model.
 MLP_PARAMS: dict[str, Any] = {
@@ -40,19 +39,6 @@ MLP_PARAMS: dict[str, Any] = {
     "n_iter_no_change": 10,
     "early_stopping": False,
 }
-
-#: MLP backends; the linear-only names map to the default (they have no MLP of their own).
-MLP_BACKENDS: tuple[str, ...] = ("torch", "sklearn")
-_ALIASES = {"auto": "torch", "fast": "torch", "cuml": "torch"}
-
-
-def resolve_mlp_backend(backend: str) -> str:
-    """The MLP backend a ``--backend`` value selects (``torch`` or ``sklearn``)."""
-    name = _ALIASES.get(backend, backend)
-    if name not in MLP_BACKENDS:
-        raise unknown_name("backend", backend, [*MLP_BACKENDS, *_ALIASES])
-    return name
-
 
 def make_mlp(seed: int) -> Any:
     """The GENEB MLP probe for one seed (scikit-learn; imported here: ~0.8 s)."""
@@ -94,7 +80,7 @@ class MLPProbe:
 
 
 class TorchMLPProbe:
-    """All cells of a job trained at once in torch (see ``geneb.probe.mlp_torch``).
+    """All cells of a job trained at once in torch (see ``geneb.probe.solvers.mlp_torch``).
 
     ``threads``: torch CPU threads for the fits (the cores the run was given; 1 in a Dask
     worker). ``device``: auto (CUDA when available), cpu, cuda or cuda:N.
@@ -103,23 +89,14 @@ class TorchMLPProbe:
     name = "torch"
 
     def __init__(self, device: str = "auto", threads: int | None = 1) -> None:
-        from geneb.probe.mlp_torch import resolve_device
+        from geneb.models.device import resolve_device
 
-        self.device = resolve_device(device)
+        self.device = resolve_device(device, PROBE_DEVICES)
         self.threads = threads
 
     def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
-        from geneb.probe.mlp_torch import MLPConfig, fit_mlps
+        from geneb.probe.solvers.mlp_torch import MLPConfig, fit_mlps
 
         return fit_mlps(problem, cells, cfg=MLPConfig.from_params(MLP_PARAMS),
                         device=self.device, threads=self.threads)
 
-
-def get_mlp_probe(backend: str, *, blas_threads: int | None = 1,
-                  fit_threads: int | None = None, device: str = "auto") -> Any:
-    """The MLP solver for ``backend`` (already resolved or not), threads as the engine gives
-    them: ``fit_threads`` (in-process runs: every core given) else ``blas_threads``."""
-    name = resolve_mlp_backend(backend)
-    if name == "sklearn":
-        return MLPProbe(blas_threads=blas_threads)
-    return TorchMLPProbe(device=device, threads=fit_threads or blas_threads)

@@ -44,28 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from geneb.errors import GenebError
-from geneb.probe.mlp_stack import MLPConfig, _Probe, _train_probes
 from geneb.probe.preprocess import Standardizer
 from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.mlp_stack import MLPConfig, _Probe, _train_probes
 
-__all__ = ["MLPConfig", "fit_mlps", "resolve_device", "torch_threads"]
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; a clear error otherwise."""
-    import torch
-
-    d = (device or "auto").lower()
-    if d == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    kind = d.split(":")[0]
-    if kind not in ("cpu", "cuda"):
-        raise GenebError(f"MLP device must be auto, cpu, cuda or cuda:N, got {device!r}")
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise GenebError(f"MLP device {device!r} requested but torch sees no CUDA device "
-                         "(use 'cpu' or 'auto')")
-    return d
+__all__ = ["MLPConfig", "fit_mlps", "torch_threads"]
 
 
 @contextlib.contextmanager
