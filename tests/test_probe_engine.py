@@ -209,7 +209,7 @@ def test_killed_process_keeps_finished_groups(synth):
     assert proc.returncode == -9
     kept = read_results(out)
     assert len(kept) == 6 and kept[["model", "task"]].drop_duplicates().shape[0] == 1
-    assert not [p for p in os.listdir(out.parent) if p.endswith(".tmp")]
+    assert not [p for p in os.listdir(out.parent) if p.endswith((".tmp", ".partial"))]
     rest = _run(fs, out)
     assert rest.n_computed == 12 and len(read_results(out)) == 18
 
