@@ -37,7 +37,7 @@ def synthetic_dir(tmp_path_factory):
 def real(request, tmp_path_factory):
     """Task folders with k-mer features: made by the tests (a fresh clone runs these) or the
     real ones of ../shared/data (skipped when absent)."""
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     data_dir = request.getfixturevalue("synthetic_dir" if request.param == "synthetic"
                                        else "data_dir")

@@ -106,7 +106,7 @@ def test_paper_protocol_refuses_what_does_not_apply(synth, tmp_path):
 
 
 def test_paper_equals_direct_sklearn_on_real_tasks(data_dir, tmp_path):
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     fs = FeatureStore(tmp_path / "store", "a")
     for name in ("dhs_idhs_fflg", "gue_splice_reconstructed"):
