@@ -10,6 +10,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
+from probe_stores import gaussian_task, kmer_spectrum, write_entry, write_task_features
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
@@ -18,7 +19,6 @@ from threadpoolctl import threadpool_limits
 
 from geneb.errors import EntryIncompleteError, GenebError, ProbeError, UnknownNameError
 from geneb.probe.engine import run_probes
-from geneb.probe.testing import gaussian_task, kmer_spectrum, write_entry, write_task_features
 from geneb.results.table import read_results
 from geneb.store import FeatureStore, Provenance, StoreKey
 

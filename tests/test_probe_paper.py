@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from probe_stores import gaussian_task, kmer_spectrum, write_task_features
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
@@ -19,7 +20,6 @@ from typer.testing import CliRunner
 from geneb.cli import app
 from geneb.errors import ProbeError, UnknownNameError
 from geneb.probe.engine import run_probes
-from geneb.probe.testing import gaussian_task, kmer_spectrum, write_task_features
 from geneb.results.table import read_results
 from geneb.store import FeatureStore
 
