@@ -61,7 +61,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from geneb.models.adapters.hf import HFEmbedder
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     layers = [int(x) for x in args.layers.split(",")]
     tok_dir = Path(args.tokenizers or Path(args.data_dir).parent / "models" / "tokenizers")

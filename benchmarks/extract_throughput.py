@@ -188,7 +188,7 @@ def rss_child(model: str, task_name: str, data_dir: str, n: int, batch_tokens: i
     import psutil
 
     from geneb.extract.runner import extract
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     task = subset_task(resolve_task(task_name, data_dir), "train", n)
     gc.collect()
@@ -244,7 +244,7 @@ def invariance_modes(args) -> dict:
     from geneb.extract.batching import policy_batches, token_budget_batches
     from geneb.models.registry import get_embedder
     from geneb.models.selftest import row_errors
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     folder = Path(args.models_dir or Path(args.data_dir).parent / "models") / args.real_model
     emb = get_embedder(str(folder), device="cpu", trust_remote_code=True)
@@ -358,7 +358,7 @@ def main() -> None:
     import torch
 
     from geneb.models.registry import get_embedder
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     scratch = tempfile.TemporaryDirectory()
     if args.model == BUILT_MODEL:

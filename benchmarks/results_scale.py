@@ -22,6 +22,7 @@ import argparse
 import json
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +31,11 @@ import numpy as np
 
 from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA_VERSION
 from geneb.results.table import append_table, merge_tables, read_table, rows_to_table
+
+#: helpers only tests and benchmarks use live in tests/ (not in the library): tests/probe_stores.py
+_TESTS = Path(__file__).resolve().parents[1] / "tests"
+if str(_TESTS) not in sys.path:
+    sys.path.insert(0, str(_TESTS))
 
 
 def pair_rows(model: str, task: str, rng: np.random.Generator) -> list[dict]:
@@ -98,8 +104,9 @@ def per_pair_writes(sizes: list[int], repeats: int, work: Path) -> list[dict]:
 
 
 def whole_runs(n_pairs: int, work: Path) -> dict:
+    from probe_stores import gaussian_task  # tests/probe_stores.py (see _TESTS above)
+
     from geneb.probe.engine import run_probes
-    from geneb.probe.testing import gaussian_task
     from geneb.store import FeatureStore
 
     fs = FeatureStore(work / "store", "a")

@@ -42,11 +42,17 @@ import json
 import multiprocessing as mp
 import resource
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+#: helpers only tests and benchmarks use live in tests/ (not in the library): tests/probe_stores.py
+_TESTS = Path(__file__).resolve().parents[1] / "tests"
+if str(_TESTS) not in sys.path:
+    sys.path.insert(0, str(_TESTS))
 
 LINEAR_GRID = dict(shots="1,10,full", seeds=(13, 17, 42, 123, 997),
                    Cs=(0.01, 0.1, 1.0, 10.0, 100.0))
@@ -69,7 +75,8 @@ def shapes(n_models: int, n_tasks: int, scale: float) -> tuple[list[int], list[t
 
 
 def build_store(path: str, dims: list[int], tasks: list[tuple[int, int]]) -> None:
-    from geneb.probe.testing import gaussian_task
+    from probe_stores import gaussian_task  # tests/probe_stores.py (see _TESTS above)
+
     from geneb.store import FeatureStore
 
     fs = FeatureStore(path, "a")

@@ -14,10 +14,10 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 import pytest
+from example_results import EXAMPLE_MODELS, EXAMPLE_TASKS, example_results
 
 from geneb.analysis.aggregates import aggregate_scores, macro_micro_agreement
 from geneb.analysis.difficulty import task_difficulty
-from geneb.analysis.example import EXAMPLE_MODELS, EXAMPLE_TASKS, example_results
 from geneb.analysis.fewshot import fewshot_degradation, regime_means
 from geneb.analysis.metadata import metadata_groups, model_metadata
 from geneb.analysis.performance import performance_matrix

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from example_results import EXAMPLE_MODELS, EXAMPLE_TASKS, example_results
 from scipy import stats
 
-from geneb.analysis.example import EXAMPLE_MODELS, EXAMPLE_TASKS, example_results
 from geneb.analysis.performance import performance_matrix
 from geneb.analysis.table import load_results, select
 from geneb.analysis.uncertainty import (

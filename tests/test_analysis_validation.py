@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from example_results import example_results
 
-from geneb.analysis.example import example_results
 from geneb.analysis.metadata import model_metadata, read_model_info
 from geneb.analysis.table import (
     choose_main_c,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 import typer.main
+from probe_stores import gaussian_task
 from typer.testing import CliRunner
 
 from geneb.cli import app
-from geneb.probe.testing import gaussian_task
 from geneb.results.table import read_results
 from geneb.store import FeatureStore
 

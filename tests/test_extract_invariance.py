@@ -24,7 +24,7 @@ from geneb.extract.runner import extract
 from geneb.models.registry import get_embedder
 from geneb.models.selftest import generic_policy, row_errors
 from geneb.store import FeatureStore
-from geneb.tasks.catalog import resolve_task
+from geneb.tasks.folders import resolve_task
 from geneb.tasks.spec import SplitData, Task, TaskSpec, split_fingerprint
 
 torch = pytest.importorskip("torch")

@@ -77,7 +77,7 @@ def test_cli_end_to_end(data_dir: Path, models_dir: Path, tmp_path: Path) -> Non
         assert p.truncation == "truncate" and p.dtype == "float32" and p.device == "cpu"
         assert p.tokenizer and p.extra["task_category"] == "chromatin_accessibility"
         assert p.extra["task_synthetic"] is False
-        from geneb.tasks.catalog import resolve_task
+        from geneb.tasks.folders import resolve_task
 
         assert p.task_fingerprint == resolve_task(str(data_dir / TASK)).split(split).fingerprint
         assert km.provenance.n_params is None and km.provenance.model_id == "kmer-3"

@@ -201,8 +201,9 @@ def test_real_task_mcc_matches_sklearn_per_regime(data_dir):
 def test_engine_dispatches_the_mlp_by_backend(tmp_path):
     """run_probes: the MLP runs on torch by default and on scikit-learn with
     backend='sklearn'; each records its backend; the two agree on every cell."""
+    from probe_stores import gaussian_task
+
     from geneb.probe.engine import run_probes
-    from geneb.probe.testing import gaussian_task
     from geneb.results.table import read_results
     from geneb.store import FeatureStore
 

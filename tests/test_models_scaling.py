@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pandas as pd
+from example_results import example_results
 
-from geneb.analysis.example import example_results
 from geneb.analysis.scaling import scaling_correlation, smaller_beats_larger, use_published_params
 from geneb.analysis.table import CONTEXT
 from geneb.models.catalogue import published_facts

@@ -8,6 +8,7 @@ import types
 
 import numpy as np
 import pytest
+from probe_stores import gaussian_embeddings
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import StandardScaler
@@ -18,7 +19,6 @@ from geneb.probe.solvers import get_backend
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
 from geneb.probe.solvers.mlp import MLP_PARAMS, MLPProbe
 from geneb.probe.solvers.sklearn_backend import SklearnBackend
-from geneb.probe.testing import gaussian_embeddings
 
 
 def _problem(n_classes, d=40, n=240, n_test=120, standardize=False, max_iter=1000, seed=0):

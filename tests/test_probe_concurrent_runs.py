@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from probe_stores import gaussian_task
 
-from geneb.probe.testing import gaussian_task
 from geneb.results.table import read_results
 from geneb.store import FeatureStore
 

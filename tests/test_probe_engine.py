@@ -10,6 +10,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
+from probe_stores import gaussian_task, kmer_spectrum, write_entry, write_task_features
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 from sklearn.preprocessing import StandardScaler
@@ -18,7 +19,6 @@ from threadpoolctl import threadpool_limits
 
 from geneb.errors import EntryIncompleteError, GenebError, ProbeError, UnknownNameError
 from geneb.probe.engine import run_probes
-from geneb.probe.testing import gaussian_task, kmer_spectrum, write_entry, write_task_features
 from geneb.results.table import read_results
 from geneb.store import FeatureStore, Provenance, StoreKey
 
@@ -37,7 +37,7 @@ def synthetic_dir(tmp_path_factory):
 def real(request, tmp_path_factory):
     """Task folders with k-mer features: made by the tests (a fresh clone runs these) or the
     real ones of ../shared/data (skipped when absent)."""
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     data_dir = request.getfixturevalue("synthetic_dir" if request.param == "synthetic"
                                        else "data_dir")
@@ -209,7 +209,7 @@ def test_killed_process_keeps_finished_groups(synth):
     assert proc.returncode == -9
     kept = read_results(out)
     assert len(kept) == 6 and kept[["model", "task"]].drop_duplicates().shape[0] == 1
-    assert not [p for p in os.listdir(out.parent) if p.endswith(".tmp")]
+    assert not [p for p in os.listdir(out.parent) if p.endswith((".tmp", ".partial"))]
     rest = _run(fs, out)
     assert rest.n_computed == 12 and len(read_results(out)) == 18
 

@@ -9,12 +9,12 @@ import errno
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from probe_stores import gaussian_embeddings, write_entry
 from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import GenebError
 from geneb.probe.engine import run_probes
-from geneb.probe.testing import gaussian_embeddings, write_entry
 from geneb.results.table import read_results
 from geneb.store import FeatureStore
 

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from probe_stores import gaussian_task, kmer_spectrum, write_task_features
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
@@ -19,7 +20,6 @@ from typer.testing import CliRunner
 from geneb.cli import app
 from geneb.errors import ProbeError, UnknownNameError
 from geneb.probe.engine import run_probes
-from geneb.probe.testing import gaussian_task, kmer_spectrum, write_task_features
 from geneb.results.table import read_results
 from geneb.store import FeatureStore
 
@@ -106,7 +106,7 @@ def test_paper_protocol_refuses_what_does_not_apply(synth, tmp_path):
 
 
 def test_paper_equals_direct_sklearn_on_real_tasks(data_dir, tmp_path):
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     fs = FeatureStore(tmp_path / "store", "a")
     for name in ("dhs_idhs_fflg", "gue_splice_reconstructed"):

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from probe_stores import gaussian_task
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 from typer.testing import CliRunner
@@ -13,7 +14,6 @@ from typer.testing import CliRunner
 from geneb.cli import app
 from geneb.errors import ProbeError
 from geneb.probe.subsample import default_sizes, stability_summary, subsample_curve
-from geneb.probe.testing import gaussian_task
 from geneb.protocol import full_rows
 from geneb.store import FeatureStore
 

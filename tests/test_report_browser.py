@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from example_results import EXAMPLE_MODELS, example_results
 
-from geneb.analysis.example import EXAMPLE_MODELS, example_results
 from geneb.analysis.report import build_report
 
 CHECK = """<script>

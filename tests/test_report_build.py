@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from example_results import EXAMPLE_MODELS, example_results
 from PIL import Image
 from typer.testing import CliRunner
 
-from geneb.analysis.example import EXAMPLE_MODELS, example_results
 from geneb.analysis.report import build_report
 from geneb.cli import app
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+from example_results import example_results
 
-from geneb.analysis.example import example_results
 from geneb.analysis.report import build_report
 
 

@@ -7,8 +7,8 @@ import csv
 from pathlib import Path
 
 import pytest
+from example_results import example_results
 
-from geneb.analysis.example import example_results
 from geneb.analysis.report import MANIFEST, build_report
 from geneb.analysis.report import build as build_mod
 from geneb.analysis.report.page import FORMULA_START, csv_safe_value

@@ -53,10 +53,10 @@ def test_a_foreign_or_malformed_part_name_is_reported(tmp_path, name):
 
 
 def test_cli_reports_a_foreign_part_in_one_line(tmp_path):
+    from probe_stores import gaussian_task
     from typer.testing import CliRunner
 
     from geneb.cli import app
-    from geneb.probe.testing import gaussian_task
     from geneb.store import FeatureStore
 
     fs = FeatureStore(tmp_path / "store", "a")

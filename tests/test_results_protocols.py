@@ -65,7 +65,8 @@ def test_one_protocol_only_gives_empty_tables():
 def test_report_keeps_protocols_apart(tmp_path) -> None:
     """A table with converged and paper rows: the headline uses converged rows only (equal to
     a report of the converged rows alone), and a comparison section shows the difference."""
-    from geneb.analysis.example import example_results
+    from example_results import example_results
+
     from geneb.analysis.report import build_report
 
     conv = example_results(seeds=(13, 17), Cs=(1.0,), noise=0.05)

@@ -241,8 +241,8 @@ def test_report_section_and_shortcut_gap(planted: dict, tmp_path: Path) -> None:
     and per-category MCC minus best-shortcut tables (checked by hand from the results and the
     audit file), and the flag for a task no model beats a shortcut on by the margin."""
     import pandas as pd
+    from example_results import example_results
 
-    from geneb.analysis.example import example_results
     from geneb.analysis.report import build_report
     from geneb.audit import SHORTCUT_MARGIN
 

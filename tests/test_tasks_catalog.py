@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import TaskError, UnknownNameError
-from geneb.tasks.catalog import list_tasks, resolve_task
+from geneb.tasks.folders import list_tasks, resolve_task
 from geneb.tasks.loader import load_task_folder, save_task_folder
 from geneb.tasks.synthetic import SYNTHETIC_TASK_NAMES, build_synthetic_task
 

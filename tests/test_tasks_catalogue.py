@@ -11,15 +11,15 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import TaskError, UnknownNameError
+from geneb.tasks.catalogue import CATALOGUE_FILE, load_task_catalogue, select, suites
 from geneb.tasks.spec import CATEGORIES
-from geneb.tasks.suites import CATALOGUE_FILE, load_catalogue, select, suites
 
 HEX40 = re.compile(r"[0-9a-f]{40}")
 
 
 @pytest.fixture(scope="module")
 def entries():
-    return load_catalogue()
+    return load_task_catalogue()
 
 
 def test_covers_the_suites_the_issue_names(entries) -> None:
@@ -113,8 +113,8 @@ def test_a_malformed_catalogue_names_entry_and_key(tmp_path: Path) -> None:
         path = tmp_path / f"c{i}.json"
         path.write_text(json.dumps({"tasks": [obj]}))
         with pytest.raises(TaskError, match=re.escape(fragment)):
-            load_catalogue(path)
+            load_task_catalogue(path)
     dup = tmp_path / "dup.json"
     dup.write_text(json.dumps({"tasks": [base, base]}))
     with pytest.raises(TaskError, match="appears twice"):
-        load_catalogue(dup)
+        load_task_catalogue(dup)

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import TaskError
-from geneb.tasks.suites import CATALOGUE_FILE, load_catalogue
+from geneb.tasks.catalogue import CATALOGUE_FILE, load_task_catalogue
 
 SIZES = ("n_train", "n_valid", "n_test")
 SHARED_PREFIX = "../shared/data/"
@@ -119,7 +119,7 @@ def test_a_size_without_a_source_is_refused(tmp_path: Path) -> None:
         path = tmp_path / f"c{i}.json"
         path.write_text(json.dumps({"tasks": [obj]}))
         with pytest.raises(TaskError, match=re.compile(r"entry 1 \(nt_h3\).*" + pattern)):
-            load_catalogue(path)
+            load_task_catalogue(path)
     ok = tmp_path / "ok.json"
     ok.write_text(json.dumps({"tasks": [dict(base, n_test=5, sources={"n_test": "https://x"})]}))
-    assert load_catalogue(ok)[0].sources == {"n_test": ("https://x",)}
+    assert load_task_catalogue(ok)[0].sources == {"n_test": ("https://x",)}

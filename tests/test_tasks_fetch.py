@@ -27,9 +27,9 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import UnknownNameError
-from geneb.tasks.catalog import resolve_task
+from geneb.tasks.catalogue import load_task_catalogue, select
 from geneb.tasks.fetch import FetchError, plan_fetch, run_fetch
-from geneb.tasks.suites import load_catalogue, select
+from geneb.tasks.folders import resolve_task
 
 PROM = "gue_prom_300_tata"
 METHYL = "methyl_4mc_c_equisetifolia"
@@ -384,7 +384,7 @@ def test_hub_dataset_resolves_from_a_hub_layout_cache_offline(
     )
     catalogue = tmp_path / "c.json"
     catalogue.write_text(json.dumps({"tasks": [hub_entry, missing]}))
-    entries = load_catalogue(catalogue)
+    entries = load_task_catalogue(catalogue)
     run_fetch(plan_fetch(select(["hub_prom"], entries)))
     task = resolve_task("hub_prom")
     ref = pd.read_csv(data_dir / PROM / "test.csv")
@@ -419,7 +419,7 @@ def test_ctrl_c_during_conversion_leaves_nothing(
 
     original = fetch_mod.convert_classification
     monkeypatch.setattr(fetch_mod, "convert_classification", interrupted)
-    plan = plan_fetch(select(["loc_prom"], load_catalogue(world["catalogue"])))
+    plan = plan_fetch(select(["loc_prom"], load_task_catalogue(world["catalogue"])))
     with pytest.raises(KeyboardInterrupt):
         run_fetch(plan)
     assert not (world["cache"] / "tasks" / "loc_prom").exists()

@@ -45,7 +45,7 @@ def audit_records(
 ) -> list[dict[str, Any]]:
     """Load every task first (a bad name fails before any work), then audit each (cached)."""
     from geneb.audit import cached_audit
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     tasks = [resolve_task(n, data_dir) for n in names]
     return [cached_audit(t, refresh=refresh, cache=cache) for t in tasks]

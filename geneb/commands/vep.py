@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,15 +22,12 @@ def _check_out(out: Path, suffixes: tuple[str, ...]) -> None:
 
 def write_table(df, out: Path) -> None:  # noqa: ANN001 - pandas DataFrame
     """Write a table all-or-nothing: a temporary file renamed into place."""
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        if out.suffix == ".csv":
-            df.to_csv(tmp, index=False)
-        else:
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    from geneb._fs import write_with
+
+    if out.suffix == ".csv":
+        write_with(out, lambda tmp: df.to_csv(tmp, index=False))
+    else:
+        write_with(out, lambda tmp: df.to_parquet(tmp, index=False))
 
 
 def _task_and_out(task: str, model: str, name: str | None, window: int, out: Path | None,

@@ -131,7 +131,7 @@ def extract_on_cluster(
     store_s = store_s if "://" in store_s else os.path.abspath(store_s)
     # tasks resolved here: a typo or a missing split fails before any worker loads a model;
     # the workers get absolute task folders so they need no data_dir of their own
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     resolved = []
     for t in task_list:

@@ -118,7 +118,7 @@ def _as_list(x: Any) -> list[Any]:
 
 
 def _resolve_tasks(tasks: Any, data_dir: str | None) -> list[Task]:
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     out: list[Task] = []
     for t in _as_list(tasks):

@@ -2,11 +2,12 @@
 
 An embedder turns a batch of DNA sequences into one float32 vector each and says what it is
 (``info``), so the runner can write provenance without knowing the model family. Adapters that
-tokenise may also expose ``prepare``/``cost``/``embed_prepared``: the runner then tokenises a
-block once, sorts it by token count and fills batches up to a token budget. Which rows may
-share a batch is never assumed: an adapter may expose ``batch_policy`` (a measured
-``geneb.models.selftest.BatchPolicy``, as the hf adapter does at load time); for any other
-the runner measures one through ``embed`` (``selftest.policy_of``).
+tokenise may also expose ``prepare``/``cost``/``embed_prepared`` (looked up by name, see
+``geneb.extract.batching.prepared_api``): the runner then tokenises a block once, sorts it by
+token count and fills batches up to a token budget. Which rows may share a batch is never
+assumed: an adapter may expose ``batch_policy`` (a measured
+``geneb.models.selftest.BatchPolicy``, as the hf adapter does at load time); for any other the
+runner measures one through ``embed`` (``selftest.policy_of``).
 """
 
 from __future__ import annotations
@@ -53,23 +54,6 @@ class Embedder(Protocol):
 
     def embed(self, sequences: Sequence[str]) -> np.ndarray:
         """Return a ``(len(sequences), dim)`` float32 array, row i for sequence i."""
-        ...
-
-
-@runtime_checkable
-class PreparingEmbedder(Embedder, Protocol):
-    """Optional fast path: tokenise once per block, batch by cost, embed prepared items."""
-
-    def prepare(self, sequences: Sequence[str]) -> list[Any]:
-        """Per-sequence opaque items (e.g. token ids), in input order."""
-        ...
-
-    def cost(self, items: Sequence[Any]) -> np.ndarray:
-        """Tokens each item makes the model process (int64), for the token budget."""
-        ...
-
-    def embed_prepared(self, items: Sequence[Any]) -> np.ndarray:
-        """Like ``embed`` on already prepared items."""
         ...
 
 

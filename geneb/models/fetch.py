@@ -203,8 +203,8 @@ def _undo(roots: tuple[Path, ...], before: set[Path], refs: dict[Path, bytes]) -
             p.unlink(missing_ok=True)
         elif p.is_dir():
             shutil.rmtree(p, ignore_errors=True)
-    from geneb.store._files import atomic_write
+    from geneb._fs import write_bytes
 
     for p, data in refs.items():
         p.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(p, data)
+        write_bytes(p, data)

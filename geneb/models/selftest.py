@@ -25,7 +25,6 @@ import numpy as np
 
 T = TypeVar("T")
 
-MODES = ("padded", "equal_length", "single")
 #: max |batched - alone| / max |alone| allowed per row, by compute dtype. fp32 is the issue's
 #: 1e-4; half precisions get a few units of their rounding error (2**-11, 2**-8), far below
 #: what padding leaks (tens of percent), so a leaking model still fails.
@@ -41,7 +40,7 @@ SEED = 20261130
 class BatchPolicy:
     """How the runner may batch a model, and the measurements that decided it."""
 
-    mode: str  # one of MODES
+    mode: str  # "padded", "equal_length" or "single"
     padding_side: str | None  # side used in "padded" mode (None: the adapter's own)
     tolerance: float
     errors: dict[str, float] = field(default_factory=dict)  # layout -> worst row error

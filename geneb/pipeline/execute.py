@@ -55,7 +55,7 @@ def check_model(mp: ModelPlan, src: str) -> None:
 
 
 def resolve_plan_tasks(plan: Plan) -> list[Task]:
-    from geneb.tasks.catalog import resolve_task
+    from geneb.tasks.folders import resolve_task
 
     src = str(plan.path or "plan")
     tasks: list[Task] = []

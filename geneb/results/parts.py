@@ -41,6 +41,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from geneb import _fs
 from geneb.errors import GenebError
 
 #: A part's name: its sequence number (zero-padded to at least 10 digits; more once it grows
@@ -138,19 +139,15 @@ def read_raw(p: Path, convert: Callable[[pa.Table, Path], pa.Table]) -> list[pa.
 
 @contextlib.contextmanager
 def table_lock(p: Path) -> Iterator[None]:
-    """Exclusive advisory lock on ``.<name>.lock`` beside the table (released if killed)."""
-    import fcntl
-
+    """Exclusive advisory lock on ``.<name>.lock`` beside the table (released if killed);
+    waits for the other writer (each hold is short)."""
     _ensure_parent(p)
-    try:
-        fd = os.open(p.parent / f".{p.name}.lock", os.O_CREAT | os.O_RDWR, 0o666)
-    except OSError as e:
-        raise _write_error(p, e) from e
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the other writer (each hold is short)
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(_fs.file_lock(p.parent / f".{p.name}.lock"))
+        except OSError as e:
+            raise _write_error(p, e) from e
         yield
-    finally:
-        os.close(fd)
 
 
 def _ensure_parent(p: Path) -> None:
@@ -167,38 +164,17 @@ def _write_error(p: Path, e: OSError) -> GenebError:
 
 
 def write_parquet_atomic(table: pa.Table, dest: Path, label: Path) -> None:
-    """Write ``table`` to ``dest`` through a dot-file in the same folder, fsync, rename."""
-    tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex[:8]}.tmp"
+    """Write ``table`` to ``dest`` through a dot-file in the same folder, fsync, rename (the
+    file is created with mode 0666 & ~umask, as ``geneb._fs`` makes every temp file)."""
     try:
-        # the file is created by arrow with mode 0666 & ~umask (mkstemp would force 0600)
-        pq.write_table(table, tmp, write_page_checksum=True)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, dest)
-        _fsync_dir(dest.parent)
+        _fs.write_with(dest, lambda tmp: pq.write_table(table, tmp, write_page_checksum=True))
     except OSError as e:
-        _unlink_quiet(tmp)
         raise _write_error(label, e) from e
-    except BaseException:
-        _unlink_quiet(tmp)
-        raise
 
 
 def _unlink_quiet(f: Path) -> None:
     with contextlib.suppress(OSError):
         f.unlink()
-
-
-def _fsync_dir(d: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _next_name(folder: Path) -> Path:
@@ -240,12 +216,12 @@ def ensure_folder(p: Path, migrate: Callable[[Path], pa.Table]) -> None:
             table = migrate(p)  # read and checked before anything changes
             m.mkdir()
             write_parquet_atomic(table, m / f"part-{0:010d}-legacy.parquet", p)
-            _fsync_dir(m)
+            _fs.fsync_dir(m)
             p.unlink()
             os.replace(m, p)
         else:
             p.mkdir()
-        _fsync_dir(p.parent)
+        _fs.fsync_dir(p.parent)
     except OSError as e:
         raise _write_error(p, e) from e
 
@@ -276,10 +252,11 @@ def replace_all(
         write_parquet_atomic(folded, parts[-1], p)
         for f in parts[:-1]:
             _unlink_quiet(f)
-        for name in os.listdir(p):  # unfinished parts of killed writers (we hold the lock)
+        _fs.remove_temps(p, ".part-")  # unfinished parts of killed writers (we hold the lock)
+        for name in os.listdir(p):  # and earlier versions' ``.part-*.tmp``
             if name.startswith(".part-") and name.endswith(".tmp"):
                 _unlink_quiet(p / name)
-        _fsync_dir(p)
+        _fs.fsync_dir(p)
     return len(parts), folded
 
 
@@ -293,5 +270,5 @@ def overwrite(p: Path, table: pa.Table, migrate: Callable[[Path], pa.Table]) -> 
         write_parquet_atomic(table, dest, p)
         for f in old:
             _unlink_quiet(f)
-        _fsync_dir(p)
+        _fs.fsync_dir(p)
     return dest

@@ -24,9 +24,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from geneb._fs import IOV_MAX
 from geneb.errors import CorruptEntryError
 from geneb.store._direct_write import write_file  # noqa: F401 - part of this module's API
-from geneb.store._files import IOV_MAX, open_read
+from geneb.store._files import open_read
 from geneb.store._layout import (  # noqa: F401 - part of this module's API
     EMPTY,
     Digest,

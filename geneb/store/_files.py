@@ -2,9 +2,9 @@
 
 Why: a store is often shared or copied around, and one of its files or folders replaced by a
 symlink must never make geneb overwrite (or delete) what the link points to. So every write
-goes to a fresh temp file in the destination folder (``O_CREAT|O_EXCL|O_NOFOLLOW``, mode
-0o666 minus the umask) that is then renamed over the target: a rename replaces a symlink
-itself, never its target. Folders are created one component at a time and a component that
+goes through :mod:`geneb._fs` (a fresh temp file in the destination folder, ``O_NOFOLLOW``,
+mode 0o666 minus the umask, renamed over the target: a rename replaces a symlink itself,
+never its target). Folders are created one component at a time and a component that
 is a symlink is refused. Reads open with ``O_NOFOLLOW``. Any ``OSError`` while writing becomes
 a one-line ``StoreError`` naming the file ("no space left on device while writing ...").
 """
@@ -14,16 +14,13 @@ from __future__ import annotations
 import errno
 import json
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from geneb import _fs
 from geneb.errors import CorruptEntryError, StoreError
-
-IOV_MAX = 1024
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def write_error(path: Path | str, e: OSError) -> StoreError:
@@ -72,110 +69,28 @@ def check_no_symlink(root: Path, rel: str) -> None:
             raise symlink_error(d)
 
 
-def _tmp_for(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.partial")
-
-
-def _write_all(fd: int, bufs: Sequence, total: int) -> None:
-    """``writev`` everything (IOV_MAX buffers per call; a short write, rare on regular files,
-    is finished with plain writes)."""
-    done = 0
-    for k in range(0, len(bufs), IOV_MAX):
-        done += os.writev(fd, bufs[k : k + IOV_MAX])
-        if done == total:
-            return
-        if done != sum(len(b) for b in bufs[: k + IOV_MAX]):  # short write
-            break
-    rest = memoryview(b"".join(bytes(b) for b in bufs)[done:])
-    while len(rest):
-        rest = rest[os.write(fd, rest) :]
-
-
 def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> bool:
-    """Write ``data`` to a temp file beside ``path``, then rename it over ``path``
-    (``exclusive``: hard-link instead, only if ``path`` does not exist; returns whether this
-    call created it). Nothing is left behind on failure."""
-    tmp = _tmp_for(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    """Write ``data`` atomically, never through a symlink (:func:`geneb._fs.write_bytes`;
+    ``exclusive``: only if ``path`` is absent, returns whether this call created it); an
+    ``OSError`` becomes the store's one-line ``StoreError``."""
     try:
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:  # a killed writer's leftover with our pid: replace it
-            os.unlink(tmp)
-            fd = os.open(tmp, flags, 0o666)
-        try:
-            view = memoryview(data)
-            while len(view):
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        if not exclusive:
-            os.replace(tmp, path)
-            return True
-        try:
-            os.link(tmp, path)
-            return True
-        except FileExistsError:
-            return False
-        except OSError as e:
-            if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-                raise
-            if os.path.lexists(path):  # no hard links here: racy but still atomic per write
-                return False
-            os.replace(tmp, path)
-            return True
+        return _fs.write_bytes(path, data, exclusive=exclusive)
     except OSError as e:
         raise write_error(path, e) from e
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def write_buffers(path: Path, bufs: Sequence, total: int, preallocate=None) -> None:
     """A data file from many buffers (one ``writev``), atomically (temp + rename)."""
-    tmp = _tmp_for(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:
-            os.unlink(tmp)
-            fd = os.open(tmp, flags, 0o666)
-        try:
-            if preallocate is not None:
-                preallocate(fd, total)
-            _write_all(fd, bufs, total)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        _fs.write_buffers(path, bufs, total, preallocate=preallocate)
     except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise write_error(path, e) from e
-
-
-def remove_partials(folder: Path) -> None:
-    """Delete temp files a killed writer left in ``folder`` (``.<name>.<pid>-<tid>.partial``)."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if name.startswith(".") and name.endswith(".partial"):
-            try:
-                os.unlink(folder / name)
-            except OSError:
-                pass
 
 
 def open_read(path: Path) -> int:
     """A read-only fd that refuses a symlink (``CorruptEntryError``); FileNotFoundError as is."""
     try:
-        return os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        return os.open(path, os.O_RDONLY | _fs.NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise CorruptEntryError(

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from geneb import _fs
 from geneb.errors import CorruptEntryError, StoreError
 from geneb.store import _direct, _files
 from geneb.store._layout import Digest
@@ -249,7 +250,7 @@ class DirectIO:
     def prepare_resume(self, key: StoreKey) -> None:
         for name in ARRAYS:
             _files.check_no_symlink(self.root, f"{key.path}/{name}")
-            _files.remove_partials(self.root / key.path / name)
+            _fs.remove_temps(self.root / key.path / name)
 
     def delete(self, key: StoreKey) -> None:
         _files.check_no_symlink(self.root, key.path)

@@ -2,14 +2,14 @@
 
 Why this design: a lock file or lock folder inside the store is listed by zarr as a member of
 its group ("not recognized as a component of a Zarr hierarchy" warnings for every reader). So
-for local stores the lock is an advisory ``flock`` on the entry's own group *directory*: no
-extra file, released by the kernel when the holder dies (SIGKILL included), and honoured by
-every process on the machine. The writer never removes that directory while holding it (an
-overwrite deletes the arrays inside, not the group), and a lock taken on a directory that was
-replaced in the meantime is detected by comparing inodes. Within one process an in-memory
-registry gives the same exclusion (``flock`` is per open file, so two writers in one process
-would otherwise both succeed), which also covers in-process stores such as ``memory://``.
-Remote fsspec stores get only the in-process lock (documented limitation).
+for local stores the lock is an advisory ``flock`` (:func:`geneb._fs.file_lock`) on the entry's
+own group *directory*: no extra file, released by the kernel when the holder dies (SIGKILL
+included), and honoured by every process on the machine. The writer never removes that
+directory while holding it (an overwrite deletes the arrays inside, not the group), and a lock
+taken on a directory that was replaced in the meantime is detected by comparing inodes. Within
+one process an in-memory registry gives the same exclusion (``flock`` is per open file, so two
+writers in one process would otherwise both succeed), which also covers in-process stores such
+as ``memory://``. Remote fsspec stores get only the in-process lock (documented limitation).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from geneb._fs import file_lock
 from geneb.errors import EntryLockedError
 
 _registry_lock = threading.Lock()
@@ -36,15 +37,14 @@ def entry_lock(store_id: str, key_path: str, what: str, group_dir: Path | None) 
                 f"{what} is already being written in this process; finish that writer first"
             )
         _held.add(token)
-    fd = -1
     try:
-        if group_dir is not None:
-            import fcntl
-
-            group_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(group_dir, os.O_RDONLY | os.O_DIRECTORY)
+        if group_dir is None:
+            yield
+            return
+        group_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.ExitStack() as stack:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fd = stack.enter_context(file_lock(group_dir, wait=False, folder=True))
             except BlockingIOError:
                 raise EntryLockedError(
                     f"{what} is being written by another process (it holds a lock on "
@@ -55,10 +55,8 @@ def entry_lock(store_id: str, key_path: str, what: str, group_dir: Path | None) 
                 raise EntryLockedError(
                     f"{what} was deleted or replaced by another process while locking; retry"
                 )
-        yield
+            yield
     finally:
-        if fd >= 0:
-            os.close(fd)  # releases the flock
         with _registry_lock:
             _held.discard(token)
 

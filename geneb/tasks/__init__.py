@@ -1,7 +1,7 @@
 """Task catalogue and loaders: task folders (csv, parquet, FASTA), the built-in synthetic suite."""
 
 from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED
-from geneb.tasks.catalog import list_tasks, resolve_task, task_summaries
+from geneb.tasks.folders import list_tasks, resolve_task, task_summaries
 from geneb.tasks.loader import load_task_folder, save_task_folder
 from geneb.tasks.spec import (
     CATEGORIES,

@@ -21,6 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from geneb._fs import write_with
 from geneb.errors import TaskError
 from geneb.tasks.cache import partial_prefix
 from geneb.tasks.limits import ENV_DEADLINE, ENV_MAX_BYTES, READ_TIMEOUT_S, FetchLimits
@@ -172,16 +173,18 @@ def download(url: str, sha256: str, dest: Path, limits: FetchLimits) -> Path:
     timer = threading.Timer(limits.deadline_s, watch.expire)
     timer.daemon = True
     timer.start()
-    try:
-        with tmp.open("wb") as out:
+
+    def fill(t: Path) -> None:
+        with t.open("wb") as out:
             digest, n = _stream(url, out, limits, watch)
         if digest != sha256:
             raise TaskError(
                 f"{url}: the downloaded file does not match the catalogue's sha256 {sha256} "
                 f"(got {digest}, {n:,} bytes); it was discarded"
             )
-        honour_umask(tmp)
-        os.replace(tmp, dest)
+
+    try:
+        write_with(dest, fill, tmp=tmp)  # created 0666 & ~umask, fsynced, renamed
         return dest
     except DeadlineExceeded:
         raise _late(url, limits) from None

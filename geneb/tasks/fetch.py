@@ -34,11 +34,11 @@ from typing import Any
 
 from geneb.errors import GenebError, TaskError
 from geneb.tasks.cache import FETCH_RECORD, cache_root, kind_dir, partial_prefix, sweep_partials
+from geneb.tasks.catalogue import FileSource, TaskCatalogueEntry
 from geneb.tasks.convert import convert_classification, convert_variants, extract_member
 from geneb.tasks.download import download, honour_umask, sha256_file
 from geneb.tasks.limits import FetchLimits
 from geneb.tasks.loader import TASK_JSON, load_task_folder
-from geneb.tasks.suites import CatalogueEntry, FileSource
 from geneb.tasks.variants import load_variant_task
 
 #: seconds to wait for the hub to answer before calling the machine offline
@@ -53,7 +53,7 @@ class FetchError(TaskError):
 class FetchStep:
     """What ``run_fetch`` will do for one entry: ``fetch``, ``skip`` or ``refuse``, and why."""
 
-    entry: CatalogueEntry
+    entry: TaskCatalogueEntry
     target: Path
     action: str
     reason: str
@@ -73,7 +73,7 @@ class FetchPlan:
         return [s for s in self.steps if s.action == "fetch"]
 
 
-def source_fingerprint(entry: CatalogueEntry) -> dict[str, Any]:
+def source_fingerprint(entry: TaskCatalogueEntry) -> dict[str, Any]:
     """Everything that decides a fetched folder's content (a changed catalogue = a new fetch)."""
     return {
         "source": entry.source.raw,
@@ -92,7 +92,7 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
 
 
 def plan_fetch(
-    entries: Iterable[CatalogueEntry], cache: str | os.PathLike[str] | None = None
+    entries: Iterable[TaskCatalogueEntry], cache: str | os.PathLike[str] | None = None
 ) -> FetchPlan:
     """Decide, without touching anything, what fetching ``entries`` into the cache means."""
     root = cache_root(cache)
@@ -135,7 +135,7 @@ def _download_url(f: FileSource, root: Path, limits: FetchLimits) -> Path:
         raise FetchError(str(e)) from None
 
 
-def _download_hub(entry: CatalogueEntry, f: FileSource, root: Path) -> Path:
+def _download_hub(entry: TaskCatalogueEntry, f: FileSource, root: Path) -> Path:
     from huggingface_hub import hf_hub_download
 
     src = entry.source
@@ -221,7 +221,7 @@ def check_hub_reachable(steps: Iterable[FetchStep], root: Path) -> None:
 
 
 def _get_file(
-    entry: CatalogueEntry, f: FileSource, root: Path, scratch: Path, limits: FetchLimits
+    entry: TaskCatalogueEntry, f: FileSource, root: Path, scratch: Path, limits: FetchLimits
 ) -> Path:
     path = _download_url(f, root, limits) if f.url else _download_hub(entry, f, root)
     if f.member:
@@ -231,7 +231,7 @@ def _get_file(
 
 
 def _convert(
-    e: CatalogueEntry, files: dict[str, Path], tmp: Path, limits: FetchLimits
+    e: TaskCatalogueEntry, files: dict[str, Path], tmp: Path, limits: FetchLimits
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Convert into ``tmp`` and load the result as any folder is loaded (one validation);
     return the row counts and what the load subsampled."""

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from geneb._fs import write_bytes
 from geneb.errors import GenebError
 
 #: The manifest of a report folder: which files the last report wrote there.
@@ -129,9 +130,7 @@ def commit(out: Path, staged: Path, owned: set[str]) -> None:
             if target.is_file() or target.is_symlink():
                 target.unlink()
         manifest = {"files": new, "written_by": "geneb report"}
-        tmp = out / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, out / MANIFEST)
+        write_bytes(out / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
     finally:
         shutil.rmtree(staged, ignore_errors=True)
 

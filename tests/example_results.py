@@ -1,4 +1,4 @@
-"""A synthetic results table with known structure, for demos, docs and tests of the analyses.
+"""A synthetic results table with known structure, for the tests of the analyses and report.
 
 Scores follow ``mcc = base[model] + offset[task] + shots penalty + C effect + noise`` so that the
 leaders, the difficulty classes and the size effects are known in advance, and the table has

@@ -88,7 +88,7 @@ class Source:
 
 
 @dataclass(frozen=True)
-class CatalogueEntry:
+class TaskCatalogueEntry:
     """One catalogued task (see the module docstring); ``checked`` lists the verified facts."""
 
     name: str
@@ -273,7 +273,7 @@ def _bad_choice(where: str, key: str, value: object, valid: Iterable[str]) -> Ta
     return TaskError(f"{where}: {key!r} is {value!r}{hint}; expected one of {', '.join(valid)}")
 
 
-def parse_entry(obj: Any, where: str) -> CatalogueEntry:
+def parse_entry(obj: Any, where: str) -> TaskCatalogueEntry:
     """Validate one catalogue object; errors name the file, the entry and the key."""
     if not isinstance(obj, dict):
         raise TaskError(f"{where}: expected an object, got {obj!r}")
@@ -303,7 +303,7 @@ def parse_entry(obj: Any, where: str) -> CatalogueEntry:
     checked = obj.get("checked", [])
     if not isinstance(checked, list) or not all(isinstance(c, str) for c in checked):
         raise TaskError(f"{where}: 'checked' must be a list of fact names")
-    return CatalogueEntry(
+    return TaskCatalogueEntry(
         name=name,
         suite=obj["suite"],
         kind=obj["kind"],
@@ -325,7 +325,7 @@ def parse_entry(obj: Any, where: str) -> CatalogueEntry:
 
 
 @lru_cache(maxsize=8)
-def _load(path: str, mtime_ns: int) -> tuple[CatalogueEntry, ...]:
+def _load(path: str, mtime_ns: int) -> tuple[TaskCatalogueEntry, ...]:
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -347,7 +347,9 @@ def _load(path: str, mtime_ns: int) -> tuple[CatalogueEntry, ...]:
     return entries
 
 
-def load_catalogue(path: str | os.PathLike[str] | None = None) -> tuple[CatalogueEntry, ...]:
+def load_task_catalogue(
+    path: str | os.PathLike[str] | None = None,
+) -> tuple[TaskCatalogueEntry, ...]:
     """Every entry of the catalogue at ``path`` (default: the built-in ``catalogue.json``)."""
     p = Path(path).expanduser() if path is not None else CATALOGUE_FILE
     if not p.is_file():
@@ -355,19 +357,21 @@ def load_catalogue(path: str | os.PathLike[str] | None = None) -> tuple[Catalogu
     return _load(str(p.resolve()), p.stat().st_mtime_ns)
 
 
-def suites(entries: Iterable[CatalogueEntry]) -> dict[str, list[CatalogueEntry]]:
+def suites(entries: Iterable[TaskCatalogueEntry]) -> dict[str, list[TaskCatalogueEntry]]:
     """Entries grouped by suite, in catalogue order."""
-    out: dict[str, list[CatalogueEntry]] = {}
+    out: dict[str, list[TaskCatalogueEntry]] = {}
     for e in entries:
         out.setdefault(e.suite, []).append(e)
     return out
 
 
-def select(names: Iterable[str], entries: tuple[CatalogueEntry, ...]) -> list[CatalogueEntry]:
+def select(
+    names: Iterable[str], entries: tuple[TaskCatalogueEntry, ...]
+) -> list[TaskCatalogueEntry]:
     """Entries named by task or suite name, in the order asked, each once."""
     by_name = {e.name: e for e in entries}
     by_suite = suites(entries)
-    out: list[CatalogueEntry] = []
+    out: list[TaskCatalogueEntry] = []
     for n in names:
         if n in by_name:
             picked = [by_name[n]]

@@ -1,4 +1,4 @@
-"""Small stores for tests, examples and benchmarks, written through the real store writer.
+"""Small stores for tests and benchmarks, written through the real store writer.
 
 Gaussian class-conditional embeddings (classes separable to a chosen degree) or any matrix the
 caller computed (e.g. k-mer spectra of a real task), so probe code is exercised without a model.

@@ -1,4 +1,5 @@
-"""Find tasks by name or path: the built-in synthetic suite plus task folders under a data dir.
+"""Task folders: find tasks by name or path (the built-in synthetic suite plus task folders
+under a data dir; the published task catalogue is :mod:`geneb.tasks.catalogue`).
 
 Resolution order of ``resolve_task(name_or_path)``: an existing folder path, else a built-in
 synthetic name (``syn_*``), else a folder of that name under ``data_dir`` (default: the
@@ -105,9 +106,9 @@ def resolve_task(
 
 def _catalogue_hint(name: str) -> str:
     """For a catalogue task that is not fetched: the command that fetches it, or why not."""
-    from geneb.tasks.suites import load_catalogue
+    from geneb.tasks.catalogue import load_task_catalogue
 
-    entry = next((e for e in load_catalogue() if e.name == name), None)
+    entry = next((e for e in load_task_catalogue() if e.name == name), None)
     if entry is None:
         return ""
     if entry.kind != "classification":
