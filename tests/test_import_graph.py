@@ -7,10 +7,9 @@ source files, so nothing is imported and the test cannot be fooled by import ord
 The layer order is declared once, in :data:`LAYERS`. A module may import modules of its own
 layer or of an earlier one. The data flows tasks -> models/extract -> store -> probe ->
 results -> analysis -> report; in code the store sits below extract (extract writes into it,
-the store imports neither tasks nor models), and so does the results table below probe. ``vep`` sits beside probe: it may use everything
-before it, but only the interface layer may import it (analysis reads vep outputs as plain
-data). Subpackages that other work is creating (``models``, ``results``, ``protocol``,
-``_fs``) are placed already, so the test reads whatever layout the package has.
+the store imports neither tasks nor models), and the results table sits below probe for the
+same reason. ``vep`` sits beside probe: it may use everything before it, but only the
+interface layer may import it (analysis reads vep outputs as plain data).
 """
 
 from __future__ import annotations
