@@ -36,8 +36,9 @@ from geneb.errors import ProbeError
 from geneb.probe.preprocess import Standardizer
 from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem, second_order
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
-from geneb.probe.solvers.fast_full import PathFit, RowBlocks, solve_path
+from geneb.probe.solvers.fast_full import PathFit, solve_path
 from geneb.probe.solvers.numeric import expit, softmax
+from geneb.probe.solvers.row_blocks import RowBlocks
 
 #: A cell is solved in the reduced (row-space) form when it has at most this many train rows
 #: and fewer rows than features; larger cells go through the full-data path.
