@@ -8,6 +8,7 @@ exactly the columns and types of :data:`geneb.results.schema.RESULTS_SCHEMA`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -78,41 +79,47 @@ def example_results(
                             m = base + off + inter - pen + c_eff + eps
                             m += 0.02 if probe == "mlp" else 0.0
                             m = float(np.clip(m, -0.99, 0.99))
-                            rows.append(
-                                {
-                                    "schema_version": RESULTS_SCHEMA_VERSION,
-                                    "model": model,
-                                    "task": task,
-                                    "category": cat,
-                                    "regime": regime,
-                                    "k": k,
-                                    "seed": seed,
-                                    "C": c,
-                                    "probe": probe,
-                                    "backend": "sklearn",
-                                    "standardize": False,
-                                    "take_all": False,
-                                    "mcc": m,
-                                    "accuracy": 0.5 + m / 2,
-                                    "macro_f1": 0.5 + m / 2,
-                                    "auroc": 0.5 + m / 2,
-                                    "n_classes": 2,
-                                    "n_train": 2 * (k or 500),
-                                    "n_test": n_test,
-                                    "n_iter": 12,
-                                    "converged": True,
-                                    "fit_seconds": 0.01,
-                                    "train_rows": [] if k is None else list(range(2 * k)),
-                                    "n_params": n_params,
-                                    "store_fingerprint": f"fp-{model}-{task}",
-                                    "task_fingerprint": f"tf-{task}",
-                                    "geneb_version": "0.1.0",
-                                    "sklearn_version": "1.9.1",
-                                    "created": "2026-11-29T00:00:00+00:00",
-                                }
-                            )
+                            rows.append(_row(model, task, cat, regime, k, seed, c, probe,
+                                             m, n_test, n_params))
     df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     # round-trip through the arrow schema so dtypes are those of a real table
     import pyarrow as pa
 
     return pa.Table.from_pandas(df, schema=RESULTS_SCHEMA, preserve_index=False).to_pandas()
+
+
+def _row(model: str, task: str, cat: str, regime: str, k: int | None, seed: int,
+         c: float | None, probe: str, m: float, n_test: int, n_params: int | None
+         ) -> dict[str, Any]:
+    """One results row with score ``m`` (MCC); the other metrics follow from it."""
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "model": model,
+        "task": task,
+        "category": cat,
+        "regime": regime,
+        "k": k,
+        "seed": seed,
+        "C": c,
+        "probe": probe,
+        "backend": "sklearn",
+        "standardize": False,
+        "take_all": False,
+        "mcc": m,
+        "accuracy": 0.5 + m / 2,
+        "macro_f1": 0.5 + m / 2,
+        "auroc": 0.5 + m / 2,
+        "n_classes": 2,
+        "n_train": 2 * (k or 500),
+        "n_test": n_test,
+        "n_iter": 12,
+        "converged": True,
+        "fit_seconds": 0.01,
+        "train_rows": [] if k is None else list(range(2 * k)),
+        "n_params": n_params,
+        "store_fingerprint": f"fp-{model}-{task}",
+        "task_fingerprint": f"tf-{task}",
+        "geneb_version": "0.1.0",
+        "sklearn_version": "1.9.1",
+        "created": "2026-11-29T00:00:00+00:00",
+    }

@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from geneb.probe.solvers.base import ProbeCell, ProbeProblem
 from geneb.probe.solvers.fast import FastBackend
-from geneb.probe.solvers.fast_full import RowBlocks, solve_path
+from geneb.probe.solvers.fast_full import solve_path
 from geneb.probe.solvers.numeric import (
     cholesky_solver,
     expit,
@@ -20,6 +20,7 @@ from geneb.probe.solvers.numeric import (
     softmax,
     upper_panels,
 )
+from geneb.probe.solvers.row_blocks import RowBlocks
 
 
 def test_expit_logsumexp_softmax_match_scipy_including_extremes():

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from geneb.cli import app
 from geneb.errors import TaskError, UnknownNameError
 from geneb.tasks.folders import list_tasks, resolve_task
-from geneb.tasks.loader import load_task_folder, save_task_folder
+from geneb.tasks.loader import load_task_folder
+from geneb.tasks.save import save_task_folder
 from geneb.tasks.synthetic import SYNTHETIC_TASK_NAMES, build_synthetic_task
 
 runner = CliRunner()

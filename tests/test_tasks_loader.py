@@ -14,8 +14,9 @@ import pytest
 
 from geneb.errors import TaskError
 from geneb.protocol import UNCATEGORIZED, class_quotas, stratified_positions
-from geneb.tasks.loader import load_task_folder, save_task_folder
+from geneb.tasks.loader import load_task_folder
 from geneb.tasks.sampling import name_seed
+from geneb.tasks.save import save_task_folder
 from geneb.tasks.spec import CATEGORIES
 from geneb.tasks.synthetic import build_synthetic_task
 

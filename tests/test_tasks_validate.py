@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from geneb.errors import TaskError
-from geneb.tasks.loader import load_task_folder, save_task_folder
+from geneb.tasks.loader import load_task_folder
+from geneb.tasks.save import save_task_folder
 from geneb.tasks.synthetic import build_synthetic_task
 from geneb.tasks.validate import ALPHABET, check_sequences, classify_labels, csv_locator
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -124,61 +124,72 @@ def extract(
     ] = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
-    from rich.table import Table
+    opts = dict(locals())  # every option, checked, then handed on under its parameter name
+    layers_l = _checked_layers(opts)
+    _print_results(store, _run(opts, layers_l))
 
-    from geneb.extract.runner import extract as run_extract
 
-    # option checks, before any work (constraints: geneb.params)
-    for option, value, constraint in (
-        ("--batch-tokens", batch_tokens, params.BATCH_TOKENS),
-        ("--device", device, params.DEVICE),
-        ("--dtype", dtype, params.COMPUTE_DTYPE),
-        ("--max-length", max_length, params.MAX_LENGTH),
-        ("--pooling", pooling, params.POOLING),
-        ("--layer", layer, params.LAYER),
-        ("--truncation", truncation, params.TRUNCATION),
-        ("--strands", strands, params.STRANDS),
-        ("--seed", seed, params.SEED),
-        ("--storage-dtype", storage_dtype, params.STORAGE_DTYPE),
-        ("--block-rows", block_rows, params.POSITIVE_INT),
-        ("--workers", workers, params.WORKERS),
-        ("--scheduler", scheduler, params.SCHEDULER),
+def _checked_layers(opts: dict[str, Any]) -> list[int] | None:
+    """Check every option before any work (constraints: geneb.params); the parsed --layers."""
+    for option, key, constraint in (
+        ("--batch-tokens", "batch_tokens", params.BATCH_TOKENS),
+        ("--device", "device", params.DEVICE),
+        ("--dtype", "dtype", params.COMPUTE_DTYPE),
+        ("--max-length", "max_length", params.MAX_LENGTH),
+        ("--pooling", "pooling", params.POOLING),
+        ("--layer", "layer", params.LAYER),
+        ("--truncation", "truncation", params.TRUNCATION),
+        ("--strands", "strands", params.STRANDS),
+        ("--seed", "seed", params.SEED),
+        ("--storage-dtype", "storage_dtype", params.STORAGE_DTYPE),
+        ("--block-rows", "block_rows", params.POSITIVE_INT),
+        ("--workers", "workers", params.WORKERS),
+        ("--scheduler", "scheduler", params.SCHEDULER),
     ):
-        params.check_option(option, value, constraint)
+        params.check_option(option, opts[key], constraint)
+    layers = opts["layers"]
     layers_l = params.parse_option_list("--layers", layers, params.LAYER) if layers else None
     if layers is not None and not layers_l:
         raise GenebError("--layers: expected a comma-separated list of ints, got an empty one")
+    return layers_l
 
+
+def _run(opts: dict[str, Any], layers_l: list[int] | None) -> list[Any]:
+    """The runner (or, with --workers / --scheduler, its Dask form) on the checked options."""
+    from geneb.extract.runner import extract as run_extract
+
+    workers, scheduler = opts["workers"], opts["scheduler"]
     cluster: dict[str, object] = {}
     if workers is not None or scheduler is not None:  # same options, run on a Dask cluster
         from geneb.extract import distributed
 
         run_extract = distributed.extract_on_cluster  # type: ignore[assignment]
         cluster = {"workers": workers, "scheduler": scheduler}
-    results = run_extract(
-        store,
-        model,
-        task,
+    split = opts["split"]
+    return run_extract(
+        opts["store"],
+        opts["model"],
+        opts["task"],
         tuple(split) if split else ("train", "test"),
-        batch_tokens=batch_tokens,
-        device=device,
-        dtype=dtype,
-        max_length=max_length,
-        pooling=pooling,
-        layer=layer,
         layers=layers_l,
-        name=name,
-        trust_remote_code=trust_remote_code,
-        overwrite=overwrite,
-        data_dir=data_dir,
-        storage_dtype=storage_dtype,
         progress=show_progress(),
-        truncation=truncation,
-        strands=strands,
-        seed=seed,
-        block_rows=block_rows,
+        **{k: opts[k] for k in _RUNNER_KEYS},
         **cluster,
     )
+
+
+#: Options handed to the runner unchanged, under their own names.
+_RUNNER_KEYS = (
+    "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name",
+    "trust_remote_code", "overwrite", "data_dir", "storage_dtype", "truncation", "strands",
+    "seed", "block_rows",
+)  # fmt: skip
+
+
+def _print_results(store: str, results: list[Any]) -> None:
+    """One row per entry: what happened and how fast."""
+    from rich.table import Table
+
     table = Table(title=f"geneb extract -> {store}")
     for col in ("entry", "action", "rows", "dim", "seq/s", "tok/s"):
         table.add_column(col, no_wrap=col != "entry", overflow="fold")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -91,46 +91,59 @@ def probe(
     """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C).
 
     Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
-    from geneb.probe.engine import run_probes
-    from geneb.probe.solvers import resolve_backend
-    from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_SEEDS
-
-    # option checks, before any work (constraints: geneb.params)
-    shots_l = params.parse_option_list("--shots", shots or ["1,10,full"], params.SHOT,
-                                       convert=str.lower)
-    seeds_l = params.parse_option_list("--seeds", seeds or [",".join(map(str, DEFAULT_SEEDS))],
-                                       params.SEED)
-    Cs = params.parse_option_list("--C", C, params.C_VALUE) or [1.0]  # noqa: N806
-    probes = list(dict.fromkeys(  # each probe once, in the order given
-        params.parse_option_list("--probe", probe_kind or ["linear"], params.PROBE,
-                                 convert=str.strip)))
-    alphas = params.parse_option_list("--alpha", alpha, params.RIDGE_ALPHA) or list(
-        DEFAULT_ALPHA_SWEEP)
-    params.check_option("--backend", backend, params.BACKEND)
-    params.check_option("--protocol", protocol, params.PROTOCOL)
-    params.check_option("--workers", workers, params.WORKERS)
-    params.check_option("--scheduler", scheduler, params.SCHEDULER)
-    if not shots_l or not seeds_l:
-        raise GenebError(f"{'--shots' if not shots_l else '--seeds'}: expected at least one value")
+    opts = dict(locals())  # every option, checked, then handed on under its parameter name
+    grid = _checked_grid(opts)
     try:
-        for probe_name in probes:  # every probe's backend checked before any work
-            resolve_backend(backend, probe_name, protocol)
-        for probe_name in probes:
-            s = run_probes(
-                store, out, models=model or None, tasks=task or None, shots=shots_l,
-                seeds=seeds_l, Cs=Cs, alphas=alphas, probe=probe_name, backend=backend,
-                protocol=protocol,
-                workers=workers, scheduler=scheduler, standardize=standardize,
-                take_all=take_all, progress=show_progress(),
-            )
-            typer.echo(  # a plain line: no rich import on the probe path
-                f"{probe_name + ': ' if len(probes) > 1 else ''}"
-                f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
-                f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
-                f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
-            )
+        _run(opts, grid)
     except GenebError as e:  # library errors name parameters; the CLI names its options
         raise type(e)(_option_names(str(e))) from None
+
+
+def _checked_grid(opts: dict[str, Any]) -> dict[str, list[Any]]:
+    """Option checks, before any work (constraints: geneb.params): the grid to probe."""
+    from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_SEEDS
+
+    shots_l = params.parse_option_list("--shots", opts["shots"] or ["1,10,full"], params.SHOT,
+                                       convert=str.lower)
+    seeds_l = params.parse_option_list(
+        "--seeds", opts["seeds"] or [",".join(map(str, DEFAULT_SEEDS))], params.SEED)
+    Cs = params.parse_option_list("--C", opts["C"], params.C_VALUE) or [1.0]  # noqa: N806
+    probes = list(dict.fromkeys(  # each probe once, in the order given
+        params.parse_option_list("--probe", opts["probe_kind"] or ["linear"], params.PROBE,
+                                 convert=str.strip)))
+    alphas = params.parse_option_list("--alpha", opts["alpha"], params.RIDGE_ALPHA) or list(
+        DEFAULT_ALPHA_SWEEP)
+    params.check_option("--backend", opts["backend"], params.BACKEND)
+    params.check_option("--protocol", opts["protocol"], params.PROTOCOL)
+    params.check_option("--workers", opts["workers"], params.WORKERS)
+    params.check_option("--scheduler", opts["scheduler"], params.SCHEDULER)
+    if not shots_l or not seeds_l:
+        raise GenebError(f"{'--shots' if not shots_l else '--seeds'}: expected at least one value")
+    return {"shots": shots_l, "seeds": seeds_l, "Cs": Cs, "alphas": alphas, "probes": probes}
+
+
+def _run(opts: dict[str, Any], grid: dict[str, list[Any]]) -> None:
+    """Every probe's backend checked before any work, then one ``run_probes`` per probe."""
+    from geneb.probe.engine import run_probes
+    from geneb.probe.solvers import resolve_backend
+
+    backend, protocol, probes = opts["backend"], opts["protocol"], grid["probes"]
+    for probe_name in probes:
+        resolve_backend(backend, probe_name, protocol)
+    for probe_name in probes:
+        s = run_probes(
+            opts["store"], opts["out"], models=opts["model"] or None,
+            tasks=opts["task"] or None, shots=grid["shots"], seeds=grid["seeds"], Cs=grid["Cs"],
+            alphas=grid["alphas"], probe=probe_name, backend=backend, protocol=protocol,
+            workers=opts["workers"], scheduler=opts["scheduler"],
+            standardize=opts["standardize"], take_all=opts["take_all"], progress=show_progress(),
+        )  # fmt: skip
+        typer.echo(  # a plain line: no rich import on the probe path
+            f"{probe_name + ': ' if len(probes) > 1 else ''}"
+            f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
+            f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
+            f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
+        )
 
 
 #: ``run_probes`` parameter spellings in its messages -> this command's options.

@@ -110,37 +110,49 @@ def report(
     ] = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
-    from geneb.analysis.capacity import DEFAULT_EDGES
-    from geneb.analysis.report import build_report
-    from geneb.models.catalogue import published_facts
-
-    # option checks, before any work (constraints: geneb.params)
-    regimes = list(dict.fromkeys(  # each checked under the name it was given with
-        params.parse_option_list("--shots", shots, params.SHOT, convert=str.lower)
-        + params.parse_option_list("--regime", regime, params.SHOT, convert=str.lower)))
-    Cs = params.parse_option_list("--C", C, params.C_VALUE)  # noqa: N806
-    params.check_option("--n-boot", n_boot, params.N_BOOT)
-    edges = params.parse_option_list("--tier-edges", tier_edges, params.TIER_EDGE)
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
-        raise GenebError(f"--tier-edges: expected increasing values, got {edges}")
+    opts = dict(locals())  # every option, checked, then handed on under its parameter name
+    regimes, Cs, edges = _checked_lists(opts)
     summary: dict[str, Any] = {}
-    index = build_report(
-        results,
-        out,
-        model_info=model_info,
-        regimes=regimes or None,
-        Cs=Cs or None,
-        scaling_exclude=tuple(_split(exclude_from_scaling)),
-        n_boot=n_boot,
-        model_properties=model_properties,
-        task_organisms=task_organisms,
-        tier_edges=tuple(edges) or DEFAULT_EDGES,
-        summary=summary,
-        subsampling=subsampling,
-        audits=audits,
-        catalogue=published_facts,
-    )
+    index = _build(opts, regimes, Cs, edges, summary)
     if as_json:
         typer.echo(json.dumps({"report": str(index), **summary}, indent=1))
     else:
         typer.echo(f"report written to {index}")
+
+
+def _checked_lists(opts: dict[str, Any]) -> tuple[list[str], list[float], list[float]]:
+    """Option checks, before any work (constraints: geneb.params): (regimes, Cs, tier edges)."""
+    regimes = list(dict.fromkeys(  # each checked under the name it was given with
+        params.parse_option_list("--shots", opts["shots"], params.SHOT, convert=str.lower)
+        + params.parse_option_list("--regime", opts["regime"], params.SHOT, convert=str.lower)))
+    Cs = params.parse_option_list("--C", opts["C"], params.C_VALUE)
+    params.check_option("--n-boot", opts["n_boot"], params.N_BOOT)
+    edges = params.parse_option_list("--tier-edges", opts["tier_edges"], params.TIER_EDGE)
+    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise GenebError(f"--tier-edges: expected increasing values, got {edges}")
+    return regimes, Cs, edges
+
+
+def _build(opts: dict[str, Any], regimes: list[str], Cs: list[float], edges: list[float],
+           summary: dict[str, Any]) -> Path:
+    """``build_report`` on the checked options, with the published model facts."""
+    from geneb.analysis.capacity import DEFAULT_EDGES
+    from geneb.analysis.report import build_report
+    from geneb.models.catalogue import published_facts
+
+    return build_report(
+        opts["results"],
+        opts["out"],
+        model_info=opts["model_info"],
+        regimes=regimes or None,
+        Cs=Cs or None,
+        scaling_exclude=tuple(_split(opts["exclude_from_scaling"])),
+        n_boot=opts["n_boot"],
+        model_properties=opts["model_properties"],
+        task_organisms=opts["task_organisms"],
+        tier_edges=tuple(edges) or DEFAULT_EDGES,
+        summary=summary,
+        subsampling=opts["subsampling"],
+        audits=opts["audits"],
+        catalogue=published_facts,
+    )

@@ -106,7 +106,6 @@ def extract_on_cluster(
     runner unchanged.
     Bad arguments, unknown tasks and missing splits fail here, before any job starts.
     """
-    model_list = [models] if isinstance(models, str) else list(models)
     task_list = [tasks] if isinstance(tasks, str) else list(tasks)
     splits_t = tuple([splits] if isinstance(splits, str) else splits)
     if sum(x is not None for x in (scheduler, workers, client)) != 1:
@@ -114,31 +113,14 @@ def extract_on_cluster(
                          f"existing one), got workers={workers!r} and scheduler={scheduler!r}")
     if workers is not None and workers < 1:
         raise GenebError(f"workers must be >= 1, got {workers}")
-    if not model_list:
-        raise ModelError("no model given (--model)")
-    if not all(isinstance(m, str) for m in model_list):
-        raise ModelError("models must be spec strings on a cluster (they are loaded by the "
-                         "workers), got a built embedder")
-    # a local model folder travels as an absolute path (workers may run elsewhere)
-    model_list = [os.path.abspath(m) if os.path.isdir(m) else m for m in model_list]
-    if name is not None and len(model_list) != 1:
-        raise ModelError(f"--name {name!r} names one model, but {len(model_list)} were given")
+    model_list = _checked_models(models, name)
     if not task_list:
         raise ModelError("no task given (--task)")
     if not isinstance(store, (str, os.PathLike)):
         raise GenebError("store must be a path on a cluster (workers open it themselves)")
     store_s = os.fspath(store)
     store_s = store_s if "://" in store_s else os.path.abspath(store_s)
-    # tasks resolved here: a typo or a missing split fails before any worker loads a model;
-    # the workers get absolute task folders so they need no data_dir of their own
-    from geneb.tasks.folders import resolve_task
-
-    resolved = []
-    for t in task_list:
-        task = resolve_task(str(t), data_dir)
-        for s in splits_t:
-            task.split(s)
-        resolved.append(os.path.abspath(t) if os.path.isdir(t) else str(t))
+    resolved = _resolved_tasks(task_list, splits_t, data_dir)
     if data_dir is not None:
         data_dir = os.path.abspath(data_dir)
     job_kwargs = dict(kwargs, device=device, name=name, data_dir=data_dir)
@@ -167,3 +149,33 @@ def extract_on_cluster(
         if cluster is not None:
             cluster.close()
     return [r for job in results for r in job]
+
+
+def _checked_models(models: str | Sequence[str], name: str | None) -> list[str]:
+    """The model specs as the workers get them: strings, local folders made absolute."""
+    model_list = [models] if isinstance(models, str) else list(models)
+    if not model_list:
+        raise ModelError("no model given (--model)")
+    if not all(isinstance(m, str) for m in model_list):
+        raise ModelError("models must be spec strings on a cluster (they are loaded by the "
+                         "workers), got a built embedder")
+    # a local model folder travels as an absolute path (workers may run elsewhere)
+    model_list = [os.path.abspath(m) if os.path.isdir(m) else m for m in model_list]
+    if name is not None and len(model_list) != 1:
+        raise ModelError(f"--name {name!r} names one model, but {len(model_list)} were given")
+    return model_list
+
+
+def _resolved_tasks(task_list: list[str], splits: tuple[str, ...], data_dir: str | None
+                    ) -> list[str]:
+    """Tasks resolved here: a typo or a missing split fails before any worker loads a model;
+    the workers get absolute task folders so they need no data_dir of their own."""
+    from geneb.tasks.folders import resolve_task
+
+    resolved = []
+    for t in task_list:
+        task = resolve_task(str(t), data_dir)
+        for s in splits:
+            task.split(s)
+        resolved.append(os.path.abspath(t) if os.path.isdir(t) else str(t))
+    return resolved

@@ -30,7 +30,8 @@ from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
 from geneb.extract.layer_entries import block_embedder, entry_targets
 from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
-from geneb.models.embedder import Embedder, ModelInfo, model_info
+from geneb.extract.provenance import build_provenance
+from geneb.models.embedder import Embedder, model_info
 from geneb.models.options import check_layers
 from geneb.models.registry import check_spec, get_embedder
 from geneb.models.selftest import BatchPolicy, policy_of
@@ -71,44 +72,6 @@ class ExtractResult:
 def default_block_rows(dim: int) -> int:
     """Rows per block so one block of float32 embeddings stays under ``BLOCK_BYTES``."""
     return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(1, dim * 4))))
-
-
-def build_provenance(
-    info: ModelInfo,
-    model_key: str,
-    task: Task,
-    split: SplitData,
-    storage_dtype: str,
-    run_extra: dict[str, Any] | None = None,
-) -> Provenance:
-    """Provenance of one entry: the model's info plus the task split's identity."""
-    extra = dict(info.extra)
-    extra.update(run_extra or {})
-    extra["task_category"] = task.spec.category
-    extra["task_synthetic"] = bool(task.spec.synthetic)
-    if task.spec.kind != "classification":  # only regression entries carry it
-        extra["task_kind"] = task.spec.kind
-    if model_key != info.name:
-        extra["adapter_name"] = info.name
-    return Provenance(
-        model_id=model_key,
-        revision=info.revision,
-        task_id=task.spec.name,
-        task_fingerprint=split.fingerprint,
-        n_params=info.n_params,
-        model_type=info.model_type,
-        tokenizer=info.tokenizer,
-        pooling=info.pooling,
-        layer=info.layer,
-        max_length=info.max_length,
-        truncation=info.truncation,
-        strands=info.strands,
-        dtype=info.dtype,
-        storage_dtype=storage_dtype,
-        device=info.device,
-        adapter=info.adapter,
-        extra=extra,
-    )
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -170,44 +133,16 @@ def extract(
     layers_t = check_layers(layers, layer)
     models = _as_list(models)
     splits = _as_list(splits)
-    if not models:
-        raise ModelError("no model given (--model)")
-    if name is not None and len(models) != 1:
-        raise ModelError(f"--name {name!r} names one model, but {len(models)} were given")
-    if batch_tokens is not None and batch_tokens < 1:
-        raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
-    if block_rows is not None and block_rows < 1:
-        raise ModelError(f"block rows must be a positive integer, got {block_rows}")
-    if storage_dtype not in ("float32", "float16"):
-        raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
-    options: dict[str, Any] = {
-        "device": device,
-        "dtype": dtype,
-        "max_length": max_length,
-        "pooling": pooling,
-        "layer": layer,
-        "layers": None if layers_t is None else list(layers_t),
-        "truncation": truncation,
-        "trust_remote_code": trust_remote_code,
-        "strands": strands,
-    }
-    if seed is not None:
-        options["seed"] = seed
-    for spec in models:  # specs and options are checked before the store is touched
-        if not hasattr(spec, "embed"):
-            check_spec(spec, **options)
-    for spec in models:  # hub ids not cached, code not allowed: refused before any work
-        if isinstance(spec, str):
-            _preflight(spec, trust_remote_code)
+    options = _checked_options(
+        models, name, batch_tokens, block_rows, storage_dtype,
+        device=device, dtype=dtype, max_length=max_length, pooling=pooling, layer=layer,
+        layers=None if layers_t is None else list(layers_t), truncation=truncation,
+        trust_remote_code=trust_remote_code, strands=strands, seed=seed,
+    )  # fmt: skip
     if isinstance(store, FeatureStore) and store.mode != "a":
         raise StoreError(f"store {store.path} is open read-only; open it with mode='a'")
     fs = store if isinstance(store, FeatureStore) else None
-    task_list = _resolve_tasks(tasks, data_dir)  # bad task names fail before any model loads
-    if not task_list:
-        raise ModelError("no task given (--task)")
-    for t in task_list:
-        for s in splits:
-            t.split(s)
+    task_list = _checked_tasks(tasks, data_dir, splits)  # before any model loads
 
     results: list[ExtractResult] = []
     for spec in models:
@@ -222,58 +157,126 @@ def extract(
             )
         if fs is None:  # created only once a model has loaded: a refused model writes nothing
             fs = FeatureStore(store, "a")  # type: ignore[arg-type]
-        info = model_info(embedder)
-        model_key = name or embedder.name
-        rows_per_block = block_rows or default_block_rows(embedder.dim)
-        budget = batch_tokens or default_batch_tokens(model_info(embedder).device)
-        policy = policy_of(embedder)
-        run_extra = {
-            "batch_tokens": budget,
-            "block_rows": rows_per_block,
-            "batch_invariance": policy.describe(),
-        }
-        targets = entry_targets(embedder, info, model_key)  # one per layer of --layers
-        jobs = []
-        stale = []
-        for task in task_list:
-            for s in splits:
-                split = task.split(s)
-                entries = []
-                counts: dict[str, int] | None = None
-                for mkey, minfo in targets:
-                    key = StoreKey(mkey, task.spec.name, s)
-                    prov = build_provenance(minfo, mkey, task, split, storage_dtype, run_extra)
-                    plan = fs.plan(key, prov, overwrite=overwrite)
-                    if plan.action == "refuse":
-                        stale.append(f"{key}: {plan.reason}")
-                    elif plan.action != "skip":
-                        if counts is None:
-                            counts = long_sequence_counts(embedder, split.sequences) or {}
-                        if counts:
-                            extra = dict(run_extra, long_sequences=counts)
-                            prov = build_provenance(minfo, mkey, task, split, storage_dtype, extra)
-                    entries.append((key, prov, plan))
-                jobs.append((split, entries, task.spec.label_names))
-        if stale:
-            raise StaleEntryError(
-                f"refusing to touch stale entries in {fs.path} (nothing written for model "
-                f"{model_key!r}):\n  " + "\n  ".join(stale)
-            )
-        for split, entries, label_names in jobs:
-            todo = [(key, prov) for key, prov, plan in entries if plan.action != "skip"]
-            done = _extract_one(
-                fs, embedder, todo, split, budget, rows_per_block, storage_dtype, overwrite,
-                progress, on_block, policy, label_names,
-            ) if todo else {}  # fmt: skip
-            for key, prov, plan in entries:
-                skip = ExtractResult(key, "skip", plan.reason, len(split), embedder.dim,
-                                     provenance=prov)  # fmt: skip
-                results.append(done.get(key, skip))
+        results += _extract_model(
+            fs, embedder, name or embedder.name, task_list, splits, batch_tokens, block_rows,
+            storage_dtype, overwrite, progress, on_block,
+        )  # fmt: skip
     line = truncation_warning(results)
     if line and on_warning is None:
         print(line, file=sys.stderr, flush=True)
     elif line:
         on_warning(line)
+    return results
+
+
+def _checked_options(
+    models: list[Any],
+    name: str | None,
+    batch_tokens: int | None,
+    block_rows: int | None,
+    storage_dtype: str,
+    *,
+    seed: int | None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Check the run's arguments and every model spec before the store is touched.
+
+    Returns the keyword options handed to ``get_embedder``; hub ids that are not cached and
+    code that is not allowed are refused here, before any work.
+    """
+    if not models:
+        raise ModelError("no model given (--model)")
+    if name is not None and len(models) != 1:
+        raise ModelError(f"--name {name!r} names one model, but {len(models)} were given")
+    if batch_tokens is not None and batch_tokens < 1:
+        raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+    if block_rows is not None and block_rows < 1:
+        raise ModelError(f"block rows must be a positive integer, got {block_rows}")
+    if storage_dtype not in ("float32", "float16"):
+        raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
+    if seed is not None:
+        options["seed"] = seed
+    for spec in models:  # specs and options are checked before the store is touched
+        if not hasattr(spec, "embed"):
+            check_spec(spec, **options)
+    for spec in models:  # hub ids not cached, code not allowed: refused before any work
+        if isinstance(spec, str):
+            _preflight(spec, options["trust_remote_code"])
+    return options
+
+
+def _checked_tasks(tasks: Any, data_dir: str | None, splits: list[str]) -> list[Task]:
+    """Resolve the tasks and their splits; bad task names fail before any model loads."""
+    task_list = _resolve_tasks(tasks, data_dir)
+    if not task_list:
+        raise ModelError("no task given (--task)")
+    for t in task_list:
+        for s in splits:
+            t.split(s)
+    return task_list
+
+
+def _extract_model(
+    fs: FeatureStore,
+    embedder: Embedder,
+    model_key: str,
+    task_list: list[Task],
+    splits: list[str],
+    batch_tokens: int | None,
+    block_rows: int | None,
+    storage_dtype: str,
+    overwrite: bool,
+    progress: bool,
+    on_block: Callable[[StoreKey, int, int], None] | None,
+) -> list[ExtractResult]:
+    """Every task and split with one loaded model; stale entries refuse the whole model."""
+    info = model_info(embedder)
+    rows_per_block = block_rows or default_block_rows(embedder.dim)
+    budget = batch_tokens or default_batch_tokens(info.device)
+    policy = policy_of(embedder)
+    run_extra = {
+        "batch_tokens": budget,
+        "block_rows": rows_per_block,
+        "batch_invariance": policy.describe(),
+    }
+    targets = entry_targets(embedder, info, model_key)  # one per layer of --layers
+    jobs = []
+    stale = []
+    for task in task_list:
+        for s in splits:
+            split = task.split(s)
+            entries = []
+            counts: dict[str, int] | None = None
+            for mkey, minfo in targets:
+                key = StoreKey(mkey, task.spec.name, s)
+                prov = build_provenance(minfo, mkey, task, split, storage_dtype, run_extra)
+                plan = fs.plan(key, prov, overwrite=overwrite)
+                if plan.action == "refuse":
+                    stale.append(f"{key}: {plan.reason}")
+                elif plan.action != "skip":
+                    if counts is None:
+                        counts = long_sequence_counts(embedder, split.sequences) or {}
+                    if counts:
+                        extra = dict(run_extra, long_sequences=counts)
+                        prov = build_provenance(minfo, mkey, task, split, storage_dtype, extra)
+                entries.append((key, prov, plan))
+            jobs.append((split, entries, task.spec.label_names))
+    if stale:
+        raise StaleEntryError(
+            f"refusing to touch stale entries in {fs.path} (nothing written for model "
+            f"{model_key!r}):\n  " + "\n  ".join(stale)
+        )
+    results: list[ExtractResult] = []
+    for split, entries, label_names in jobs:
+        todo = [(key, prov) for key, prov, plan in entries if plan.action != "skip"]
+        done = _extract_one(
+            fs, embedder, todo, split, budget, rows_per_block, storage_dtype, overwrite,
+            progress, on_block, policy, label_names,
+        ) if todo else {}  # fmt: skip
+        for key, prov, plan in entries:
+            skip = ExtractResult(key, "skip", plan.reason, len(split), embedder.dim,
+                                 provenance=prov)  # fmt: skip
+            results.append(done.get(key, skip))
     return results
 
 

@@ -50,7 +50,7 @@ def write_demo_inputs(
     from geneb.models.adapters import minilm
     from geneb.pipeline.tiny_model import build_char_bert
     from geneb.protocol import DEFAULT_SEEDS, REGIMES
-    from geneb.tasks.loader import save_task_folder
+    from geneb.tasks.save import save_task_folder
     from geneb.tasks.synthetic import SYNTHETIC_TASK_NAMES, build_synthetic_task
 
     out.mkdir(parents=True, exist_ok=True)

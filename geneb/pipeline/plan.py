@@ -43,8 +43,10 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +143,43 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
     (report C and regimes among the probed ones), so nothing runs on a bad plan.
     """
     top_spec = PLAN_SECTIONS[""]
+    top = _top(data, src)
+    path = functools.partial(_path, base, src)
+    store = path(top["store"], "store", spec=top_spec["store"])  # type: ignore[arg-type]
+    out = path(top["out"], "out", spec=top_spec["out"])  # type: ignore[arg-type]
+    data_dir = (
+        path(top["data_dir"], "data_dir", spec=top_spec["data_dir"])  # type: ignore[arg-type]
+        if "data_dir" in top
+        else None
+    )
+    models = _models(data["models"], base, src)
+    tasks = _tasks(data, path, src)
+    probe = _probe(_table(data, "probe", src))
+    rep = _table(data, "report", src)
+    ex = _table(data, "extract", src)
+    return Plan(
+        path=None,
+        store=store,
+        out=out,
+        data_dir=data_dir,
+        models=models,
+        tasks=tasks,
+        probe=probe,
+        report=rep.get("enabled", True),
+        **_report_fields(rep, path, src, probe),
+        splits=tuple(ex.get("splits", ["train", "test"])),
+        batch_tokens=ex.get("batch_tokens"),
+        device=ex.get("device", "auto"),
+        overwrite=ex.get("overwrite", False),
+        extract_workers=_extract_workers(ex, src),
+        extract_scheduler=ex.get("scheduler"),
+        vep=parse_vep(_table(data, "vep", src), path, src) if "vep" in data else None,
+    )
+
+
+def _top(data: dict[str, Any], src: str) -> dict[str, Any]:
+    """The checked top-level keys; an unknown key or a missing required one is an error."""
+    top_spec = PLAN_SECTIONS[""]
     unknown = {k: v for k, v in data.items() if k not in TOP_KEYS}
     try:
         check_table(unknown, top_spec, "")  # raises for the first unknown key
@@ -150,26 +189,25 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
     for req in ("store", "out", "models", "tasks"):
         if req not in data:
             raise PlanError(f"{src}: missing required key {req!r}")
+    return top
 
-    def path(p: str, key: str, label: str = "", spec: PathParam | None = None) -> Path:
-        q = Path(p).expanduser()
-        q = q if q.is_absolute() else (base / q).resolve()
-        if spec is not None:
-            try:
-                spec.check_exists(q, f"{label + ' ' if label else ''}{key}")
-            except ParamError as e:
-                raise PlanError(f"{src}: {e}") from None
-        return q
 
-    store = path(top["store"], "store", spec=top_spec["store"])  # type: ignore[arg-type]
-    out = path(top["out"], "out", spec=top_spec["out"])  # type: ignore[arg-type]
-    data_dir = (
-        path(top["data_dir"], "data_dir", spec=top_spec["data_dir"])  # type: ignore[arg-type]
-        if "data_dir" in top
-        else None
-    )
+def _path(
+    base: Path, src: str, p: str, key: str, label: str = "", spec: PathParam | None = None
+) -> Path:
+    """``p`` resolved against the plan's folder; checked to exist when ``spec`` says so."""
+    q = Path(p).expanduser()
+    q = q if q.is_absolute() else (base / q).resolve()
+    if spec is not None:
+        try:
+            spec.check_exists(q, f"{label + ' ' if label else ''}{key}")
+        except ParamError as e:
+            raise PlanError(f"{src}: {e}") from None
+    return q
 
-    models_raw = data["models"]
+
+def _models(models_raw: Any, base: Path, src: str) -> tuple[ModelPlan, ...]:
+    """``[[models]]``: tables or bare names; local folders are relative to the plan file."""
     if not isinstance(models_raw, list) or not models_raw:
         raise PlanError(f"{src}: 'models' must be a non-empty array of tables ([[models]])")
     models = []
@@ -197,7 +235,11 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise PlanError(f"{src}: models listed twice: {sorted(dup)} (give each a distinct name)")
+    return tuple(models)
 
+
+def _tasks(data: dict[str, Any], path: Callable[..., Path], src: str) -> tuple[str, ...]:
+    """``[tasks]``: names, folders and collections (every subfolder of one is a task)."""
     if not isinstance(data["tasks"], dict):
         raise PlanError(f"{src}: 'tasks' must be a table ([tasks]), got {data['tasks']!r}")
     tk = _table(data, "tasks", src)
@@ -215,15 +257,16 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         tasks.extend(str(d) for d in subs)
     if not tasks:
         raise PlanError(f"{src}: [tasks] names no task (use names, folders or collections)")
+    return tuple(tasks)
 
-    pr = _table(data, "probe", src)
-    shots = tuple(dict.fromkeys(_regime(s) for s in pr.get("shots", list(REGIMES))))
-    probes = tuple(dict.fromkeys(pr.get("probes", ["linear"])))
-    probe = ProbePlan(
-        shots=shots,
+
+def _probe(pr: dict[str, Any]) -> ProbePlan:
+    """``[probe]`` (keys already checked); repeated values are kept once, in order."""
+    return ProbePlan(
+        shots=tuple(dict.fromkeys(_regime(s) for s in pr.get("shots", list(REGIMES)))),
         seeds=tuple(dict.fromkeys(pr.get("seeds", list(DEFAULT_SEEDS)))),
         Cs=tuple(dict.fromkeys(float(c) for c in pr.get("C", list(DEFAULT_C_SWEEP)))),
-        probes=probes,
+        probes=tuple(dict.fromkeys(pr.get("probes", ["linear"]))),
         alphas=tuple(dict.fromkeys(float(a) for a in pr.get("alpha", list(DEFAULT_ALPHA_SWEEP)))),
         backend=pr.get("backend", "auto"),
         workers=pr.get("workers"),
@@ -233,8 +276,12 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         protocol=pr.get("protocol", "converged"),
     )
 
-    rep = _table(data, "report", src)
-    ex = _table(data, "extract", src)
+
+def _report_fields(
+    rep: dict[str, Any], path: Callable[..., Path], src: str, probe: ProbePlan
+) -> dict[str, Any]:
+    """``[report]``'s files, regimes and C; the regimes and C must be among the probed ones."""
+    shots, probes = probe.shots, probe.probes
     model_info = (
         path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])  # type: ignore[arg-type]
         if "model_info" in rep
@@ -245,12 +292,11 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         for k in ("model_properties", "task_organisms")
     )
     if "shots" in rep and "regimes" in rep:
-        raise PlanError(f"{src}: [report] shots and regimes (its old name) are both given; "
-                        "keep shots")
+        raise PlanError(
+            f"{src}: [report] shots and regimes (its old name) are both given; keep shots"
+        )
     rkey = "regimes" if "regimes" in rep else "shots"
-    report_regimes = (
-        tuple(dict.fromkeys(_regime(r) for r in rep[rkey])) if rkey in rep else None
-    )
+    report_regimes = tuple(dict.fromkeys(_regime(r) for r in rep[rkey])) if rkey in rep else None
     report_Cs = tuple(float(c) for c in rep["C"]) if "C" in rep else None  # noqa: N806
     for j, r in enumerate(report_regimes or ()):
         if r not in shots:
@@ -264,28 +310,13 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
                 f"{src}: [report] C[{j}]: expected one of the probed [probe] C values "
                 f"({', '.join(f'{x:g}' for x in probe.Cs)}), got {c:g}"
             )
-    return Plan(
-        path=None,
-        store=store,
-        out=out,
-        data_dir=data_dir,
-        models=tuple(models),
-        tasks=tuple(tasks),
-        probe=probe,
-        report=rep.get("enabled", True),
-        model_info=model_info,
-        model_properties=model_properties,
-        task_organisms=task_organisms,
-        report_regimes=report_regimes,
-        report_Cs=report_Cs,
-        splits=tuple(ex.get("splits", ["train", "test"])),
-        batch_tokens=ex.get("batch_tokens"),
-        device=ex.get("device", "auto"),
-        overwrite=ex.get("overwrite", False),
-        extract_workers=_extract_workers(ex, src),
-        extract_scheduler=ex.get("scheduler"),
-        vep=parse_vep(_table(data, "vep", src), path, src) if "vep" in data else None,
-    )
+    return {
+        "model_info": model_info,
+        "model_properties": model_properties,
+        "task_organisms": task_organisms,
+        "report_regimes": report_regimes,
+        "report_Cs": report_Cs,
+    }
 
 
 def _extract_workers(ex: dict[str, Any], src: str) -> int | None:

@@ -23,6 +23,7 @@ from geneb.errors import CorruptEntryError, StaleEntryError, StoreError
 from geneb.store import entry_io
 from geneb.store._layout import Digest
 from geneb.store._pool import parallel
+from geneb.store._rows import check_entry_inputs, check_label_names, first_nonfinite
 from geneb.store.entry_io import DIGESTS_ATTR, LABEL_NAMES_ATTR, STORE_FORMAT_VERSION, ArraySpec
 from geneb.store.keys import StoreKey
 from geneb.store.provenance import Provenance
@@ -61,50 +62,14 @@ PROGRESS_EVERY_S = 2.0
 Piece = tuple[np.ndarray, int, bool]  # (rows, first row, already checked)
 
 
-def _check_label_names(key: StoreKey, names: Sequence[str] | None,
-                       labels: np.ndarray) -> list[str] | None:
-    """``names`` as a list of strings naming every class id in ``labels``, else an error."""
-    if names is None:
-        return None
-    if labels.dtype.kind == "f":  # regression targets: no classes to name
-        if len(names):
-            raise StoreError(f"label_names of {key}: the labels are continuous targets, "
-                             f"which have no class names; got {len(names)} names")
-        return None
-    if isinstance(names, str) or not all(isinstance(x, str) for x in names):
-        raise StoreError(f"label_names of {key} must be a sequence of strings, got {names!r}")
-    out = list(names)
-    top = int(labels.max()) if labels.size else -1
-    if top >= len(out):
-        raise StoreError(f"label_names of {key} has {len(out)} names, but the labels go up "
-                         f"to class id {top}: expected at least {top + 1}")
-    return out
-
-
 class EntryWriter:
     """Streams rows of one entry, in row order, as whole shards; all-or-nothing."""
 
     def __init__(self, store: PlanningStore, key: StoreKey, provenance: Provenance,
                  labels: np.ndarray, rows: np.ndarray, dim: int, storage_dtype: str,
                  overwrite: bool, label_names: Sequence[str] | None = None) -> None:
-        if storage_dtype not in ("float32", "float16"):
-            raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
-        labels = np.asarray(labels)
-        if labels.dtype.kind == "f":  # a regression task's targets: kept as float64
-            if not np.isfinite(labels).all():
-                raise StoreError(f"labels of {key} must be finite numbers")
-            labels = labels.astype(np.float64)
-        elif labels.size and not np.issubdtype(labels.dtype, np.integer):
-            raise StoreError(f"labels of {key} must be integers (class ids) or floats "
-                             f"(regression targets), got dtype {labels.dtype}")
-        else:
-            labels = labels.astype(np.int64)
-        rows = np.asarray(rows, dtype=np.int64)
-        if labels.shape != rows.shape or labels.ndim != 1:
-            raise StoreError(f"labels {labels.shape} and rows {rows.shape} must be equal 1-D")
-        if int(dim) < 1:
-            raise StoreError(f"embedding dimension must be >= 1, got {dim}")
-        self.label_names = _check_label_names(key, label_names, labels)
+        labels, rows = check_entry_inputs(key, labels, rows, dim, storage_dtype)
+        self.label_names = check_label_names(key, label_names, labels)
         if provenance.storage_dtype != storage_dtype:  # record what is really stored
             provenance = dataclasses.replace(provenance, storage_dtype=storage_dtype)
         self.store, self.key, self.provenance = store, key, provenance
@@ -303,7 +268,7 @@ class EntryWriter:
             )
 
         def check(piece: np.ndarray, row0: int) -> None:
-            bad = _first_nonfinite(piece)
+            bad = first_nonfinite(piece)
             if bad is not None:
                 r = row0 + bad
                 raise self._nonfinite(r, emb[r - first] if first <= r < first + len(emb) else None)
@@ -399,16 +364,3 @@ class EntryWriter:
             assert self._lock_cm is not None
             self._lock_cm.__exit__(exc_type, exc, tb)
             self._lock_cm = None
-
-
-def _first_nonfinite(a: np.ndarray) -> int | None:
-    """Row of the first NaN/inf, or None. A sum (one vectorised pass; NaN and inf propagate,
-    inf - inf = NaN) screens the common all-finite case; only a non-finite sum (or an
-    overflow) triggers the exact scan."""
-    if not a.size:
-        return None
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.add.reduce(a.reshape(-1), dtype=np.float32)):
-            return None
-    bad = ~np.isfinite(a).all(axis=1)
-    return int(np.argmax(bad)) if bad.any() else None

@@ -2,7 +2,8 @@
 
 from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED
 from geneb.tasks.folders import list_tasks, resolve_task, task_summaries
-from geneb.tasks.loader import load_task_folder, save_task_folder
+from geneb.tasks.loader import load_task_folder
+from geneb.tasks.save import save_task_folder
 from geneb.tasks.spec import (
     CATEGORIES,
     ClassificationTask,

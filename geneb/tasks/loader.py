@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from geneb.errors import TaskError, unknown_name
 from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED, stratified_positions
@@ -278,19 +277,7 @@ def load_task_folder(
             inferred.append("name")
     check_task_name(name, str(folder))
 
-    raws: list[RawSplit] = []
-    for split in SPLIT_ORDER:
-        raw = read_raw_split(folder, split)
-        if raw is None:
-            if split in REQUIRED_SPLITS:
-                raise TaskError(
-                    f"{folder}: no {split} split; expected one of {split}.csv, {split}.parquet, "
-                    f"{split}.fa/.fasta/.fna or a {split}/ directory of per-class FASTA files"
-                )
-            continue
-        raws.append(raw)
-    check_class_files([(r.name, r.class_files) for r in raws if r.fmt == "fasta-per-class"])
-
+    raws = _read_splits(folder)
     checked = [check_sequences(r.sequences, r.where) for r in raws]
     task_kind_ = task_kind(meta, json_file)
     ids, label_names, kind, mapping = _labels(raws, meta, json_file, task_kind_, inferred)
@@ -305,45 +292,12 @@ def load_task_folder(
     if category is None:
         category = UNCATEGORIZED
         inferred.append("category")
-
-    splits: dict[str, SplitData] = {}
-    subsampled: dict[str, Any] = {}
-    for r, chk, lab in zip(raws, checked, ids, strict=True):
-        seqs, labels = chk.sequences, lab
-        rows = np.arange(len(seqs), dtype=np.int64)
-        if r.name == "train" and task_kind_ == REGRESSION:
-            seqs, labels, rows, record = cap_targets(name_seed(name), seqs, labels, rows,
-                                                     train_row_cap)
-            if record is not None:
-                subsampled["train"] = record
-        elif r.name == "train":
-            seqs, labels, rows, record = cap_train_split(name, seqs, labels, rows, train_row_cap)
-            if record is not None:
-                subsampled["train"] = record
-        splits[r.name] = make_split(r.name, seqs, labels, rows, r.file)
-
+    splits, subsampled = _capped_splits(name, raws, checked, ids, task_kind_, train_row_cap)
     k = len(label_names)
-    metadata: dict[str, Any] = {
-        "folder": str(folder),
-        "files": {r.name: r.file for r in raws},
-        "formats": {r.name: r.fmt for r in raws},
-        "label_type": kind,
-        "label_mapping": mapping,
-        "uppercased": {r.name: c.uppercased_rows for r, c in zip(raws, checked, strict=True)},
-        "subsampled": subsampled,
-        "n_rows": {s: len(d) for s, d in splits.items()},
-        "class_counts": {s: np.bincount(d.labels, minlength=k).tolist() for s, d in splits.items()}
-        if task_kind_ != REGRESSION else {},
-        "target_summary": {s: target_summary(d.labels) for s, d in splits.items()}
-        if task_kind_ == REGRESSION else {},
-        "length_range": {
-            r.name: [int(c.lengths.min()), int(c.lengths.max())]
-            for r, c in zip(raws, checked, strict=True)
-        },
-        "ignored_columns": {r.name: list(r.ignored_columns) for r in raws if r.ignored_columns},
-        "inferred": inferred,
-        "task_json": meta or None,
-    }
+    metadata = _metadata(
+        folder, raws, checked, splits, k, task_kind_, meta, inferred,
+        label_type=kind, label_mapping=mapping, subsampled=subsampled,
+    )  # fmt: skip
     spec = TaskSpec(
         name=name,
         category=category,
@@ -360,61 +314,83 @@ def load_task_folder(
     return typed_task(Task(spec=spec, splits=splits, metadata=metadata))
 
 
-# --------------------------------------------------------------------------- writing
-
-SAVE_FORMATS = ("csv", "parquet", "fasta", "fasta-per-class")
-
-
-def save_task_folder(
-    task: Task, path: str | os.PathLike[str], *, fmt: str = "csv", overwrite: bool = False
-) -> Path:
-    """Write a task as a task folder (labels as integer ids, names in task.json).
-
-    Why: synthetic tasks can be handed to other tools, and a task round-trips through every
-    input format (with ``fasta-per-class`` the records are regrouped by class, so that split's
-    row order, and hence its fingerprint, differs from the original).
-    """
-    if fmt not in SAVE_FORMATS:
-        raise unknown_name("task folder format", fmt, SAVE_FORMATS)
-    folder = Path(path).expanduser()
-    if folder.exists() and any(folder.iterdir()) and not overwrite:
-        raise TaskError(f"{folder}: exists and is not empty (pass overwrite=True to replace)")
-    folder.mkdir(parents=True, exist_ok=True)
-    spec = task.spec
-    meta: dict[str, Any] = {"name": spec.name}
-    if spec.kind == REGRESSION:
-        meta["kind"] = REGRESSION
-    if spec.category in CATEGORIES:
-        meta["category"] = spec.category
-    if spec.kind != REGRESSION:
-        meta.update(n_classes=spec.n_classes, label_names=list(spec.label_names))
-    meta.update(
-        source=spec.source,
-        license=spec.license,
-        description=spec.description,
-        synthetic=spec.synthetic,
-    )
-    for split, data in task.splits.items():
-        meta[f"n_{split}"] = len(data)
-        df = pd.DataFrame({"sequence": list(data.sequences), "label": data.labels})
-        if fmt == "csv":
-            df.to_csv(folder / f"{split}.csv", index=False)
-        elif fmt == "parquet":
-            df.to_parquet(folder / f"{split}.parquet", index=False)
-        elif fmt == "fasta":
-            lines = [
-                f">{split}_{i} label={lab}\n{seq}\n"
-                for i, (seq, lab) in enumerate(
-                    zip(data.sequences, data.labels.tolist(), strict=True)
+def _read_splits(folder: Path) -> list[RawSplit]:
+    """The folder's splits in ``SPLIT_ORDER``, raw; train and test are required."""
+    raws: list[RawSplit] = []
+    for split in SPLIT_ORDER:
+        raw = read_raw_split(folder, split)
+        if raw is None:
+            if split in REQUIRED_SPLITS:
+                raise TaskError(
+                    f"{folder}: no {split} split; expected one of {split}.csv, {split}.parquet, "
+                    f"{split}.fa/.fasta/.fna or a {split}/ directory of per-class FASTA files"
                 )
-            ]
-            (folder / f"{split}.fa").write_text("".join(lines), encoding="ascii")
-        else:
-            sub = folder / split
-            sub.mkdir(exist_ok=True)
-            for k in range(spec.n_classes):
-                idx = np.flatnonzero(data.labels == k).tolist()
-                text = "".join(f">{split}_{i}\n{data.sequences[i]}\n" for i in idx)
-                (sub / f"{k}.fa").write_text(text, encoding="ascii")
-    (folder / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    return folder
+            continue
+        raws.append(raw)
+    check_class_files([(r.name, r.class_files) for r in raws if r.fmt == "fasta-per-class"])
+    return raws
+
+
+def _capped_splits(
+    name: str,
+    raws: list[RawSplit],
+    checked: list[Any],
+    ids: list[np.ndarray],
+    task_kind_: str,
+    train_row_cap: int | None,
+) -> tuple[dict[str, SplitData], dict[str, Any]]:
+    """The checked splits, train capped at ``train_row_cap`` (with the subsample's record)."""
+    splits: dict[str, SplitData] = {}
+    subsampled: dict[str, Any] = {}
+    for r, chk, lab in zip(raws, checked, ids, strict=True):
+        seqs, labels = chk.sequences, lab
+        rows = np.arange(len(seqs), dtype=np.int64)
+        if r.name == "train" and task_kind_ == REGRESSION:
+            seqs, labels, rows, record = cap_targets(name_seed(name), seqs, labels, rows,
+                                                     train_row_cap)
+            if record is not None:
+                subsampled["train"] = record
+        elif r.name == "train":
+            seqs, labels, rows, record = cap_train_split(name, seqs, labels, rows, train_row_cap)
+            if record is not None:
+                subsampled["train"] = record
+        splits[r.name] = make_split(r.name, seqs, labels, rows, r.file)
+    return splits, subsampled
+
+
+def _metadata(
+    folder: Path,
+    raws: list[RawSplit],
+    checked: list[Any],
+    splits: dict[str, SplitData],
+    k: int,
+    task_kind_: str,
+    meta: dict[str, Any],
+    inferred: list[str],
+    *,
+    label_type: str,
+    label_mapping: dict[str, int] | None,
+    subsampled: dict[str, Any],
+) -> dict[str, Any]:
+    """``Task.metadata``: files, formats, row and class counts, what was inferred."""
+    return {
+        "folder": str(folder),
+        "files": {r.name: r.file for r in raws},
+        "formats": {r.name: r.fmt for r in raws},
+        "label_type": label_type,
+        "label_mapping": label_mapping,
+        "uppercased": {r.name: c.uppercased_rows for r, c in zip(raws, checked, strict=True)},
+        "subsampled": subsampled,
+        "n_rows": {s: len(d) for s, d in splits.items()},
+        "class_counts": {s: np.bincount(d.labels, minlength=k).tolist() for s, d in splits.items()}
+        if task_kind_ != REGRESSION else {},
+        "target_summary": {s: target_summary(d.labels) for s, d in splits.items()}
+        if task_kind_ == REGRESSION else {},
+        "length_range": {
+            r.name: [int(c.lengths.min()), int(c.lengths.max())]
+            for r, c in zip(raws, checked, strict=True)
+        },
+        "ignored_columns": {r.name: list(r.ignored_columns) for r in raws if r.ignored_columns},
+        "inferred": inferred,
+        "task_json": meta or None,
+    }

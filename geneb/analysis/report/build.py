@@ -87,11 +87,7 @@ def build_report(
     edges = check_edges(tier_edges)
     user_props = None if model_properties is None else read_model_properties(model_properties)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
-    curve = None
-    if subsampling is not None:
-        from geneb.probe.subsample import read_curve
-
-        curve = read_curve(subsampling)
+    curve = None if subsampling is None else _read_curve(subsampling)
     out = Path(out_dir)
     owned = output.check_output(out)
     reg = load_regression(results)
@@ -101,18 +97,10 @@ def build_report(
     df = restrict(df_all, regimes=regimes, Cs=Cs)
     if df.empty:
         raise GenebError("no results rows left after restricting to the asked regimes and Cs")
-    info = None
-    if model_info is not None:
-        if isinstance(model_info, pd.DataFrame):
-            if "model" not in model_info.columns:
-                raise GenebError("model info table: no 'model' column")
-            info = model_info.copy()
-        else:
-            info = read_model_info(model_info)
     ctx = ReportContext(
         df_all=df_all,
         df=df,
-        info=info,
+        info=None if model_info is None else _model_info(model_info),
         Cs=Cs,
         scaling_exclude=tuple(scaling_exclude),
         n_boot=n_boot,
@@ -132,10 +120,34 @@ def build_report(
             f"results table: task {t!r} has organism {bad[t]!r}; expected one of "
             f"{list(TASK_ORGANISMS)}"
         )
+    _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
+    if summary is not None:
+        summary.update(ctx.summary)
+    return out / "index.html"
+
+
+def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:
+    """The curve CSV of ``geneb probe-subsample --out`` (imported late: probe is heavier)."""
+    from geneb.probe.subsample import read_curve
+
+    return read_curve(subsampling)
+
+
+def _model_info(model_info: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
+    """The user's model info table, from a file or a frame (copied, never changed)."""
+    if isinstance(model_info, pd.DataFrame):
+        if "model" not in model_info.columns:
+            raise GenebError("model info table: no 'model' column")
+        return model_info.copy()
+    return read_model_info(model_info)
+
+
+def _write_page(out: Path, owned: object, ctx: ReportContext, sections: Sequence[Section]) -> None:
+    """Run every section into a staging folder, then move it into place (or discard it)."""
     staged = output.staging_dir(out)
     try:
         page = Page(staged)
-        for section in SECTIONS if sections is None else sections:
+        for section in sections:
             section(page, ctx)
         page.p(
             f"Tables ({len(page.tables)}): "
@@ -148,9 +160,6 @@ def build_report(
         output.discard(staged)
         raise
     output.commit(out, staged, owned)
-    if summary is not None:
-        summary.update(ctx.summary)
-    return out / "index.html"
 
 
 def _raw(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:

@@ -36,8 +36,9 @@ from geneb.errors import ProbeError
 from geneb.probe.preprocess import Standardizer
 from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem, second_order
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
-from geneb.probe.solvers.fast_full import PathFit, RowBlocks, solve_path
+from geneb.probe.solvers.fast_full import PathFit, solve_path
 from geneb.probe.solvers.numeric import expit, softmax
+from geneb.probe.solvers.row_blocks import RowBlocks
 
 #: A cell is solved in the reduced (row-space) form when it has at most this many train rows
 #: and fewer rows than features; larger cells go through the full-data path.
@@ -178,38 +179,9 @@ class FastBackend:
         Kp = K if multi else 1
         B = len(keys)
         d = problem.X_train.shape[1]
-        means = np.zeros((B, d))
-        scales = np.ones((B, d))
         ns = np.array([len(cells[k].train_idx) for k in keys])
         n_max = int(ns.max())
-        # standardise each distinct row set on its own rows, then thin SVDs (batched per row
-        # count): once per row set, shared by its cells of every C (same matrix, same bits)
-        rows_of = [k[0] for k in keys]
-        first: dict[bytes, int] = {}
-        for b, rk in enumerate(rows_of):
-            first.setdefault(rk, b)
-        uniq_b = list(first.values())
-        Xs: dict[int, np.ndarray] = {}
-        for b in uniq_b:
-            Xc = problem.X_train[cells[keys[b]].train_idx]
-            if problem.standardize:
-                st = Standardizer.fit(Xc)
-                means[b], scales[b] = st.mean, st.scale
-                Xs[b] = st.transform(Xc, np.float64)
-            else:
-                Xs[b] = Xc.astype(np.float64)
-        U_all, S_all, Vt_all = [None] * B, [None] * B, [None] * B
-        ns_u = ns[uniq_b]
-        for n in np.unique(ns_u):
-            sel = [uniq_b[j] for j in np.flatnonzero(ns_u == n)]
-            U, S, Vt = ops.svd(ops.asarray(np.stack([Xs[b] for b in sel])))
-            for j, b in enumerate(sel):
-                U_all[b], S_all[b], Vt_all[b] = U[j], S[j], Vt[j]
-        for b, rk in enumerate(rows_of):
-            b0 = first[rk]
-            if b0 != b:
-                means[b], scales[b] = means[b0], scales[b0]
-                U_all[b], S_all[b], Vt_all[b] = U_all[b0], S_all[b0], Vt_all[b0]
+        means, scales, U_all, S_all, Vt_all = self._few_bases(problem, cells, keys, ns)
         S_np = [ops.to_numpy(s) for s in S_all]
         ranks = np.array([max(1, int((s > s[0] * max(n, d) * np.finfo(float).eps).sum()))
                           if s[0] > 0 else 1 for s, n in zip(S_np, ns, strict=True)])
@@ -245,19 +217,51 @@ class FastBackend:
         theta = parts[0].theta if len(parts) == 1 else ops.cat([r.theta for r in parts])
         n_iter = np.concatenate([r.n_iter for r in parts])
         converged = np.concatenate([r.converged for r in parts])
-        W_std = ops.to_numpy(ops.einsum("bkr,brd->bkd", theta[..., :r_max], Vt_pad))
-        bias = ops.to_numpy(theta[..., -1])  # (B, K')
-        W_raw = W_std / scales[:, None, :]
-        b_raw = bias - (W_raw * means[:, None, :]).sum(-1)
-        Xte = problem.X_test.astype(np.float64)
-        logits = np.einsum("td,bkd->btk", Xte, W_raw, optimize=True) + b_raw[:, None, :]
-        mag = (np.einsum("td,bkd->btk", np.abs(Xte), np.abs(W_raw), optimize=True)
-               + (np.abs(bias) + (np.abs(W_raw) * np.abs(means)[:, None, :]).sum(-1))[:, None, :])
-        proba = proba_from_logits(logits, multi, mag)
+        proba = _few_proba(ops, problem, theta, Vt_pad, r_max, means, scales, multi)
         per_cell = (time.perf_counter() - t0) / B
         return {k: CellFit(proba=proba[b], n_iter=int(n_iter[b]),
                            converged=bool(converged[b]), fit_seconds=per_cell)
                 for b, k in enumerate(keys)}
+
+    def _few_bases(
+        self, problem: ProbeProblem, cells: dict[Any, ProbeCell], keys: list[Any], ns: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[Any], list[Any], list[Any]]:
+        """Per cell: the standardisation (means, scales) and thin SVD (U, S, Vt) of its rows.
+
+        Each distinct row set is standardised on its own rows and decomposed once (SVDs
+        batched per row count), shared by its cells of every C (same matrix, same bits)."""
+        ops = self.ops
+        B = len(keys)
+        d = problem.X_train.shape[1]
+        means = np.zeros((B, d))
+        scales = np.ones((B, d))
+        rows_of = [k[0] for k in keys]
+        first: dict[bytes, int] = {}
+        for b, rk in enumerate(rows_of):
+            first.setdefault(rk, b)
+        uniq_b = list(first.values())
+        Xs: dict[int, np.ndarray] = {}
+        for b in uniq_b:
+            Xc = problem.X_train[cells[keys[b]].train_idx]
+            if problem.standardize:
+                st = Standardizer.fit(Xc)
+                means[b], scales[b] = st.mean, st.scale
+                Xs[b] = st.transform(Xc, np.float64)
+            else:
+                Xs[b] = Xc.astype(np.float64)
+        U_all, S_all, Vt_all = [None] * B, [None] * B, [None] * B
+        ns_u = ns[uniq_b]
+        for n in np.unique(ns_u):
+            sel = [uniq_b[j] for j in np.flatnonzero(ns_u == n)]
+            U, S, Vt = ops.svd(ops.asarray(np.stack([Xs[b] for b in sel])))
+            for j, b in enumerate(sel):
+                U_all[b], S_all[b], Vt_all[b] = U[j], S[j], Vt[j]
+        for b, rk in enumerate(rows_of):
+            b0 = first[rk]
+            if b0 != b:
+                means[b], scales[b] = means[b0], scales[b0]
+                U_all[b], S_all[b], Vt_all[b] = U_all[b0], S_all[b0], Vt_all[b0]
+        return means, scales, U_all, S_all, Vt_all
 
     # --- full data: warm-started C path -------------------------------------------------
     def _fit_threads(self) -> int:
@@ -344,3 +348,18 @@ class FastBackend:
             out.append(CellFit(proba=proba_from_logits(Xt @ W.T + b, multi, mag), n_iter=pf.n_iter,
                                converged=pf.converged, fit_seconds=pf.seconds + prep / len(path)))
         return out
+
+
+def _few_proba(ops: Any, problem: ProbeProblem, theta: Any, Vt_pad: Any, r_max: int,
+               means: np.ndarray, scales: np.ndarray, multi: bool) -> np.ndarray:
+    """Test-set probabilities of the B few-shot fits: solved coefficients mapped back from
+    the SVD basis to raw features (ties snapped, see ``proba_from_logits``)."""
+    W_std = ops.to_numpy(ops.einsum("bkr,brd->bkd", theta[..., :r_max], Vt_pad))
+    bias = ops.to_numpy(theta[..., -1])  # (B, K')
+    W_raw = W_std / scales[:, None, :]
+    b_raw = bias - (W_raw * means[:, None, :]).sum(-1)
+    Xte = problem.X_test.astype(np.float64)
+    logits = np.einsum("td,bkd->btk", Xte, W_raw, optimize=True) + b_raw[:, None, :]
+    mag = (np.einsum("td,bkd->btk", np.abs(Xte), np.abs(W_raw), optimize=True)
+           + (np.abs(bias) + (np.abs(W_raw) * np.abs(means)[:, None, :]).sum(-1))[:, None, :])
+    return proba_from_logits(logits, multi, mag)

@@ -9,76 +9,29 @@ recomputed only when CG stops converging quickly. Gradient, objective, line sear
 stopping test run in float64, so the float32 parts only steer the steps: they affect speed,
 never what counts as converged. Warm starts: each C starts from the previous solution.
 
-Parallel without changing a bit: the matrix-vector passes (linear predictor, gradient,
-Hessian-vector products) run over fixed row blocks, one single-threaded BLAS call per block,
-spread over ``threads`` Python threads (BLAS releases the GIL), with the per-block partial
-sums added in block order. The blocks do not depend on the thread count, so one thread and
-two give the same bits (OpenBLAS's own threading splits the sums differently for each thread
-count). The Gram and the Cholesky updates are fixed lists of panel products handed to the
-same threads. BLAS itself stays single-threaded throughout.
+Parallel without changing a bit: the matrix-vector passes run over fixed row blocks and the
+Gram and Cholesky updates are fixed lists of panel products, all handed to the same threads
+(:mod:`geneb.probe.solvers.row_blocks`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from geneb.errors import ProbeError
-from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, upper_panels
+from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, pcg, upper_panels
+from geneb.probe.solvers.row_blocks import RowBlocks
 
 #: CG steps after which the lagged Gram is considered stale and recomputed.
 STALE_CG = 5
-MAX_CG = 200
-#: Rows per block of the blocked matrix-vector passes: fixed (never derived from the thread
-#: count, so results do not depend on it). 1,024 rows of 1,025 float32 features are 4 MiB:
-#: large enough that per-block Python overhead is small, small enough to split 6,478 rows
-#: over two threads evenly (measured: 256-row blocks were slower with two threads).
-BLOCK_ROWS = 1024
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
-
-
-class RowBlocks:
-    """Fixed row blocks ``[a, b)`` of an n-row matrix, mapped over a small thread pool.
-
-    ``map(fn)`` calls ``fn(a, b)`` for every block and returns the results in block order;
-    thread t handles the t-th contiguous run of blocks. Callers reduce the results in that
-    order, so the sums are the same for any ``threads``. BLAS must be single-threaded inside
-    ``fn`` (the caller's threadpool limit; the solver runs under one thread).
-    """
-
-    def __init__(self, n: int, threads: int = 1, block_rows: int = BLOCK_ROWS) -> None:
-        edges = list(range(0, n, block_rows)) + [n]
-        self.blocks = list(zip(edges[:-1], edges[1:], strict=True))
-        self.threads = max(1, int(threads))
-        self._pool: ThreadPoolExecutor | None = None
-
-    def map(self, fn: Callable[[int, int], Any]) -> list[Any]:
-        """``fn(a, b)`` for every row block, results in block order."""
-        return self.run(fn, self.blocks)
-
-    def run(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """``fn(*task)`` for every task of a fixed list, results in task order; thread t
-        takes the t-th contiguous run of tasks."""
-        t = min(self.threads, len(tasks))
-        if t <= 1:
-            return [fn(*task) for task in tasks]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="geneb-rows")
-        nb = len(tasks)
-        runs = [tasks[i * nb // t:(i + 1) * nb // t] for i in range(t)]
-        parts = self._pool.map(lambda run: [fn(*task) for task in run], runs)
-        return [r for part in parts for r in part]
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -329,34 +282,6 @@ def _cholesky_or_none(M: np.ndarray, run: Callable[..., Any]
         return None
 
 
-def _pcg(prob: _Problem, C: float, P: np.ndarray, g: np.ndarray,
-         precond: Callable[[np.ndarray], np.ndarray], rtol: float) -> tuple[np.ndarray, int]:
-    """Preconditioned CG for ``H x = -g``; returns x and the number of CG steps."""
-    shape = g.shape
-    x = np.zeros(g.size)
-    r = -g.ravel()
-    z = precond(r)
-    d = z.copy()
-    rz = r @ z
-    target = rtol * np.linalg.norm(r)
-    it = 0
-    for it in range(1, MAX_CG + 1):  # noqa: B007 (it is returned)
-        Hd = prob.hvp(C, P, d.reshape(shape)).ravel()
-        dHd = d @ Hd
-        if dHd <= 0:
-            break
-        a = rz / dHd
-        x += a * d
-        r -= a * Hd
-        if np.linalg.norm(r) <= target:
-            break
-        z = precond(r)
-        rz_new = r @ z
-        d = z + (rz_new / rz) * d
-        rz = rz_new
-    return x.reshape(shape), it
-
-
 def intercept_start(y: np.ndarray, n_classes: int) -> np.ndarray:
     """(K', p=1) intercept-only optimum (class log-odds), the start of the C path's first fit;
     zeros when a class is absent (its optimum is not finite)."""
@@ -421,7 +346,7 @@ def _solve_path(prob: _Problem, y: np.ndarray, n_classes: int, Cs: Sequence[floa
             if G is None or cho is None:
                 G, cho = prob.factor(C, P, G)
             rtol = min(0.1, max(1e-6, np.sqrt(gnorm)))
-            delta, ncg = _pcg(prob, C, P, g, cho, rtol)
+            delta, ncg = pcg(partial(prob.hvp, C, P), g, cho, rtol)
             if ncg > STALE_CG:
                 G, cho = None, None  # the lagged Gram no longer describes the Hessian
             eta_d = prob.eta(delta)

@@ -112,3 +112,36 @@ def cholesky_solver(M: np.ndarray, run: Runner = _serial,
         return x
 
     return solve
+
+
+#: Most conjugate-gradient steps of one Newton system.
+MAX_CG = 200
+
+
+def pcg(hvp: Callable[[np.ndarray], np.ndarray], g: np.ndarray,
+        precond: Callable[[np.ndarray], np.ndarray], rtol: float) -> tuple[np.ndarray, int]:
+    """Preconditioned CG for ``H x = -g`` (``hvp(v) = H v``, v shaped like g); returns x and
+    the number of CG steps."""
+    shape = g.shape
+    x = np.zeros(g.size)
+    r = -g.ravel()
+    z = precond(r)
+    d = z.copy()
+    rz = r @ z
+    target = rtol * np.linalg.norm(r)
+    it = 0
+    for it in range(1, MAX_CG + 1):  # noqa: B007 (it is returned)
+        Hd = hvp(d.reshape(shape)).ravel()
+        dHd = d @ Hd
+        if dHd <= 0:
+            break
+        a = rz / dHd
+        x += a * d
+        r -= a * Hd
+        if np.linalg.norm(r) <= target:
+            break
+        z = precond(r)
+        rz_new = r @ z
+        d = z + (rz_new / rz) * d
+        rz = rz_new
+    return x.reshape(shape), it
