@@ -152,35 +152,18 @@ def _run(
     pairs = [inspect_pair(fs, m, t_) for m, t_ in select_pairs(fs, models, tasks)]
     vers = versions()
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    reused_rows: list[dict[str, Any]] = []
-    n_cells = n_skipped = 0
-    for p in pairs:
-        if p.kind == REGRESSION:  # ridge probes, full regime only (geneb.probe.ridge_probe)
-            reused, nc, ns = plan_ridge_pair(
-                p, shots=shots, seeds=seeds, alphas=alphas, probe=probe,
-                standardize=standardize, done=done, versions=vers, created=created)
-        else:
-            reused, nc, ns = plan_pair(
-                p, shots=shots, seeds=seeds, Cs=Cs, probe=probe, backend_name=backend_name,
-                protocol_name=protocol_name, standardize=standardize, take_all=take_all,
-                done=done, versions=vers, created=created,
-            )
-        reused_rows += reused
-        n_cells += nc
-        n_skipped += ns
+    reused_rows, n_cells, n_skipped = _plan_pairs(
+        pairs, dict(shots=shots, seeds=seeds, probe=probe, standardize=standardize, done=done,
+                    versions=vers, created=created),
+        dict(Cs=Cs, backend_name=backend_name, protocol_name=protocol_name, take_all=take_all),
+        alphas)
     todo = [p for p in pairs if p.fits]
     tm["plan"] += time.perf_counter() - t
 
     t = time.perf_counter()
     n_procs = workers if workers is not None else default_workers()
     in_process = bool(todo) and client is None and (n_procs == 1 or len(todo) == 1)
-    read: dict[tuple[str, str], tuple[StoreEntry, StoreEntry]] = {}
-    for p in todo:  # NaN/inf anywhere: fail before any work
-        tr = check_finite(fs, p.model, p.task, "train")
-        te = check_finite(fs, p.model, p.task, "test")
-        if in_process and len(todo) == 1:  # solved right here next: do not read it again
-            read[(p.model, p.task)] = (tr, te)
-        del tr, te
+    read = _check_entries(fs, todo, keep=in_process and len(todo) == 1)
     tm["read"] += time.perf_counter() - t
 
     writer = ResultWriter(out_p, on_group_done)
@@ -197,17 +180,8 @@ def _run(
         if not todo:
             pass
         elif in_process:
-            for p in todo:
-                # this process is the whole run: full-data fits may use every core given
-                ts = time.perf_counter()
-                res = solve_group(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
-                                  **args, storage_dtype=p.storage_dtype,
-                                  fit_threads=min(n_procs, default_workers()),
-                                  entries=read.pop((p.model, p.task), None))
-                pair_s.append((p.model, p.task, time.perf_counter() - ts))
-                tm["solve"] += pair_s[-1][2]
-                writer.pair(p, res)
-                bar.update(len(p.fits))
+            pair_s = _solve_in_process(fs, todo, args, n_procs, read, writer, bar)
+            tm["solve"] += sum(s for _, _, s in pair_s)
         else:
             run_dask(todo, fs.path, args, client, min(n_procs, len(todo)), writer.pair, bar)
             tm["solve"] += time.perf_counter() - t - writer.seconds
@@ -223,3 +197,55 @@ def _run(
         timings=tm, pair_solve_seconds=tuple(pair_s),
     )
 
+
+def _plan_pairs(
+    pairs: Sequence[Any], common: dict[str, Any], linear: dict[str, Any],
+    alphas: tuple[float, ...],
+) -> tuple[list[dict[str, Any]], int, int]:
+    """Plan every pair's fits (ridge for regression tasks, full regime only; else the linear or
+    MLP grid): (rows reused from earlier runs, cells asked for, cells already present)."""
+    reused_rows: list[dict[str, Any]] = []
+    n_cells = n_skipped = 0
+    for p in pairs:
+        if p.kind == REGRESSION:  # ridge probes, full regime only (geneb.probe.ridge_probe)
+            reused, nc, ns = plan_ridge_pair(p, alphas=alphas, **common)
+        else:
+            reused, nc, ns = plan_pair(p, **common, **linear)
+        reused_rows += reused
+        n_cells += nc
+        n_skipped += ns
+    return reused_rows, n_cells, n_skipped
+
+
+def _solve_in_process(
+    fs: FeatureStore, todo: Sequence[Any], args: dict[str, Any], n_procs: int,
+    read: dict[tuple[str, str], tuple[StoreEntry, StoreEntry]], writer: ResultWriter, bar: Any,
+) -> list[tuple[str, str, float]]:
+    """Solve every pair here (this process is the whole run: full-data fits may use every
+    core given); returns (model, task, seconds) per pair."""
+    pair_s: list[tuple[str, str, float]] = []
+    for p in todo:
+        ts = time.perf_counter()
+        res = solve_group(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
+                          **args, storage_dtype=p.storage_dtype,
+                          fit_threads=min(n_procs, default_workers()),
+                          entries=read.pop((p.model, p.task), None))
+        pair_s.append((p.model, p.task, time.perf_counter() - ts))
+        writer.pair(p, res)
+        bar.update(len(p.fits))
+    return pair_s
+
+
+def _check_entries(
+    fs: FeatureStore, todo: Sequence[Any], *, keep: bool
+) -> dict[tuple[str, str], tuple[StoreEntry, StoreEntry]]:
+    """NaN/inf anywhere fails before any work; with ``keep`` (the one pair solved right here
+    next) the entries read are returned so they are not read again."""
+    read: dict[tuple[str, str], tuple[StoreEntry, StoreEntry]] = {}
+    for p in todo:
+        tr = check_finite(fs, p.model, p.task, "train")
+        te = check_finite(fs, p.model, p.task, "test")
+        if keep:
+            read[(p.model, p.task)] = (tr, te)
+        del tr, te
+    return read

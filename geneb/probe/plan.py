@@ -245,6 +245,9 @@ def plan_pair(
     reused: list[dict[str, Any]] = []
     n_cells = n_skipped = 0
     Cs_or_none: Sequence[float | None] = Cs if probe == "linear" else (None,)
+    grid = {"probe": probe, "protocol": protocol_name, "backend": backend_name,
+            "standardize": bool(standardize), "geneb_version": versions[0],
+            "sklearn_version": versions[1], "created": created}
     for regime in shots:
         k = protocol.regime_k(regime)
         for seed in seeds:
@@ -261,33 +264,7 @@ def plan_pair(
             rows_key = hashlib.sha256(sample.positions.tobytes()).hexdigest()
             for C in Cs_or_none:
                 n_cells += 1
-                base = {
-                    "schema_version": RESULTS_SCHEMA_VERSION,
-                    "model": pair.model,
-                    "task": pair.task,
-                    "category": pair.category,
-                    "task_synthetic": pair.synthetic,
-                    "regime": regime,
-                    "k": k,
-                    "seed": int(seed),
-                    "C": None if C is None else float(C),
-                    "probe": probe,
-                    "protocol": protocol_name,
-                    "backend": backend_name,
-                    "standardize": bool(standardize),
-                    "take_all": bool(sample.took_all),
-                    "n_classes": pair.n_classes,
-                    "n_train": len(sample.positions),
-                    "n_test": pair.n_test,
-                    "train_rows": [] if k is None else sample.file_rows.tolist(),
-                    "n_params": pair.n_params,
-                    "store_fingerprint": pair.store_fp,
-                    "storage_dtype": pair.storage_dtype,
-                    "task_fingerprint": pair.task_fp,
-                    "geneb_version": versions[0],
-                    "sklearn_version": versions[1],
-                    "created": created,
-                }
+                base = _cell_row(pair, regime, k, int(seed), C, sample, grid)
                 cid = cell_id(base)
                 if cid in done.ids:
                     n_skipped += 1
@@ -306,3 +283,35 @@ def plan_pair(
                 pair.cells.append((base, fit_index[fkey]))
                 done.ids.add(cid)
     return reused, n_cells, n_skipped
+
+
+def _cell_row(pair: Pair, regime: str, k: int | None, seed: int, C: float | None,  # noqa: N803
+              sample: Any, grid: dict[str, Any]) -> dict[str, Any]:
+    """The results row of one cell (everything but the fit's outcome), in schema order."""
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "model": pair.model,
+        "task": pair.task,
+        "category": pair.category,
+        "task_synthetic": pair.synthetic,
+        "regime": regime,
+        "k": k,
+        "seed": seed,
+        "C": None if C is None else float(C),
+        "probe": grid["probe"],
+        "protocol": grid["protocol"],
+        "backend": grid["backend"],
+        "standardize": grid["standardize"],
+        "take_all": bool(sample.took_all),
+        "n_classes": pair.n_classes,
+        "n_train": len(sample.positions),
+        "n_test": pair.n_test,
+        "train_rows": [] if k is None else sample.file_rows.tolist(),
+        "n_params": pair.n_params,
+        "store_fingerprint": pair.store_fp,
+        "storage_dtype": pair.storage_dtype,
+        "task_fingerprint": pair.task_fp,
+        "geneb_version": grid["geneb_version"],
+        "sklearn_version": grid["sklearn_version"],
+        "created": grid["created"],
+    }
