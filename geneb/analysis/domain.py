@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from geneb.analysis.user_csv import read_user_csv
 from geneb.errors import GenebError
 from geneb.protocol import macro_micro
 
@@ -51,14 +52,8 @@ PAIR_COLUMNS = [
 def read_task_organisms(path: str | os.PathLike[str]) -> dict[str, str]:
     """A CSV with columns ``task`` and ``organism`` (one of :data:`TASK_ORGANISMS`)."""
     p = Path(path)
-    if not p.is_file():
-        raise GenebError(f"no task-organisms file at {str(p)!r}")
-    try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False)
-    except Exception as e:  # pandas raises several types on malformed csv
-        raise GenebError(f"{p}: not a readable CSV file: {e}") from e
-    if not {"task", "organism"} <= set(df.columns):
-        raise GenebError(f"{p}: expected columns task,organism, got {', '.join(df.columns)}")
+    df = read_user_csv(p, what="task-organisms", required=("task", "organism"),
+                       header="task,organism")
     out: dict[str, str] = {}
     for i, (task, org) in enumerate(zip(df["task"], df["organism"], strict=True)):
         where = f"{p}: line {i + 2}"

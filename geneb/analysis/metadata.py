@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from geneb.analysis.user_csv import read_user_csv
 from geneb.errors import GenebError
 
 #: Columns of the model-info CSV used for matched comparisons when present.
@@ -22,17 +23,8 @@ GROUP_COLUMNS: tuple[str, ...] = ("architecture", "tokenization", "pretraining_d
 def read_model_info(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and check a model-info CSV: a ``model`` column, one row per model, no empty ids."""
     p = Path(path)
-    if not p.is_file():
-        raise GenebError(f"no model-info file at {str(p)!r}")
-    try:
-        info = pd.read_csv(p, dtype=str, keep_default_na=False)
-    except Exception as e:  # pandas raises several types on malformed csv
-        raise GenebError(f"{p}: not a readable CSV file: {e}") from e
-    if "model" not in info.columns:
-        raise GenebError(
-            f"{p}: no 'model' column; expected a header such as "
-            f"model,{','.join(GROUP_COLUMNS)} (found: {', '.join(info.columns)})"
-        )
+    info = read_user_csv(p, what="model-info", required=("model",),
+                         header=f"model,{','.join(GROUP_COLUMNS)}")
     info["model"] = info["model"].str.strip()
     empty = info["model"] == ""
     if empty.any():

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from geneb.analysis.user_csv import read_user_csv
 from geneb.errors import GenebError
 from geneb.models import catalogue as cat
 
@@ -130,15 +131,8 @@ def read_model_properties(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def _csv_rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
-    try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False)
-    except Exception as e:  # pandas raises several types on malformed csv
-        raise GenebError(f"{p}: not a readable CSV file: {e}") from e
-    if "model" not in df.columns:
-        raise GenebError(
-            f"{p}: no 'model' column; expected a header such as model,{','.join(PROPERTIES)} "
-            f"(found: {', '.join(df.columns)})"
-        )
+    df = read_user_csv(p, what="model-properties", required=("model",),
+                       header=f"model,{','.join(PROPERTIES)}")
     return [(f"{p}: line {i + 2}", dict(r)) for i, r in enumerate(df.to_dict("records"))]
 
 
