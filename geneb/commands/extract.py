@@ -131,22 +131,22 @@ def extract(
 
 def _checked_layers(opts: dict[str, Any]) -> list[int] | None:
     """Check every option before any work (constraints: geneb.params); the parsed --layers."""
-    for option, key, constraint in (
-        ("--batch-tokens", "batch_tokens", params.BATCH_TOKENS),
-        ("--device", "device", params.DEVICE),
-        ("--dtype", "dtype", params.COMPUTE_DTYPE),
-        ("--max-length", "max_length", params.MAX_LENGTH),
-        ("--pooling", "pooling", params.POOLING),
-        ("--layer", "layer", params.LAYER),
-        ("--truncation", "truncation", params.TRUNCATION),
-        ("--strands", "strands", params.STRANDS),
-        ("--seed", "seed", params.SEED),
-        ("--storage-dtype", "storage_dtype", params.STORAGE_DTYPE),
-        ("--block-rows", "block_rows", params.POSITIVE_INT),
-        ("--workers", "workers", params.WORKERS),
-        ("--scheduler", "scheduler", params.SCHEDULER),
+    for key, constraint in (  # the option is the parameter's name as a flag (--batch-tokens)
+        ("batch_tokens", params.BATCH_TOKENS),
+        ("device", params.DEVICE),
+        ("dtype", params.COMPUTE_DTYPE),
+        ("max_length", params.MAX_LENGTH),
+        ("pooling", params.POOLING),
+        ("layer", params.LAYER),
+        ("truncation", params.TRUNCATION),
+        ("strands", params.STRANDS),
+        ("seed", params.SEED),
+        ("storage_dtype", params.STORAGE_DTYPE),
+        ("block_rows", params.POSITIVE_INT),
+        ("workers", params.WORKERS),
+        ("scheduler", params.SCHEDULER),
     ):
-        params.check_option(option, opts[key], constraint)
+        params.check_option("--" + key.replace("_", "-"), opts[key], constraint)
     layers = opts["layers"]
     layers_l = params.parse_option_list("--layers", layers, params.LAYER) if layers else None
     if layers is not None and not layers_l:
