@@ -175,3 +175,17 @@ def test_gpn_without_its_package_is_one_line(models_dir: Path, monkeypatch) -> N
         geneb.get_embedder(str(path))
     msg = str(e.value)
     assert "\n" not in msg and "'gpn' package" in msg and "geneb[gpn]" in msg
+
+
+def test_measured_range_is_the_dependency_pin() -> None:
+    """The range model-code errors name is the one pyproject.toml installs."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    from geneb.models.model_code import MEASURED_TRANSFORMERS
+
+    deps = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    pins = [Requirement(d) for d in deps["project"]["dependencies"]]
+    tf = next(r for r in pins if r.name == "transformers")
+    assert tf.specifier == Requirement("transformers" + MEASURED_TRANSFORMERS).specifier

@@ -25,7 +25,8 @@ from geneb.errors import ModelError
 GPU_KERNEL_PACKAGES: tuple[str, ...] = ("triton", "flash_attn", "xformers")
 
 #: The transformers range geneb's family fixtures were measured under (docs/models.md table):
-#: DNABERT-2 and GENA-LM code fails under 5.x, GPN and HyenaDNA run under both majors.
+#: DNABERT-2 and GENA-LM code fails under 5.x, GPN and HyenaDNA run under both majors. It is
+#: the dependency pin of pyproject.toml (tests/test_families.py checks they agree).
 MEASURED_TRANSFORMERS = ">=4.46,<5"
 
 
@@ -52,16 +53,16 @@ def hide_gpu_kernels(device: str) -> Iterator[None]:
         sys.modules.update(saved)
 
 
-def _versions() -> str:
+def _versions() -> dict[str, str]:
     import importlib.metadata as md
 
-    parts = []
+    out = {}
     for pkg in ("transformers", "torch"):
         try:
-            parts.append(f"{pkg} {md.version(pkg)}")
+            out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:  # pragma: no cover
             pass
-    return ", ".join(parts)
+    return out
 
 
 def describe_failure(model: str, stage: str, e: BaseException) -> str:
@@ -71,14 +72,16 @@ def describe_failure(model: str, stage: str, e: BaseException) -> str:
     if len(text) > 300:
         text = text[:297] + "..."
     cause = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    versions = _versions()
+    major = versions.get("transformers", "0").split(".")[0]
     hint = ""
-    major = _versions().split(",")[0].removeprefix("transformers ").split(".")[0]
     if major.isdigit() and int(major) >= 5 and isinstance(e, (ImportError, AttributeError)):
         hint = (
             f"; model code written for transformers 4.x needs transformers{MEASURED_TRANSFORMERS}"
             " (geneb's default pin: pip install 'transformers<5')"
         )
-    return f"model {model!r}: {stage} failed ({cause}) under {_versions()}{hint}"
+    under = ", ".join(f"{k} {v}" for k, v in versions.items())
+    return f"model {model!r}: {stage} failed ({cause}) under {under}{hint}"
 
 
 @contextlib.contextmanager
