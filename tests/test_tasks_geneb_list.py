@@ -46,7 +46,11 @@ def test_geneb_list_entries_state_no_unchecked_fact() -> None:
     entries = [e for e in _json("--suite", "geneb_list")]
     assert len(entries) == 25
     for e in entries:  # listed with GENEB's category and source; nothing guessed
-        assert e["n_classes"] is None and e["not_fetchable_because"], e["name"]
+        assert e["not_fetchable_because"], e["name"]
+        for key in ("n_classes", "n_train", "n_valid", "n_test"):  # stated = sourced and checked
+            assert e[key] is None or (e["sources"].get(key) and key in e["checked"]), e["name"]
+    # class counts read from the upstream iPro-WAEL files (8 tasks); the other 17 state none
+    assert sum(e["n_classes"] is not None for e in entries) == 8
 
 
 def test_plain_comparison_names_the_source() -> None:
