@@ -152,3 +152,20 @@ def test_registry_entries_name_their_backend():
         resolve_backend("sklearn", "mlp", "paper")
     with pytest.raises(GenebError, match="unknown probe 'rbf'"):
         resolve_backend("auto", "rbf")
+
+
+def test_regression_tasks_get_ridge_from_the_registry():
+    """The probe a regression task gets is the registry's rule (TASK_PROBES): ridge, exact SVD
+    backend, one protocol, whatever the run asked for; no MLP; ridge is not a user's probe."""
+    from geneb.probe.plan import CLASSIFICATION, REGRESSION
+    from geneb.probe.solvers import BACKEND_NAMES, PROBES, resolve_backend, serving
+
+    for protocol, backend in (("converged", "fast"), ("converged", "sklearn"),
+                              ("paper", "sklearn")):
+        assert serving(REGRESSION, "linear", protocol, backend) == ("ridge", "converged", "svd")
+    assert serving(REGRESSION, "mlp", "converged", "torch") is None
+    assert serving(CLASSIFICATION, "linear", "converged", "fast") == ("linear", "converged",
+                                                                      "fast")
+    assert "ridge" not in PROBES and "svd" not in BACKEND_NAMES
+    with pytest.raises(GenebError, match="unknown probe 'ridge'"):
+        resolve_backend("auto", "ridge")

@@ -25,8 +25,10 @@ from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedle
 from geneb.results.table import cell_ids, indices
 from geneb.store import FeatureStore, StoreEntry, StoreKey
 
-#: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``).
+#: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``) and of a
+#: classification task (the kinds of ``TaskSpec.kind`` and the solver registry's TASK_PROBES).
 REGRESSION = "regression"
+CLASSIFICATION = "classification"
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +61,7 @@ class Pair:
     n_params: int | None
     category: str
     synthetic: bool
-    kind: str = "classification"  # "regression": float labels, ridge probes
+    kind: str = CLASSIFICATION  # REGRESSION: float labels, ridge probes
     fits: list[FitJob] = field(default_factory=list)
     cells: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (row base, fit_id)
 
@@ -180,7 +182,7 @@ def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
         n_params=prov.n_params if prov is not None else None,
         category=str(extra.get("task_category") or UNCATEGORIZED),
         synthetic=bool(extra.get("task_synthetic", False)),
-        kind=REGRESSION if regression else "classification",
+        kind=REGRESSION if regression else CLASSIFICATION,
     )
 
 

@@ -15,8 +15,9 @@ import numpy as np
 
 from geneb.errors import GenebError, StoreError
 from geneb.probe.metrics import compute_metrics
-from geneb.probe.plan import FitJob
-from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.plan import CLASSIFICATION, REGRESSION, FitJob, is_regression_labels
+from geneb.probe.solvers import serving
+from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
 from geneb.protocol import DEFAULT_PROTOCOL, MAX_ITER
 from geneb.store import FeatureStore, StoreEntry
 
@@ -66,22 +67,34 @@ def solve_group(
                 f"store entry {tr.key} holds {tr.embeddings.dtype} embeddings but its attributes "
                 f"say {storage_dtype}; re-extract it"
             )
-        if fits and fits[0].alpha is not None:  # a regression task: ridge probes
-            from geneb.probe.ridge_probe import solve_ridge_fits
+        regression = is_regression_labels(tr.labels)
+        # which solver serves this task's kind: the registry's one rule (ridge for regression)
+        key = serving(REGRESSION if regression else CLASSIFICATION, probe, protocol_name,
+                      backend)
+        if key is None:  # the probe does not exist for this kind: nothing was planned
+            return []
+        problem = _problem(tr, te, n_classes, standardize, regression)
+        y_test = np.asarray(te.labels, dtype=np.float64 if regression else np.int64)
+        return solve_fits(problem, y_test, fits, probe=key[0], backend=key[2],
+                          protocol_name=key[1], blas_threads=blas_threads,
+                          fit_threads=fit_threads)
 
-            return solve_ridge_fits(tr.embeddings, tr.labels, te.embeddings, te.labels, fits,
-                                    standardize)
-        problem = ProbeProblem(
-            X_train=np.ascontiguousarray(tr.embeddings, dtype=np.float32),
-            y_train=np.asarray(tr.labels, dtype=np.int64),
-            X_test=np.ascontiguousarray(te.embeddings, dtype=np.float32),
-            n_classes=n_classes,
-            standardize=standardize,
-            max_iter=MAX_ITER,
-        )
-        return solve_fits(problem, np.asarray(te.labels, dtype=np.int64), fits, probe=probe,
-                          backend=backend, protocol_name=protocol_name,
-                          blas_threads=blas_threads, fit_threads=fit_threads)
+
+def _problem(tr: StoreEntry, te: StoreEntry, n_classes: int, standardize: bool,
+             regression: bool) -> ProbeProblem:
+    """The pair's matrices as its solver takes them: float32 features and class ids, or for a
+    regression the features as stored (ridge solves in float64) and float64 targets."""
+    if regression:
+        return ProbeProblem(X_train=tr.embeddings, y_train=np.asarray(tr.labels, np.float64),
+                            X_test=te.embeddings, n_classes=0, standardize=standardize)
+    return ProbeProblem(
+        X_train=np.ascontiguousarray(tr.embeddings, dtype=np.float32),
+        y_train=np.asarray(tr.labels, dtype=np.int64),
+        X_test=np.ascontiguousarray(te.embeddings, dtype=np.float32),
+        n_classes=n_classes,
+        standardize=standardize,
+        max_iter=MAX_ITER,
+    )
 
 
 def solve_fits(
@@ -99,7 +112,8 @@ def solve_fits(
     a store run (``solve_group``) and an array run (``geneb.probe_arrays``) both go through.
 
     ``protocol_name="paper"`` fits each cell with scikit-learn's literal
-    ``LogisticRegression(C=C, max_iter=1000)`` instead of ``backend``."""
+    ``LogisticRegression(C=C, max_iter=1000)`` instead of ``backend``; ``probe="ridge"``
+    (a regression problem, ``n_classes`` 0) scores predictions by ``ridge_metrics``."""
     from threadpoolctl import threadpool_limits
 
     from geneb.probe.solvers import make_solver
@@ -109,7 +123,8 @@ def solve_fits(
                              fit_threads=fit_threads)
         cells = [
             ProbeCell(regime=f.regime, k=f.k, seed=f.seed,
-                      C=float("nan") if f.C is None else f.C, train_idx=f.positions)
+                      C=float("nan") if f.C is None else f.C, train_idx=f.positions,
+                      alpha=f.alpha)
             for f in fits
         ]
         results = solver.solve(problem, cells)
@@ -120,10 +135,20 @@ def solve_fits(
         for f, r in zip(fits, results, strict=True):
             out.append({
                 "fit_id": f.fit_id,
-                **compute_metrics(y_test, r.proba, problem.n_classes, y_pred=r.pred),
+                **_metrics(y_test, r, problem.n_classes),
                 "n_iter": int(r.n_iter),
                 "converged": bool(r.converged),
                 "n_convergence_warnings": r.n_convergence_warnings,
                 "fit_seconds": float(r.fit_seconds),
             })
         return out
+
+
+def _metrics(y_test: np.ndarray, fit: CellFit, n_classes: int) -> dict[str, Any]:
+    """The metric columns of one fit: a regression's (``n_classes`` 0) from its predictions,
+    else the classification metrics from its class probabilities."""
+    if n_classes == 0:
+        from geneb.probe.ridge_probe import ridge_metrics
+
+        return ridge_metrics(y_test, fit.pred)  # type: ignore[arg-type]
+    return compute_metrics(y_test, fit.proba, n_classes, y_pred=fit.pred)  # type: ignore[arg-type]

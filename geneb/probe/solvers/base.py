@@ -46,28 +46,30 @@ class ProbeCell:
     seed: int
     C: float
     train_idx: np.ndarray  # int64 positions into the task's train matrix
+    alpha: float | None = None  # the ridge penalty (probe ``ridge``, regression tasks)
 
 
 @dataclass(frozen=True, eq=False)
 class CellFit:
     """What a backend returns per cell; metrics are computed centrally from ``proba``."""
 
-    proba: np.ndarray  # (n_test, n_classes) class probabilities on the test matrix
+    proba: np.ndarray | None  # (n_test, n_classes) class probabilities; None: regression
     n_iter: int
     converged: bool
     fit_seconds: float
     n_convergence_warnings: int | None = None  # ConvergenceWarnings raised; None: not counted
-    pred: np.ndarray | None = None  # predicted test classes when not argmax(proba) (paper)
+    #: predicted test classes when not argmax(proba) (paper); a regression's predictions
+    pred: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class ProbeProblem:
     """One (model, task) matrix pair plus everything a backend needs to fit the cells."""
 
-    X_train: np.ndarray  # (n_train, d) float32
-    y_train: np.ndarray  # (n_train,) int64 in 0..K-1
+    X_train: np.ndarray  # (n_train, d) float32 (ridge: as stored; it solves in float64)
+    y_train: np.ndarray  # (n_train,) int64 in 0..K-1; float64 targets for ridge
     X_test: np.ndarray  # (n_test, d) float32
-    n_classes: int
+    n_classes: int  # 0 for regression targets
     standardize: bool = False
     max_iter: int = 1000
     tol: float = DEFAULT_TOL

@@ -7,6 +7,10 @@ float64 from one thin SVD of the centred train matrix per distinct set of train 
 of the sweep reuses the SVD, so a 5-alpha sweep costs about one fit. Standardisation, when
 asked, is fit on each fit's own train rows (``geneb.probe.preprocess``), as for the logistic
 probes. Tested equal to ``Ridge`` on every cell.
+
+:class:`RidgeSolver` is the registry's solver of the probe ``ridge`` (``geneb.probe.solvers``:
+regression tasks get it where the linear probe was asked for); :func:`solve_ridge` is the
+function underneath, for callers with their own matrices (the task API, supervised VEP).
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from geneb.probe.preprocess import standardize_pair
+from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
 from geneb.protocol import DEFAULT_ALPHA_SWEEP
 
-__all__ = ["DEFAULT_ALPHA_SWEEP", "RidgeCell", "RidgeFit", "ridge_predict",
+__all__ = ["DEFAULT_ALPHA_SWEEP", "RidgeCell", "RidgeFit", "RidgeSolver", "ridge_predict",
            "solve_ridge"]
 
 
@@ -78,3 +83,22 @@ def solve_ridge(
         for i, p in zip(members, preds, strict=True):
             out[i] = RidgeFit(pred=p, fit_seconds=secs)
     return [f for f in out if f is not None]
+
+
+class RidgeSolver:
+    """The registry's ridge solver (backend ``svd``): every cell's ``alpha`` on its train rows.
+
+    ``problem.y_train`` holds float targets (``n_classes`` 0); each result's ``pred`` is the
+    test predictions (``proba`` is None: a regression has no class probabilities). The solve
+    is exact, so every cell converges in one step.
+    """
+
+    name = "svd"
+
+    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
+        ridge = [RidgeCell(alpha=float(c.alpha), train_idx=c.train_idx)  # type: ignore[arg-type]
+                 for c in cells]
+        fits = solve_ridge(problem.X_train, np.asarray(problem.y_train, np.float64),
+                           problem.X_test, ridge, standardize=problem.standardize)
+        return [CellFit(proba=None, n_iter=1, converged=True, fit_seconds=f.fit_seconds,
+                        pred=f.pred) for f in fits]
