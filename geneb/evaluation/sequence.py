@@ -109,9 +109,9 @@ def _probe_metrics(
     out: dict[str, float] = {}
     with threadpool_limits(limits=1):
         if kind == "regression":
-            from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
+            from geneb.probe.solvers.ridge import RidgeFit, solve_ridge
 
-            fit = solve_ridge(Xtr, tr.labels, Xte, [RidgeCell(alpha, np.arange(len(Xtr)))],
+            fit = solve_ridge(Xtr, tr.labels, Xte, [RidgeFit(alpha, np.arange(len(Xtr)))],
                               standardize=standardize)[0]
             out.update(_metrics(kind, te.labels, fit.pred, 0))
         else:

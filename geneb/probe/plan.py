@@ -32,8 +32,9 @@ CLASSIFICATION = "classification"
 
 
 @dataclass(frozen=True, eq=False)
-class FitJob:
-    """One distinct fit of a (model, task) job: the rows (positions), C and seed to use."""
+class PlannedFit:
+    """One distinct fit of a pair: the rows (positions), C (or alpha) and seed to use; the
+    pair's cells (result rows) that share it point at its ``fit_id``."""
 
     fit_id: int
     regime: str
@@ -62,7 +63,7 @@ class Pair:
     category: str
     synthetic: bool
     kind: str = CLASSIFICATION  # REGRESSION: float labels, ridge probes
-    fits: list[FitJob] = field(default_factory=list)
+    fits: list[PlannedFit] = field(default_factory=list)
     cells: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (row base, fit_id)
 
 
@@ -280,8 +281,8 @@ def plan_pair(
                 fkey = (rows_key, C, seed if probe == "mlp" else None)
                 if fkey not in fit_index:
                     fit_index[fkey] = len(pair.fits)
-                    pair.fits.append(FitJob(len(pair.fits), regime, k, int(seed), C,
-                                            sample.positions))
+                    pair.fits.append(PlannedFit(len(pair.fits), regime, k, int(seed), C,
+                                                sample.positions))
                 pair.cells.append((base, fit_index[fkey]))
                 done.ids.add(cid)
     return reused, n_cells, n_skipped

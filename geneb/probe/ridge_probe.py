@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.probe.plan import REGRESSION, FitJob
+from geneb.probe.plan import REGRESSION, PlannedFit
 from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
 from geneb.probe.solvers import serving
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, cell_id
@@ -73,8 +73,8 @@ def plan_ridge_pair(
             fkey = (rows_key, float(a))
             if fkey not in fit_index:
                 fit_index[fkey] = len(pair.fits)
-                pair.fits.append(FitJob(len(pair.fits), "full", None, int(seed), None, positions,
-                                        alpha=float(a)))
+                pair.fits.append(PlannedFit(len(pair.fits), "full", None, int(seed), None,
+                                            positions, alpha=float(a)))
             pair.cells.append((base, fit_index[fkey]))
             done.ids.add(cid)
     return [], n_cells, n_skipped

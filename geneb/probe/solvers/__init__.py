@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from geneb.errors import GenebError, ProbeError, unknown_name
 from geneb.probe.solvers.base import (
     DEFAULT_TOL,
-    CellFit,
-    ProbeCell,
+    FitResult,
+    ProbeFit,
     ProbeProblem,
     SolverBackend,
 )
@@ -53,7 +53,7 @@ SOLVERS: dict[tuple[str, str, str], Solver] = {
     ("linear", "converged", "cuml"): Solver(_S + "cuml_backend:CumlBackend", check=True),
     # the paper's literal scikit-learn LogisticRegression(C=C, max_iter=1000)
     ("linear", "paper", "sklearn"): Solver(_S + "paper:PaperSolver", ("blas_threads",)),
-    # all cells of a pair trained at once as one stacked model (CUDA when torch sees a GPU)
+    # all fits of a pair trained at once as one stacked model (CUDA when torch sees a GPU)
     ("mlp", "converged", "torch"): Solver(_S + "mlp:TorchMLPProbe", ("threads",)),
     ("mlp", "converged", "sklearn"): Solver(_S + "mlp:MLPProbe", ("blas_threads",)),  # reference
     # ridge regression, exact (one SVD per set of train rows): regression tasks (TASK_PROBES)
@@ -198,8 +198,8 @@ __all__ = [
     "SOLVERS",
     "TASK_PROBES",
     "USABLE",
-    "CellFit",
-    "ProbeCell",
+    "FitResult",
+    "ProbeFit",
     "ProbeProblem",
     "Solver",
     "SolverBackend",
