@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def grid_cells(y: np.ndarray, K: int, seeds, Cs):
-    from geneb.probe.solvers.base import ProbeCell
+    from geneb.probe.solvers.base import ProbeFit
 
     cells = []
     for k in (1, 10):
@@ -42,9 +42,9 @@ def grid_cells(y: np.ndarray, K: int, seeds, Cs):
             rng = np.random.default_rng(seed)
             idx = np.sort(np.concatenate(
                 [rng.choice(np.flatnonzero(y == c), k, replace=False) for c in range(K)]))
-            cells += [ProbeCell(str(k), k, seed, C, idx) for C in Cs]
+            cells += [ProbeFit(str(k), k, seed, C, idx) for C in Cs]
     for seed in seeds:
-        cells += [ProbeCell("full", None, seed, C, np.arange(len(y))) for C in Cs]
+        cells += [ProbeFit("full", None, seed, C, np.arange(len(y))) for C in Cs]
     return cells
 
 

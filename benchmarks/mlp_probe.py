@@ -53,7 +53,7 @@ def load_task(data_dir: Path, task: str, k: int):
 
 def grid_cells(problem, task: str):
     """The 15 MLP cells as the engine plans them (protocol.draw, the task as fingerprint)."""
-    from geneb.probe.solvers.base import ProbeCell
+    from geneb.probe.solvers.base import ProbeFit
     from geneb.protocol import draw
 
     rows = np.arange(len(problem.y_train))
@@ -63,7 +63,7 @@ def grid_cells(problem, task: str):
             smp = draw(regime, problem.y_train, rows, seed=s, task_fingerprint=task,
                        n_classes=problem.n_classes)
             k = None if regime == "full" else int(regime)
-            cells.append(ProbeCell(regime, k, s, float("nan"), smp.positions))
+            cells.append(ProbeFit(regime, k, s, float("nan"), smp.positions))
     return cells
 
 

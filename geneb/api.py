@@ -68,13 +68,15 @@ def load_task(
     tasks; for a variant folder (``variants.csv``/``.vcf[.gz]`` + ``reference.fa``) a
     ``ZeroShotVariantTask``, or with ``supervised=True`` a ``SupervisedVariantTask``, on
     windows of ``window`` bases. Each has ``attributes()``, ``train_data()`` and
-    ``evaluate(model)`` (``geneb.tasks.evaluate``)."""
+    ``evaluate(model)`` (implemented in ``geneb.evaluation``, which this call imports so
+    that every task it returns can be evaluated)."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise GenebError(
             f"load_task: name_or_path must be a str or path, got {type(name_or_path).__name__}"
         )
     from pathlib import Path
 
+    import geneb.evaluation  # noqa: F401 - registers the evaluators behind Task.evaluate
     from geneb.tasks import resolve_task
 
     folder = Path(name_or_path).expanduser()

@@ -23,7 +23,7 @@ from geneb.errors import ProbeError
 from geneb.models.registry import get_embedder
 from geneb.probe.metrics import predict_from_proba  # the engine's rule: ties to the lower class
 from geneb.probe.solvers import get_backend
-from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import ProbeFit, ProbeProblem
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
 from geneb.probe.solvers.fast import FastBackend, snap_ties
 from geneb.probe.solvers.fast_full import solve_path
@@ -55,20 +55,20 @@ def load_kmer(data_dir, task: str, k: int, n_train: int | None = None):
             emb.embed(te.sequence.tolist()).astype(np.float32), te.label.to_numpy(np.int64))
 
 
-def grid(y: np.ndarray, K: int, Cs, seeds=(13, 42)) -> list[ProbeCell]:
+def grid(y: np.ndarray, K: int, Cs, seeds=(13, 42)) -> list[ProbeFit]:
     cells = []
     for k in (1, 10):
         for seed in seeds:
             rng = np.random.default_rng(seed)
             idx = np.sort(np.concatenate(
                 [rng.choice(np.flatnonzero(y == c), k, replace=False) for c in range(K)]))
-            cells += [ProbeCell(str(k), k, seed, C, idx) for C in Cs]
+            cells += [ProbeFit(str(k), k, seed, C, idx) for C in Cs]
     for seed in seeds:  # the full regime once per seed, as a naive caller would send it
-        cells += [ProbeCell("full", None, seed, C, np.arange(len(y))) for C in Cs]
+        cells += [ProbeFit("full", None, seed, C, np.arange(len(y))) for C in Cs]
     return cells
 
 
-def sklearn_reference(Xtr, ytr, Xte, cell: ProbeCell, standardize: bool):
+def sklearn_reference(Xtr, ytr, Xte, cell: ProbeFit, standardize: bool):
     X, Xt = Xtr[cell.train_idx].astype(np.float64), Xte.astype(np.float64)
     if standardize:
         sc = StandardScaler().fit(X)
@@ -191,7 +191,7 @@ def test_identical_full_fits_are_solved_once(monkeypatch):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 5)).astype(np.float32)
     y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(np.int64)
-    cells = [ProbeCell("full", None, s, C, np.arange(300)) for s in (13, 17, 42) for C in (1, .1)]
+    cells = [ProbeFit("full", None, s, C, np.arange(300)) for s in (13, 17, 42) for C in (1, .1)]
     fits = FastBackend().solve(ProbeProblem(X, y, X[:50], 2), cells)
     assert calls == [[0.1, 1.0]]  # one warm-started path for six cells
     for f, g in zip(fits[:2], fits[2:4], strict=True):
@@ -203,8 +203,8 @@ def test_non_convergence_is_reported():
     X = rng.normal(size=(400, 6)).astype(np.float32)
     y = (X[:, 0] > 0).astype(np.int64)
     prob = ProbeProblem(X, y, X, 2, max_iter=1)
-    cells = [ProbeCell("full", None, 13, 100.0, np.arange(400)),
-             ProbeCell("1", 1, 13, 100.0, np.array([0, int(np.argmax(y != y[0]))]))]
+    cells = [ProbeFit("full", None, 13, 100.0, np.arange(400)),
+             ProbeFit("1", 1, 13, 100.0, np.array([0, int(np.argmax(y != y[0]))]))]
     fits = FastBackend().solve(prob, cells)
     assert [f.converged for f in fits] == [False, False]
     assert all(f.n_iter == 1 for f in fits)
@@ -216,7 +216,7 @@ def test_exact_ties_are_broken_identically():
     y = np.array([0, 1])
     Xte = np.array([[0.3, 0.3], [0.7, 0.7], [1.0, 0.0]], dtype=np.float32)
     fit = FastBackend().solve(ProbeProblem(X, y, Xte, 2, standardize=True),
-                              [ProbeCell("1", 1, 13, 1.0, np.array([0, 1]))])[0]
+                              [ProbeFit("1", 1, 13, 1.0, np.array([0, 1]))])[0]
     np.testing.assert_array_equal(fit.proba[:2], 0.5)
     assert fit.proba[2, 0] > 0.5
 
@@ -225,9 +225,9 @@ def test_bad_cells_raise_clear_errors():
     X = np.zeros((4, 3), dtype=np.float32)
     y = np.array([0, 1, 0, 1])
     with pytest.raises(ProbeError, match="outside 0..3"):
-        FastBackend().solve(ProbeProblem(X, y, X, 2), [ProbeCell("1", 1, 1, 1.0, np.array([9]))])
+        FastBackend().solve(ProbeProblem(X, y, X, 2), [ProbeFit("1", 1, 1, 1.0, np.array([9]))])
     with pytest.raises(ProbeError, match="labels must be"):
-        FastBackend().solve(ProbeProblem(X, y + 1, X, 2), [ProbeCell("1", 1, 1, 1.0, y)])
+        FastBackend().solve(ProbeProblem(X, y + 1, X, 2), [ProbeFit("1", 1, 1, 1.0, y)])
 
 
 def test_bad_blas_thread_setting(monkeypatch):
@@ -244,7 +244,7 @@ def test_bad_blas_thread_setting(monkeypatch):
     with pytest.raises(ProbeError, match="blas_threads"):
         FastBackend(blas_threads=0).solve(
             ProbeProblem(np.eye(3, dtype=np.float32), np.array([0, 1, 0]), np.eye(3), 2),
-            [ProbeCell("full", None, 1, 1.0, np.arange(3))])
+            [ProbeFit("full", None, 1, 1.0, np.arange(3))])
 
 
 @pytest.mark.parametrize("K", [2, 3])

@@ -14,7 +14,7 @@ from geneb.errors import GenebError
 from geneb.models.device import resolve_device
 from geneb.probe.preprocess import standardize_pair
 from geneb.probe.solvers import resolve_backend
-from geneb.probe.solvers.base import PROBE_DEVICES, ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import PROBE_DEVICES, ProbeFit, ProbeProblem
 from geneb.probe.solvers.mlp import MLP_PARAMS, MLPProbe, TorchMLPProbe
 from geneb.probe.solvers.mlp_torch import MLPConfig, fit_mlps
 
@@ -46,8 +46,8 @@ def test_first_epochs_equal_sklearn(K, standardize):
     cfg = MLPConfig(max_iter=3)
     small_a = np.flatnonzero(y < K)[: 6 * K]
     small_b = np.flatnonzero(y < K)[10 : 10 + 3 * K]
-    cells = [ProbeCell("full", None, 7, 1.0, np.arange(len(y))),
-             ProbeCell("6", 6, 11, 1.0, small_a), ProbeCell("3", 3, 5, 1.0, small_b)]
+    cells = [ProbeFit("full", None, 7, 1.0, np.arange(len(y))),
+             ProbeFit("6", 6, 11, 1.0, small_a), ProbeFit("3", 3, 5, 1.0, small_b)]
     fits = fit_mlps(ProbeProblem(X, y, Xt, K, standardize=standardize), cells, cfg=cfg)
     for cell, fit in zip(cells, fits, strict=True):
         Xc, Xtc = X[cell.train_idx], Xt
@@ -60,7 +60,7 @@ def test_first_epochs_equal_sklearn(K, standardize):
 
 def test_full_protocol_close_to_sklearn_and_stops_by_its_rule():
     X, y, Xt, yt = _data(n=420, d=32, K=3)
-    cells = [ProbeCell("full", None, s, 1.0, np.arange(len(y))) for s in (13, 17)]
+    cells = [ProbeFit("full", None, s, 1.0, np.arange(len(y))) for s in (13, 17)]
     fits = fit_mlps(ProbeProblem(X, y, Xt, 3), cells, cfg=MLPConfig.from_params(MLP_PARAMS))
     for cell, fit in zip(cells, fits, strict=True):
         ref = _sk(X, y, Xt, cell.seed)
@@ -75,8 +75,8 @@ def test_a_cell_does_not_depend_on_its_stack():
     X, y, Xt, _ = _data(n=300, d=24)
     problem = ProbeProblem(X, y, Xt, 2, standardize=True)
     rng = np.random.default_rng(3)
-    cells = [ProbeCell("full", None, s, 1.0, np.arange(300)) for s in (1, 2, 3)]
-    cells += [ProbeCell("5", 5, s, 1.0, np.sort(np.concatenate(
+    cells = [ProbeFit("full", None, s, 1.0, np.arange(300)) for s in (1, 2, 3)]
+    cells += [ProbeFit("5", 5, s, 1.0, np.sort(np.concatenate(
         [rng.choice(np.flatnonzero(y == c), 5, replace=False) for c in (0, 1)])))
         for s in (4, 5, 6, 7)]
     cfg = MLPConfig(max_iter=60, tol=3e-3)  # every probe stops by the rule, at its own epoch
@@ -97,7 +97,7 @@ def test_class_absent_from_train_rows_matches_sklearn_backend():
     class 1 gets probability 0, as through scikit-learn."""
     X, y, Xt, _ = _data(n=300, d=16, K=3)
     idx = np.flatnonzero(y != 1)[:40]
-    cell = ProbeCell("full", None, 9, float("nan"), idx)
+    cell = ProbeFit("full", None, 9, float("nan"), idx)
     problem = ProbeProblem(X, y, Xt, 3)
     mine = TorchMLPProbe(device="cpu").solve(problem, [cell])[0]
     ref = MLPProbe().solve(problem, [cell])[0]
@@ -145,8 +145,8 @@ def test_every_tensor_lives_on_the_requested_device(monkeypatch):
     monkeypatch.setattr(torch, "tensor", _on_cpu(torch.tensor, seen))
     X, y, Xt, _ = _data(n=260, d=8)
     fits = fit_mlps(ProbeProblem(X, y, Xt, 2), [
-        ProbeCell("full", None, 1, 1.0, np.arange(260)),
-        ProbeCell("3", 3, 2, 1.0, np.array([0, 1, 2, 3, 4, 5]))], cfg=MLPConfig(max_iter=15),
+        ProbeFit("full", None, 1, 1.0, np.arange(260)),
+        ProbeFit("3", 3, 2, 1.0, np.array([0, 1, 2, 3, 4, 5]))], cfg=MLPConfig(max_iter=15),
         device="fake:0")
     assert seen and set(seen) == {"fake:0"}
     assert all(np.isfinite(f.proba).all() for f in fits)
@@ -188,8 +188,8 @@ def test_real_task_mcc_matches_sklearn_per_regime(data_dir):
     seeds = (13, 17, 42, 123, 997)
     rows = np.arange(len(y))
     for regime, tol in (("10", 0.05), ("full", 0.02)):
-        cells = [ProbeCell(regime, None if regime == "full" else 10, s, float("nan"),
-                           draw(regime, y, rows, seed=s, task_fingerprint="t", n_classes=2
+        cells = [ProbeFit(regime, None if regime == "full" else 10, s, float("nan"),
+                          draw(regime, y, rows, seed=s, task_fingerprint="t", n_classes=2
                                 ).positions) for s in seeds]
         mine = TorchMLPProbe(device="cpu").solve(problem, cells)
         ref = MLPProbe().solve(problem, cells)

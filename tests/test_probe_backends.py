@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from geneb.errors import GenebError
 from geneb.probe.solvers import get_backend
-from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import ProbeFit, ProbeProblem
 from geneb.probe.solvers.mlp import MLP_PARAMS, MLPProbe
 from geneb.probe.solvers.sklearn_backend import SklearnBackend
 
@@ -33,7 +33,7 @@ def _cells(problem, Cs=(0.01, 1.0, 100.0)):
     y = problem.y_train
     few = np.concatenate([np.flatnonzero(y == c)[:3] for c in range(problem.n_classes)])
     full = np.arange(len(y))
-    return [ProbeCell("3", 3, 0, C, few) for C in Cs] + [ProbeCell("full", None, 0, C, full)
+    return [ProbeFit("3", 3, 0, C, few) for C in Cs] + [ProbeFit("full", None, 0, C, full)
                                                           for C in Cs]
 
 
@@ -62,7 +62,7 @@ def test_sklearn_backend_reaches_the_optimum(n_classes, standardize):
 def test_default_sklearn_tolerance_is_not_enough():
     """Why the tight tolerance: sklearn's default stops measurably away from the optimum."""
     problem = _problem(2, d=200, n=40, seed=3)
-    cell = ProbeCell("full", None, 0, 100.0, np.arange(40))
+    cell = ProbeFit("full", None, 0, 100.0, np.arange(40))
     fit = SklearnBackend().solve(problem, [cell])[0]
     ref = _reference(problem, cell)
     loose = LogisticRegression(C=100.0).fit(problem.X_train.astype(np.float64), problem.y_train)
@@ -81,7 +81,7 @@ def test_non_convergence_is_reported():
 def test_mlp_probe_equals_a_direct_mlpclassifier():
     problem = _problem(3, d=12, n=90, n_test=30)
     idx = np.arange(90)
-    fit = MLPProbe().solve(problem, [ProbeCell("full", None, 17, float("nan"), idx)])[0]
+    fit = MLPProbe().solve(problem, [ProbeFit("full", None, 17, float("nan"), idx)])[0]
     params = {**MLP_PARAMS, "batch_size": min(200, len(idx))}
     ref = MLPClassifier(random_state=17, **params).fit(problem.X_train, problem.y_train)
     np.testing.assert_allclose(fit.proba, ref.predict_proba(problem.X_test), atol=1e-6)
@@ -152,3 +152,20 @@ def test_registry_entries_name_their_backend():
         resolve_backend("sklearn", "mlp", "paper")
     with pytest.raises(GenebError, match="unknown probe 'rbf'"):
         resolve_backend("auto", "rbf")
+
+
+def test_regression_tasks_get_ridge_from_the_registry():
+    """The probe a regression task gets is the registry's rule (TASK_PROBES): ridge, exact SVD
+    backend, one protocol, whatever the run asked for; no MLP; ridge is not a user's probe."""
+    from geneb.probe.plan import CLASSIFICATION, REGRESSION
+    from geneb.probe.solvers import BACKEND_NAMES, PROBES, resolve_backend, serving
+
+    for protocol, backend in (("converged", "fast"), ("converged", "sklearn"),
+                              ("paper", "sklearn")):
+        assert serving(REGRESSION, "linear", protocol, backend) == ("ridge", "converged", "svd")
+    assert serving(REGRESSION, "mlp", "converged", "torch") is None
+    assert serving(CLASSIFICATION, "linear", "converged", "fast") == ("linear", "converged",
+                                                                      "fast")
+    assert "ridge" not in PROBES and "svd" not in BACKEND_NAMES
+    with pytest.raises(GenebError, match="unknown probe 'ridge'"):
+        resolve_backend("auto", "ridge")

@@ -21,7 +21,7 @@ from test_fast_solvers import load_kmer
 from typer.testing import CliRunner
 
 from geneb.probe.metrics import predict_from_proba
-from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import ProbeFit, ProbeProblem
 from geneb.probe.solvers.fast import FastBackend
 
 CS = [float(c) for c in np.logspace(-4, 6, 11)]
@@ -64,9 +64,9 @@ def test_every_C_reaches_the_sklearn_optimum(dhs5, standardised, references, pat
     problem = ProbeProblem(Xtr, ytr, Xte, 2, standardize=True, tol=1e-10)
     full = np.arange(len(ytr))
     if path:
-        fits = FastBackend().solve(problem, [ProbeCell("full", None, 13, C, full) for C in CS])
+        fits = FastBackend().solve(problem, [ProbeFit("full", None, 13, C, full) for C in CS])
     else:
-        fits = [FastBackend().solve(problem, [ProbeCell("full", None, 13, C, full)])[0]
+        fits = [FastBackend().solve(problem, [ProbeFit("full", None, 13, C, full)])[0]
                 for C in CS]
     Xt = standardised[1]
     for C, fit in zip(CS, fits, strict=True):

@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from geneb.probe.solvers.base import (
     DEFAULT_TOL,
     NEWTON_MAX_COEFS,
-    ProbeCell,
+    ProbeFit,
     ProbeProblem,
     second_order,
 )
@@ -54,7 +54,7 @@ def test_many_classes_fit_without_a_hessian():
     problem = ProbeProblem(X, y, Xt, K, standardize=True)
     rng = np.random.default_rng(1)
     one_shot = np.sort([rng.choice(np.flatnonzero(y == c)) for c in range(K)])
-    cells = [ProbeCell("1", 1, 13, 1.0, one_shot), ProbeCell("full", None, 13, 1.0,
+    cells = [ProbeFit("1", 1, 13, 1.0, one_shot), ProbeFit("full", None, 13, 1.0,
                                                                np.arange(len(y)))]
     tracemalloc.start()
     try:
@@ -94,7 +94,7 @@ def test_many_class_probabilities_match_sklearn():
     X, y, Xt, _ = _many_classes(K, 4, d, seed=3)
     assert not second_order(d, K - 1)
     fit = FastBackend().solve(ProbeProblem(X, y, Xt, K, standardize=True),
-                              [ProbeCell("full", None, 13, 1.0, np.arange(len(y)))])[0]
+                              [ProbeFit("full", None, 13, 1.0, np.arange(len(y)))])[0]
     X, Xt = X.astype(np.float64), Xt.astype(np.float64)
     sc = StandardScaler().fit(X)
     m = LogisticRegression(C=1.0, tol=1e-10, max_iter=5000).fit(sc.transform(X), y)

@@ -10,7 +10,7 @@ from sklearn.preprocessing import StandardScaler
 from test_fast_solvers import load_kmer, src, synthetic_dir  # noqa: F401 - fixtures
 from threadpoolctl import threadpool_limits
 
-from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import ProbeFit, ProbeProblem
 from geneb.probe.solvers.fast import FastBackend
 from geneb.probe.solvers.fast_full import solve_path
 from geneb.probe.solvers.numeric import (
@@ -120,7 +120,7 @@ def test_full_data_path_has_the_same_bits_for_any_thread_count(src, task, K):  #
             assert a.converged and b.converged
             assert a.n_iter == b.n_iter
             np.testing.assert_array_equal(a.theta, b.theta)
-    cells = [ProbeCell("full", None, 13, C, np.arange(len(ytr))) for C in Cs]
+    cells = [ProbeFit("full", None, 13, C, np.arange(len(ytr))) for C in Cs]
     problem = ProbeProblem(Xtr, ytr, Xte, K, standardize=True)
     fits = [FastBackend(fit_threads=t).solve(problem, cells) for t in (1, 2)]
     for a, b in zip(*fits, strict=True):

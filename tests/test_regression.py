@@ -72,14 +72,14 @@ def test_kind_and_class_fields_checked(tmp_path):
 
 @pytest.mark.parametrize("standardize", [False, True])
 def test_ridge_equals_sklearn_on_every_alpha(standardize):
-    from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
+    from geneb.probe.solvers.ridge import RidgeFit, solve_ridge
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(90, 12)).astype(np.float32) * rng.uniform(0.01, 10, 12)
     y = X @ rng.normal(size=12) + rng.normal(size=90)
     Xt = rng.normal(size=(30, 12)).astype(np.float32)
     idx = [np.arange(90), np.sort(rng.choice(90, 40, replace=False))]
-    cells = [RidgeCell(a, i) for i in idx for a in (0.01, 1.0, 100.0)]
+    cells = [RidgeFit(a, i) for i in idx for a in (0.01, 1.0, 100.0)]
     got = solve_ridge(X, y, Xt, cells, standardize=standardize)
     for c, g in zip(cells, got, strict=True):
         A, B = X[c.train_idx].astype(np.float64), Xt.astype(np.float64)

@@ -195,3 +195,28 @@ def test_supervised_variant_task(brca1):
     assert "log_likelihood" in res["skipped"]
     with pytest.raises(GenebError, match="supervised=True applies to variant folders"):
         geneb.load_task("syn_promoter_tata", supervised=True)
+
+
+def test_evaluate_of_a_task_made_without_load_task():
+    """Task.evaluate takes its evaluator from geneb.evaluation (above probe and vep): a task
+    built through geneb.tasks alone says how to get one, and evaluates once it is imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "from geneb.tasks import build_synthetic_task\n"
+        "class M:\n"
+        "    def embed(self, seqs): return [[s.count(b) for b in 'ACGT'] for s in seqs]\n"
+        "t = build_synthetic_task('syn_promoter_tata')\n"
+        "try:\n"
+        "    t.evaluate(M())\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+        "import geneb.evaluation\n"
+        "print('mcc' in t.evaluate(M()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.strip().splitlines()
+    assert first.startswith("refused:") and "geneb.load_task" in first
+    assert second == "True"

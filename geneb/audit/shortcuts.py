@@ -7,7 +7,7 @@ probe at C = 1 solved to its optimum by the ``fast`` backend, the train rows of 
 (regime, seed) cell drawn by :func:`geneb.protocol.draw` from the train split's
 fingerprint (so a shortcut sees the very rows every model saw), regimes 1, 10 and full, seeds
 13, 17, 42, 123, 997, MCC on the whole test split. One difference: the features are
-standardised on each cell's own train rows (``--standardize``), because length in bases and a
+standardised on each fit's own train rows (``--standardize``), because length in bases and a
 frequency in [0, 1] are not on one scale. A class with fewer than k rows gives all of its rows
 (``take_all``). The full regime is seed-independent (one fit, as the probe engine reuses it).
 """
@@ -47,22 +47,22 @@ def shortcut_features(seqs: Sequence[str]) -> dict[str, np.ndarray]:
     return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in feats.items()}
 
 
-def _cells(train: SplitData, n_classes: int, task: str) -> list[Any]:
-    """One ProbeCell per (regime, seed) of the GENEB protocol; full once."""
+def _fits(train: SplitData, n_classes: int, task: str) -> list[Any]:
+    """One ProbeFit per (regime, seed) of the GENEB protocol; full once."""
     from geneb import protocol
-    from geneb.probe.solvers.base import ProbeCell
+    from geneb.probe.solvers.base import ProbeFit
     from geneb.protocol import DEFAULT_SEEDS, REGIMES
 
-    cells = []
+    fits = []
     for regime in REGIMES:
         for seed in DEFAULT_SEEDS if regime != "full" else DEFAULT_SEEDS[:1]:
             sample = protocol.draw(
                 regime, train.labels, train.rows, seed=seed, task_fingerprint=train.fingerprint,
                 n_classes=n_classes, take_all=True, task=task,
             )
-            cells.append(ProbeCell(regime=regime, k=protocol.regime_k(regime), seed=seed,
-                                   C=SHORTCUT_C, train_idx=sample.positions))
-    return cells
+            fits.append(ProbeFit(regime=regime, k=protocol.regime_k(regime), seed=seed,
+                                  C=SHORTCUT_C, train_idx=sample.positions))
+    return fits
 
 
 def shortcut_mccs(
@@ -77,7 +77,7 @@ def shortcut_mccs(
     from geneb.protocol import MAX_ITER
 
     f_train, f_test = shortcut_features(train.sequences), shortcut_features(test.sequences)
-    cells = _cells(train, n_classes, task)
+    fits = _fits(train, n_classes, task)
     solver = get_backend("fast")
     out: dict[str, dict[str, list[float]]] = {}
     with threadpool_limits(limits=1):
@@ -86,7 +86,7 @@ def shortcut_mccs(
                 X_train=f_train[name], y_train=np.asarray(train.labels, dtype=np.int64),
                 X_test=f_test[name], n_classes=n_classes, standardize=True, max_iter=MAX_ITER,
             )
-            for cell, fit in zip(cells, solver.solve(problem, cells), strict=True):
-                mcc = compute_metrics(test.labels, fit.proba, n_classes)["mcc"]
-                out.setdefault(cell.regime, {}).setdefault(name, []).append(mcc)
+            for fit, res in zip(fits, solver.solve(problem, fits), strict=True):
+                mcc = compute_metrics(test.labels, res.proba, n_classes)["mcc"]
+                out.setdefault(fit.regime, {}).setdefault(name, []).append(mcc)
     return {r: {n: round(float(np.mean(v)), 6) for n, v in d.items()} for r, d in out.items()}

@@ -25,13 +25,16 @@ from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedle
 from geneb.results.table import cell_ids, indices
 from geneb.store import FeatureStore, StoreEntry, StoreKey
 
-#: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``).
+#: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``) and of a
+#: classification task (the kinds of ``TaskSpec.kind`` and the solver registry's TASK_PROBES).
 REGRESSION = "regression"
+CLASSIFICATION = "classification"
 
 
 @dataclass(frozen=True, eq=False)
-class FitJob:
-    """One distinct fit of a (model, task) job: the rows (positions), C and seed to use."""
+class PlannedFit:
+    """One distinct fit of a pair: the rows (positions), C (or alpha) and seed to use; the
+    pair's cells (result rows) that share it point at its ``fit_id``."""
 
     fit_id: int
     regime: str
@@ -59,8 +62,8 @@ class Pair:
     n_params: int | None
     category: str
     synthetic: bool
-    kind: str = "classification"  # "regression": float labels, ridge probes
-    fits: list[FitJob] = field(default_factory=list)
+    kind: str = CLASSIFICATION  # REGRESSION: float labels, ridge probes
+    fits: list[PlannedFit] = field(default_factory=list)
     cells: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (row base, fit_id)
 
 
@@ -180,7 +183,7 @@ def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
         n_params=prov.n_params if prov is not None else None,
         category=str(extra.get("task_category") or UNCATEGORIZED),
         synthetic=bool(extra.get("task_synthetic", False)),
-        kind=REGRESSION if regression else "classification",
+        kind=REGRESSION if regression else CLASSIFICATION,
     )
 
 
@@ -278,8 +281,8 @@ def plan_pair(
                 fkey = (rows_key, C, seed if probe == "mlp" else None)
                 if fkey not in fit_index:
                     fit_index[fkey] = len(pair.fits)
-                    pair.fits.append(FitJob(len(pair.fits), regime, k, int(seed), C,
-                                            sample.positions))
+                    pair.fits.append(PlannedFit(len(pair.fits), regime, k, int(seed), C,
+                                                sample.positions))
                 pair.cells.append((base, fit_index[fkey]))
                 done.ids.add(cid)
     return reused, n_cells, n_skipped

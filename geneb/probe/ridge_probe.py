@@ -1,10 +1,12 @@
-"""Ridge probes of regression tasks inside ``geneb probe``: planning and solving one pair.
+"""Ridge probes of regression tasks inside ``geneb probe``: planning one pair, scoring its fits.
 
 A (model, task) pair is a regression pair when its stored labels are floating point (a task
 with ``"kind": "regression"``; ``geneb.tasks.regression``). ``geneb probe`` then fits ridge
-regressions (``geneb.probe.solvers.ridge``) over the ``alphas`` sweep instead of logistic
-probes: the dispatch happens in ``geneb.probe.engine`` (planning) and
-``geneb.probe.worker.solve_group`` (solving), by that one fact.
+regressions over the ``alphas`` sweep instead of logistic probes: which probe, protocol and
+backend serve a regression task is the solver registry's ``TASK_PROBES`` rule
+(``geneb.probe.solvers.serving``: probe ``ridge``, backend ``svd``,
+``geneb.probe.solvers.ridge.RidgeSolver``), read here (planning: the names recorded) and by
+``geneb.probe.worker`` (solving), which uses this module's :func:`ridge_metrics`.
 
 Regime rule: k shots *per class* is undefined without classes, so regression pairs get the
 ``full`` regime only (k-shot regimes asked for are not planned for them, and nothing is when
@@ -26,14 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from geneb.probe.plan import FitJob
+from geneb.probe.plan import REGRESSION, PlannedFit
 from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
-from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
+from geneb.probe.solvers import serving
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, cell_id
 
-RIDGE_PROBE = "ridge"
-#: The ``backend`` recorded for ridge rows: the exact SVD solve of ``solvers.ridge``.
-RIDGE_BACKEND = "svd"
 #: Bootstrap of the metric intervals: resamples of the test rows, and their RNG seed.
 N_BOOT = 1000
 BOOT_SEED = 0
@@ -54,8 +53,10 @@ def plan_ridge_pair(
     """Fill ``pair.fits`` / ``pair.cells`` with ridge cells; (reused rows, n_cells, n_skipped).
 
     Nothing is planned when ``full`` is not among ``shots`` (the only regime that applies) or
-    for ``probe="mlp"`` (ridge stands in for the linear probe; the MLP is not defined here)."""
-    if probe != "linear" or "full" not in shots:
+    for ``probe="mlp"`` (ridge stands in for the linear probe; the MLP is not defined here:
+    the registry's ``TASK_PROBES``)."""
+    key = serving(REGRESSION, probe)
+    if key is None or "full" not in shots:
         return [], 0, 0
     positions = np.argsort(pair.rows, kind="stable").astype(np.int64)
     rows_key = hashlib.sha256(positions.tobytes()).hexdigest()
@@ -64,7 +65,7 @@ def plan_ridge_pair(
     for seed in seeds:
         for a in alphas:
             n_cells += 1
-            base = _base_row(pair, seed, float(a), standardize, versions, created)
+            base = _base_row(pair, seed, float(a), key, standardize, versions, created)
             cid = cell_id(base)
             if cid in done.ids:
                 n_skipped += 1
@@ -72,22 +73,25 @@ def plan_ridge_pair(
             fkey = (rows_key, float(a))
             if fkey not in fit_index:
                 fit_index[fkey] = len(pair.fits)
-                pair.fits.append(FitJob(len(pair.fits), "full", None, int(seed), None, positions,
-                                        alpha=float(a)))
+                pair.fits.append(PlannedFit(len(pair.fits), "full", None, int(seed), None,
+                                            positions, alpha=float(a)))
             pair.cells.append((base, fit_index[fkey]))
             done.ids.add(cid)
     return [], n_cells, n_skipped
 
 
 def _base_row(
-    pair: Any, seed: int, alpha: float, standardize: bool, versions: tuple[str, str],
-    created: str,
+    pair: Any, seed: int, alpha: float, key: tuple[str, str, str], standardize: bool,
+    versions: tuple[str, str], created: str,
 ) -> dict[str, Any]:
+    """The row of one ridge cell without its metrics; ``key``: the registry's (probe,
+    protocol, backend) that serves it, recorded as they are named there."""
+    probe, protocol, backend = key
     return {
         "schema_version": RESULTS_SCHEMA_VERSION, "model": pair.model, "task": pair.task,
         "category": pair.category, "task_synthetic": pair.synthetic, "regime": "full",
-        "k": None, "seed": int(seed), "C": None, "alpha": alpha, "probe": RIDGE_PROBE,
-        "protocol": "converged", "backend": RIDGE_BACKEND, "standardize": bool(standardize),
+        "k": None, "seed": int(seed), "C": None, "alpha": alpha, "probe": probe,
+        "protocol": protocol, "backend": backend, "standardize": bool(standardize),
         "take_all": False, "n_classes": None, "n_train": len(pair.rows),
         "n_test": pair.n_test, "train_rows": [], "n_params": pair.n_params,
         "store_fingerprint": pair.store_fp, "storage_dtype": pair.storage_dtype,
@@ -96,24 +100,11 @@ def _base_row(
     }
 
 
-def solve_ridge_fits(
-    X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-    fits: Sequence[Any], standardize: bool,
-) -> list[dict[str, Any]]:
-    """Solve every ridge fit of one pair; per fit the metrics and timing (worker side)."""
-    cells = [RidgeCell(alpha=float(f.alpha), train_idx=f.positions) for f in fits]
-    res = solve_ridge(X_train, np.asarray(y_train, np.float64), X_test, cells,
-                      standardize=standardize)
-    out = []
-    for f, r in zip(fits, res, strict=True):
-        m = regression_metrics(y_test, r.pred)
-        for k, (lo, hi) in bootstrap_intervals(y_test, r.pred, n_boot=N_BOOT,
-                                               seed=BOOT_SEED).items():
-            m[f"{k}_lo"], m[f"{k}_hi"] = lo, hi
-        out.append({
-            "fit_id": f.fit_id, **{k: (None if v != v else v) for k, v in m.items()},
-            "mcc": None, "accuracy": None, "macro_f1": None, "auroc": None,
-            "n_iter": 1, "converged": True, "n_convergence_warnings": None,
-            "fit_seconds": float(r.fit_seconds),
-        })
-    return out
+def ridge_metrics(y_test: np.ndarray, pred: np.ndarray) -> dict[str, Any]:
+    """The metric columns of one ridge fit: Spearman, Pearson, R^2 with their bootstrap
+    intervals (NaN recorded as null); the classification columns null."""
+    m = regression_metrics(y_test, pred)
+    for k, (lo, hi) in bootstrap_intervals(y_test, pred, n_boot=N_BOOT, seed=BOOT_SEED).items():
+        m[f"{k}_lo"], m[f"{k}_hi"] = lo, hi
+    return {**{k: (None if v != v else v) for k, v in m.items()},
+            "mcc": None, "accuracy": None, "macro_f1": None, "auroc": None}

@@ -1,5 +1,6 @@
-"""Scheduling a probe run's (model, task) jobs: in this process, on a local Dask cluster, or on
-an existing one, with results handed to the driver (which writes them) as jobs complete."""
+"""Scheduling a probe run's pairs (model, task): in this process, on a local Dask cluster, or
+on an existing one, with each pair's results handed to the driver (which writes them) as the
+pairs complete."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from geneb.cluster import local_cluster_options
 from geneb.probe.plan import Pair
-from geneb.probe.worker import solve_group
+from geneb.probe.worker import solve_pair
 
 
 def default_workers() -> int:
@@ -30,7 +31,7 @@ def run_dask(
     finish: Callable[[Pair, list[dict[str, Any]]], None],
     bar: Any,
 ) -> None:
-    """One Dask task per (model, task); results handled on the driver as they complete.
+    """One Dask task per pair (model, task); results handled on the driver as they complete.
 
     ``client`` is an existing cluster's client; without one a LocalCluster of ``n_workers``
     processes (one thread each; the nanny pins OMP/OpenBLAS/MKL to one thread) is started.
@@ -46,7 +47,7 @@ def run_dask(
     try:
         futures = {}
         for i, p in enumerate(todo):
-            fut = client.submit(solve_group, store_path, p.model, p.task, p.store_fp,
+            fut = client.submit(solve_pair, store_path, p.model, p.task, p.store_fp,
                                 p.n_classes, p.fits, **args, storage_dtype=p.storage_dtype,
                                 key=f"geneb-probe-{run}-{i}", pure=False)
             futures[fut] = p

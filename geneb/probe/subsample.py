@@ -68,7 +68,7 @@ def subsample_curve(
     """MCC of the linear probe per (size, seed); columns :data:`CURVE_COLUMNS`."""
     from geneb.probe.plan import inspect_pair
     from geneb.probe.solvers import get_backend, resolve_backend
-    from geneb.probe.solvers.base import ProbeCell, ProbeProblem
+    from geneb.probe.solvers.base import ProbeFit, ProbeProblem
     from geneb.store import FeatureStore
 
     fs = FeatureStore(store_path, "r")
@@ -84,20 +84,20 @@ def subsample_curve(
         standardize=standardize,
         max_iter=MAX_ITER,
     )
-    cells, keys = [], []
+    fits, keys = [], []
     for size in sizes:
         for seed in seeds:
             sample = full_rows(
                 pair.labels, pair.rows, task_fingerprint=pair.task_fp,
                 n_classes=pair.n_classes, cap=size, rng_name=f"subsample-{size}", seed=seed,
             )  # fmt: skip
-            cells.append(ProbeCell(regime="full", k=None, seed=int(seed), C=float(C),
-                                   train_idx=sample.positions))  # fmt: skip
+            fits.append(ProbeFit(regime="full", k=None, seed=int(seed), C=float(C),
+                                  train_idx=sample.positions))  # fmt: skip
             keys.append((size, int(seed)))
     y_test = np.asarray(te.labels, dtype=np.int64)
     rows = []
-    for (size, seed), fit in zip(keys, solver.solve(problem, cells), strict=True):
-        mcc = compute_metrics(y_test, fit.proba, pair.n_classes, y_pred=fit.pred)["mcc"]
+    for (size, seed), res in zip(keys, solver.solve(problem, fits), strict=True):
+        mcc = compute_metrics(y_test, res.proba, pair.n_classes, y_pred=res.pred)["mcc"]
         rows.append((model, task, len(pair.labels), size, seed, float(C), float(mcc)))
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 

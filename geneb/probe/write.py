@@ -1,4 +1,4 @@
-"""Writing a probe run's rows: one results part per finished (model, task).
+"""Writing a probe run's rows: one results part per finished pair (model, task).
 
 A pair's rows are its planned cell rows (identity and provenance, from ``geneb.probe.plan``)
 joined with the metrics its fits returned. Each pair is appended as one part as soon as it is
@@ -23,7 +23,7 @@ class ResultWriter:
     """Appends each finished pair to the table at ``out``; counts rows and time spent."""
 
     out: Path
-    on_group_done: Callable[[str, str, int], None] | None = None
+    on_pair_done: Callable[[str, str, int], None] | None = None
     n_rows: int = 0
     n_parts: int = 0
     seconds: float = 0.0
@@ -45,8 +45,8 @@ class ResultWriter:
             r = by_id[fid]
             rows.append({**base, **{k: v for k, v in r.items() if k != "fit_id"}})
         self.rows(rows)
-        if self.on_group_done is not None:
-            self.on_group_done(pair.model, pair.task, len(rows))
+        if self.on_pair_done is not None:
+            self.on_pair_done(pair.model, pair.task, len(rows))
 
     def _took(self, s: float) -> None:
         self.seconds += s

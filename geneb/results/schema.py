@@ -1,4 +1,8 @@
-"""The results table: one typed, versioned row per probe fit, and what identifies a cell.
+"""The results table: one typed, versioned row per cell, and what identifies a cell.
+
+Vocabulary (docs/probing.md): a *cell* is one result row (a pair (model, task) probed in one
+configuration: regime, seed, C or alpha, probe, ...); a *fit* is one solve, which several
+cells may share (the seeds of a deterministic full-data fit).
 
 This module is the contract between the probe engine (writes rows) and analysis (reads them),
 and the ONE place that says which columns a row has (``RESULTS_SCHEMA``) and which of them make

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,9 +100,23 @@ class Task:
     # ------------------------------------------------ the task API (GFMBench's interface)
     def attributes(self) -> dict[str, Any]:
         """What the task is: name, kind, classes or targets, split sizes, metrics it gives."""
-        from geneb.tasks.evaluate import task_attributes
-
-        return task_attributes(self)
+        spec = self.spec
+        attrs: dict[str, Any] = {
+            "name": spec.name, "kind": spec.kind, "category": spec.category,
+            "n_train": len(self.split("train")), "n_test": len(self.split("test")),
+            "splits": list(self.splits), "source": spec.source, "license": spec.license,
+        }
+        if spec.kind == "regression":
+            attrs["metrics"] = {"embed": ["spearman", "pearson", "r2"],
+                                "predict": ["predict_spearman", "predict_pearson",
+                                            "predict_r2"]}
+        else:
+            attrs.update(n_classes=spec.n_classes, label_names=list(spec.label_names))
+            attrs["metrics"] = {"embed": ["mcc", "accuracy", "macro_f1", "auroc"],
+                                "predict": ["predict_mcc", "predict_accuracy",
+                                            "predict_macro_f1",
+                                            "predict_auroc (probabilities only)"]}
+        return attrs
 
     def train_data(self) -> tuple[list[str], np.ndarray]:
         """The finetune set: (train sequences, train labels: class ids or float targets)."""
@@ -111,12 +125,32 @@ class Task:
 
     def evaluate(self, model: Any, **options: Any) -> dict[str, Any]:
         """Every metric ``model``'s methods allow (``embed``, ``predict``, ...), plus
-        ``skipped`` (method -> why nothing came from it); see ``geneb.tasks.evaluate``.
-        ``options``: ``C`` (logistic probe, default 1), ``alpha`` (ridge, default 1),
-        ``standardize``."""
-        from geneb.tasks.evaluate import evaluate_sequence_task
+        ``skipped`` (method -> why nothing came from it).
 
-        return evaluate_sequence_task(self, model, **options)
+        The evaluation fits probes and scores variants, which live above this layer, so it is
+        the evaluator registered for ``spec.kind`` (:func:`register_evaluator`; geneb's are
+        in ``geneb.evaluation``, registered whenever ``geneb.load_task`` is used). Options of
+        sequence tasks: ``C`` (logistic probe, default 1), ``alpha`` (ridge, default 1),
+        ``standardize``; of a supervised variant task: ``folds``, ``Cs``, ``features``."""
+        evaluator = _EVALUATORS.get(self.spec.kind)
+        if evaluator is None:
+            from geneb.errors import GenebError
+
+            raise GenebError(
+                f"task {self.name!r}: no evaluator registered for kind {self.spec.kind!r}; "
+                "load tasks with geneb.load_task (or import geneb.evaluation first)")
+        return evaluator(self, model, **options)
+
+
+#: task kind -> the function behind ``Task.evaluate`` (task, model, **options) -> metrics.
+#: Filled from above the probe and vep layers (``geneb.evaluation``), so that geneb.tasks
+#: never imports what it feeds (the import graph test, tests/test_import_graph.py).
+_EVALUATORS: dict[str, Callable[..., dict[str, Any]]] = {}
+
+
+def register_evaluator(kind: str, evaluator: Callable[..., dict[str, Any]]) -> None:
+    """Make ``evaluator(task, model, **options)`` the ``evaluate`` of tasks of ``kind``."""
+    _EVALUATORS[kind] = evaluator
 
 
 @dataclass(frozen=True, eq=False)

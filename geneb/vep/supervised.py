@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from geneb.errors import GenebError
-from geneb.probe.solvers import ProbeCell, ProbeProblem, SolverBackend
+from geneb.probe.solvers import ProbeFit, ProbeProblem, SolverBackend
 from geneb.vep.evaluate import auroc
 
 #: Feature sets: name -> description (docs/vep.md).
@@ -84,8 +84,8 @@ def logistic_learner(backend: SolverBackend, standardize: bool = False) -> Learn
                              f"({int(yt[0])}); use fewer --folds or more variants")
         prob = ProbeProblem(X_train=X[train], y_train=yt.astype(np.int64), X_test=X[test],
                             n_classes=2, standardize=standardize)
-        cells = [ProbeCell(regime="full", k=None, seed=0, C=float(c),
-                           train_idx=np.arange(len(train), dtype=np.int64)) for c in Cs]
+        cells = [ProbeFit(regime="full", k=None, seed=0, C=float(c),
+                          train_idx=np.arange(len(train), dtype=np.int64)) for c in Cs]
         return [f.proba[:, 1].astype(np.float64) for f in backend.solve(prob, cells)]
 
     return Learner(fit_predict, auroc, "C")
@@ -95,11 +95,11 @@ def ridge_learner(standardize: bool = False) -> Learner:
     """Ridge regression of a continuous target (``geneb.probe.solvers.ridge``); alpha chosen by
     inner Spearman."""
     from geneb.probe.regression_metrics import spearman
-    from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
+    from geneb.probe.solvers.ridge import RidgeFit, solve_ridge
 
     def fit_predict(X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray,
                     alphas: Sequence[float]) -> list[np.ndarray]:
-        cells = [RidgeCell(float(a), np.arange(len(train))) for a in alphas]
+        cells = [RidgeFit(float(a), np.arange(len(train))) for a in alphas]
         fits = solve_ridge(X[train], y[train], X[test], cells, standardize=standardize)
         return [f.pred for f in fits]
 

@@ -2,8 +2,10 @@
 
 The registry is data: :data:`SOLVERS` says which class serves each key, :data:`ALIASES` what
 the other names a user may pass (``auto``, the linear-only names for the MLP) select,
-:data:`REFUSALS` why a combination does not exist. :func:`resolve_backend` (planning: checks,
-before any work) and :func:`make_solver` (the worker) read it; nothing else chooses a solver.
+:data:`REFUSALS` why a combination does not exist, :data:`TASK_PROBES` which probe serves a
+task of another kind (regression tasks: ``ridge`` where the linear probe was asked for).
+:func:`resolve_backend` (planning: checks, before any work), :func:`serving` (the probe a
+task kind gets) and :func:`make_solver` (the worker) read it; nothing else chooses a solver.
 Classes are imported only when asked for, so cuML/torch cost nothing otherwise.
 """
 
@@ -15,8 +17,8 @@ from dataclasses import dataclass
 from geneb.errors import GenebError, ProbeError, unknown_name
 from geneb.probe.solvers.base import (
     DEFAULT_TOL,
-    CellFit,
-    ProbeCell,
+    FitResult,
+    ProbeFit,
     ProbeProblem,
     SolverBackend,
 )
@@ -51,9 +53,11 @@ SOLVERS: dict[tuple[str, str, str], Solver] = {
     ("linear", "converged", "cuml"): Solver(_S + "cuml_backend:CumlBackend", check=True),
     # the paper's literal scikit-learn LogisticRegression(C=C, max_iter=1000)
     ("linear", "paper", "sklearn"): Solver(_S + "paper:PaperSolver", ("blas_threads",)),
-    # all cells of a pair trained at once as one stacked model (CUDA when torch sees a GPU)
+    # all fits of a pair trained at once as one stacked model (CUDA when torch sees a GPU)
     ("mlp", "converged", "torch"): Solver(_S + "mlp:TorchMLPProbe", ("threads",)),
     ("mlp", "converged", "sklearn"): Solver(_S + "mlp:MLPProbe", ("blas_threads",)),  # reference
+    # ridge regression, exact (one SVD per set of train rows): regression tasks (TASK_PROBES)
+    ("ridge", "converged", "svd"): Solver(_S + "ridge:RidgeSolver"),
 }
 
 #: (probe, protocol) -> {name a user may pass: the backends it selects, first usable wins}.
@@ -62,6 +66,17 @@ ALIASES: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
     ("linear", "paper"): {"auto": ("sklearn",)},
     # neither fast nor cuML has an MLP: they select the default MLP backend
     ("mlp", "converged"): {"auto": ("torch",), "fast": ("torch",), "cuml": ("torch",)},
+    ("ridge", "converged"): {"auto": ("svd",)},
+}
+
+#: task kind (``TaskSpec.kind``, ``geneb.probe.plan.REGRESSION``) -> {probe a run asks for:
+#: the (probe, protocol) that serves it on tasks of that kind, or None where that probe is not
+#: defined for the kind (nothing is planned)}. Kinds and probes not listed are served as asked.
+#: Regression tasks: ridge stands in for the linear probe (one exact solve: its one protocol,
+#: recorded "converged", and its ``auto`` backend, whatever the run asked for); the MLP has
+#: no regression form. A probe that only stands in is not a name a user may pass.
+TASK_PROBES: dict[str, dict[str, tuple[str, str] | None]] = {
+    "regression": {"linear": ("ridge", "converged"), "mlp": None},
 }
 
 #: backend -> "module:function" saying whether it can run here (for picking ``auto``);
@@ -78,11 +93,15 @@ REFUSALS: dict[tuple[str, ...], str] = {
                               "backend must be 'auto' or 'sklearn', got backend={backend!r}"),
 }
 
-#: The probes, in declaration order.
-PROBES: tuple[str, ...] = tuple(dict.fromkeys(p for p, _, _ in SOLVERS))
-#: Every backend name a user may pass (any probe, any protocol).
+#: Probes that only serve a task kind in place of another (TASK_PROBES).
+_STAND_INS = frozenset(s[0] for rule in TASK_PROBES.values() for s in rule.values() if s)
+#: The probes a user may ask for, in declaration order.
+PROBES: tuple[str, ...] = tuple(p for p in dict.fromkeys(p for p, _, _ in SOLVERS)
+                                if p not in _STAND_INS)
+#: Every backend name a user may pass (any probe a user may ask for, any protocol).
 BACKEND_NAMES: tuple[str, ...] = tuple(dict.fromkeys(
-    ["auto", *(b for _, _, b in SOLVERS), *(a for d in ALIASES.values() for a in d)]))
+    ["auto", *(b for p, _, b in SOLVERS if p in PROBES),
+     *(a for (p, _), d in ALIASES.items() if p in PROBES for a in d)]))
 
 
 def backends_for(probe: str, protocol: str = DEFAULT_PROTOCOL) -> tuple[str, ...]:
@@ -97,7 +116,7 @@ def _load(target: str) -> object:
 
 def _pick(probe: str, protocol: str, backend: str) -> str:
     """The registry backend ``backend`` names for (probe, protocol), or an error saying why."""
-    if probe not in PROBES:
+    if probe not in PROBES and probe not in _STAND_INS:
         raise unknown_name("probe", probe, PROBES)
     if protocol not in PROTOCOLS:
         raise unknown_name("protocol", str(protocol), PROTOCOLS)
@@ -134,10 +153,27 @@ def get_backend(name: str, *, probe: str = "linear", protocol: str = DEFAULT_PRO
 def resolve_backend(backend: str, probe: str, protocol_name: str = DEFAULT_PROTOCOL) -> str:
     """Check (probe, protocol, backend) exists and can be built here (clear errors before any
     work); return the backend that will serve it (the name recorded in the results)."""
+    if probe not in PROBES:  # a stand-in (ridge) is chosen by the task's kind, not asked for
+        raise unknown_name("probe", probe, PROBES)
     name = _pick(probe, protocol_name, backend)
     if SOLVERS[(probe, protocol_name, name)].check:
         get_backend(name, probe=probe, protocol=protocol_name)  # names what is missing
     return name
+
+
+def serving(kind: str, probe: str, protocol_name: str = DEFAULT_PROTOCOL,
+            backend: str = "auto") -> tuple[str, str, str] | None:
+    """The registry key (probe, protocol, backend) that serves the run's ``probe`` (with
+    ``protocol_name``, ``backend``) on a task of ``kind`` ("classification", "regression"),
+    or None where that probe is not defined for the kind (``TASK_PROBES``)."""
+    rule = TASK_PROBES.get(kind, {})
+    if probe in rule:
+        stand_in = rule[probe]
+        if stand_in is None:
+            return None
+        probe, protocol_name = stand_in
+        backend = "auto"
+    return probe, protocol_name, _pick(probe, protocol_name, backend)
 
 
 def make_solver(probe: str, protocol_name: str, backend: str, *, blas_threads: int | None = 1,
@@ -160,9 +196,10 @@ __all__ = [
     "PROBES",
     "REFUSALS",
     "SOLVERS",
+    "TASK_PROBES",
     "USABLE",
-    "CellFit",
-    "ProbeCell",
+    "FitResult",
+    "ProbeFit",
     "ProbeProblem",
     "Solver",
     "SolverBackend",
@@ -170,4 +207,5 @@ __all__ = [
     "get_backend",
     "make_solver",
     "resolve_backend",
+    "serving",
 ]

@@ -1,7 +1,11 @@
-"""The solver interface: a backend receives one task's embeddings and a batch of cells.
+"""The solver interface: a backend receives one pair's embeddings and a batch of fits.
 
-Receiving the whole batch lets a backend solve cells jointly (all few-shot cells stacked into
-one batched Newton solve, full-data fits once per C with warm starts along the C path).
+Vocabulary (docs/probing.md): a *pair* is one (model, task); a *fit* is one solve (train
+rows, C or alpha, seed: :class:`ProbeFit` in, :class:`FitResult` out); a *cell* is one row of
+the results table (several cells may share a fit, e.g. the seeds of a deterministic
+full-data fit). Receiving the whole batch lets a backend solve fits jointly (all few-shot
+fits stacked into one batched Newton solve, full-data fits once per C with warm starts along
+the C path).
 """
 
 from __future__ import annotations
@@ -38,36 +42,39 @@ def second_order(n_features: int, n_weight_rows: int) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class ProbeCell:
-    """One fit: which train rows (indices into X_train), which C, and where it came from."""
+class ProbeFit:
+    """One fit to solve: which train rows (indices into X_train), which C (or alpha), and the
+    (regime, k, seed) it was drawn for."""
 
     regime: str  # "1" | "10" | "full"
     k: int | None
     seed: int
     C: float
     train_idx: np.ndarray  # int64 positions into the task's train matrix
+    alpha: float | None = None  # the ridge penalty (probe ``ridge``, regression tasks)
 
 
 @dataclass(frozen=True, eq=False)
-class CellFit:
-    """What a backend returns per cell; metrics are computed centrally from ``proba``."""
+class FitResult:
+    """What a backend returns per fit; metrics are computed centrally from ``proba``."""
 
-    proba: np.ndarray  # (n_test, n_classes) class probabilities on the test matrix
+    proba: np.ndarray | None  # (n_test, n_classes) class probabilities; None: regression
     n_iter: int
     converged: bool
     fit_seconds: float
     n_convergence_warnings: int | None = None  # ConvergenceWarnings raised; None: not counted
-    pred: np.ndarray | None = None  # predicted test classes when not argmax(proba) (paper)
+    #: predicted test classes when not argmax(proba) (paper); a regression's predictions
+    pred: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class ProbeProblem:
-    """One (model, task) matrix pair plus everything a backend needs to fit the cells."""
+    """The matrices of one pair (model, task) plus everything a backend needs for its fits."""
 
-    X_train: np.ndarray  # (n_train, d) float32
-    y_train: np.ndarray  # (n_train,) int64 in 0..K-1
+    X_train: np.ndarray  # (n_train, d) float32 (ridge: as stored; it solves in float64)
+    y_train: np.ndarray  # (n_train,) int64 in 0..K-1; float64 targets for ridge
     X_test: np.ndarray  # (n_test, d) float32
-    n_classes: int
+    n_classes: int  # 0 for regression targets
     standardize: bool = False
     max_iter: int = 1000
     tol: float = DEFAULT_TOL
@@ -79,9 +86,11 @@ class SolverBackend(Protocol):
 
     Objective (sklearn >= 1.8 scaling): C * sum_i loss_i + 0.5 * ||W||^2, unpenalised intercept;
     binary uses one weight vector (sigmoid), K > 2 uses the multinomial (softmax) loss.
-    Standardisation, when requested, is fit on each cell's own train rows only.
+    Standardisation, when requested, is fit on each fit's own train rows only.
     """
 
     name: str
 
-    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]: ...
+    def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
+        """One result per fit, in the order of ``fits``."""
+        ...

@@ -1,4 +1,4 @@
-"""The cuML backend (GPU): one ``cuml.linear_model.LogisticRegression`` per cell.
+"""The cuML backend (GPU): one ``cuml.linear_model.LogisticRegression`` per fit.
 
 cuML is imported lazily: nothing here touches it until the backend is asked for, so CPU-only
 installs never pay for (or fail on) the import. ``cuml_available()`` is True only when cuML
@@ -20,7 +20,7 @@ import numpy as np
 
 from geneb.errors import GenebError
 from geneb.probe.preprocess import standardize_pair
-from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem
 
 INSTALL_HINT = (
     "install the RAPIDS cuML package matching your CUDA version (pip install 'geneb[gpu]', "
@@ -58,7 +58,7 @@ def cuml_available() -> bool:
 
 
 class CumlBackend:
-    """GPU backend: cells fit one by one on the GPU in float32 (cuML's native precision)."""
+    """GPU backend: fits solved one by one on the GPU in float32 (cuML's native precision)."""
 
     name = "cuml"
 
@@ -70,16 +70,16 @@ class CumlBackend:
         self._cupy = importlib.import_module("cupy")
         self.tol = tol
 
-    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
+    def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
         cp = self._cupy
-        out: list[CellFit] = []
-        for cell in cells:
-            X = problem.X_train[cell.train_idx]
-            y = problem.y_train[cell.train_idx]
+        out: list[FitResult] = []
+        for fit in fits:
+            X = problem.X_train[fit.train_idx]
+            y = problem.y_train[fit.train_idx]
             X_test = problem.X_test
             if problem.standardize:
                 X, X_test = standardize_pair(X, X_test, dtype=np.float32)
-            clf = self._lr(C=cell.C, penalty="l2", max_iter=problem.max_iter, tol=self.tol,
+            clf = self._lr(C=fit.C, penalty="l2", max_iter=problem.max_iter, tol=self.tol,
                            fit_intercept=True, output_type="numpy")
             t0 = time.perf_counter()
             clf.fit(cp.asarray(X, dtype=cp.float32), cp.asarray(y, dtype=cp.float32))
@@ -89,6 +89,6 @@ class CumlBackend:
             classes = np.asarray(clf.classes_).astype(np.int64)
             proba = np.zeros((len(X_test), problem.n_classes))
             proba[:, classes] = proba_k
-            out.append(CellFit(proba=proba, n_iter=n_iter, converged=n_iter < problem.max_iter,
-                               fit_seconds=seconds))
+            out.append(FitResult(proba=proba, n_iter=n_iter, converged=n_iter < problem.max_iter,
+                                 fit_seconds=seconds))
         return out

@@ -1,11 +1,11 @@
 """``fast``: the CPU default backend. Same optimum as scikit-learn, far fewer seconds.
 
-- Few-shot cells (few rows, n < d): the optimal weights lie in the span of the cell's own
-  (standardised) train rows, so a thin SVD ``X = U S V^T`` turns each cell into an exact
+- Few-shot fits (few rows, n < d): the optimal weights lie in the span of the fit's own
+  (standardised) train rows, so a thin SVD ``X = U S V^T`` turns each fit into an exact
   problem on ``r <= n`` features ``U S`` with the same penalty (V is orthonormal) and the
-  intercept kept separate. All such cells of a batch (every regime, seed and C) are padded
+  intercept kept separate. All such fits of a batch (every regime, seed and C) are padded
   into one array and solved by ONE batched Newton solve (``batched_newton``).
-- Full-data cells: identical fits (same rows, same C; e.g. one per seed) are solved once;
+- Full-data fits: identical ones (same rows, same C; e.g. one per seed) are solved once;
   each distinct row set is solved along its ascending C path with warm starts by a
   preconditioned inexact Newton method whose only O(n d^2) step runs in float32
   (``fast_full``); gradients and the stopping test are float64.
@@ -15,10 +15,10 @@
   order, so the answer has the same bits for any thread count (OpenBLAS's threads change the
   last bits, and their busy-waiting made a full fit 3.5x slower on two shared cores). The
   engine gives ``fit_threads`` the run's cores when it solves in-process, and one in a Dask
-  worker (parallelism across (model, task) jobs instead), so workers never oversubscribe.
+  worker (parallelism across pairs (model, task) instead), so workers never oversubscribe.
 
-Every cell reports Newton iterations and whether max |grad| of sklearn's scaled objective
-reached ``problem.tol``; a cell that did not is returned with ``converged=False``.
+Every fit reports Newton iterations and whether max |grad| of sklearn's scaled objective
+reached ``problem.tol``; a fit that did not is returned with ``converged=False``.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ from threadpoolctl import threadpool_limits
 
 from geneb.errors import ProbeError
 from geneb.probe.preprocess import Standardizer
-from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem, second_order
+from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem, second_order
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
 from geneb.probe.solvers.fast_full import PathFit, solve_path
 from geneb.probe.solvers.numeric import expit, softmax
 from geneb.probe.solvers.row_blocks import RowBlocks
 
-#: A cell is solved in the reduced (row-space) form when it has at most this many train rows
-#: and fewer rows than features; larger cells go through the full-data path.
+#: A fit is solved in the reduced (row-space) form when it has at most this many train rows
+#: and fewer rows than features; larger fits go through the full-data path.
 FEW_SHOT_MAX_ROWS = 256
 #: Array elements per batched Newton chunk (~160 MB of float64 Hessians and intermediates).
 FEW_SHOT_CHUNK_ELEMS = 2e7
@@ -68,7 +68,7 @@ def full_fit_blas_threads(explicit: int | None = None) -> int | None:
     return None
 
 
-def check_problem(problem: ProbeProblem, cells: Sequence[ProbeCell]) -> None:
+def check_problem(problem: ProbeProblem, fits: Sequence[ProbeFit]) -> None:
     """Shapes, labels and row indices must be consistent; say which part is wrong."""
     Xtr, Xte, y = problem.X_train, problem.X_test, problem.y_train
     if Xtr.ndim != 2 or Xte.ndim != 2 or Xtr.shape[1] != Xte.shape[1]:
@@ -78,15 +78,15 @@ def check_problem(problem: ProbeProblem, cells: Sequence[ProbeCell]) -> None:
         raise ProbeError(f"y_train has shape {y.shape}, expected ({Xtr.shape[0]},)")
     if problem.n_classes < 2 or (y.size and (y.min() < 0 or y.max() >= problem.n_classes)):
         raise ProbeError(f"labels must be integers in 0..{problem.n_classes - 1}")
-    for c in cells:
+    for c in fits:
         idx = np.asarray(c.train_idx)
         if idx.ndim != 1 or idx.size == 0:
-            raise ProbeError(f"cell regime={c.regime} seed={c.seed}: empty or non 1-D train_idx")
+            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: empty or non 1-D train_idx")
         if idx.min() < 0 or idx.max() >= Xtr.shape[0]:
-            raise ProbeError(f"cell regime={c.regime} seed={c.seed}: train_idx outside "
+            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: train_idx outside "
                              f"0..{Xtr.shape[0] - 1}")
         if not (np.isfinite(c.C) and c.C > 0):
-            raise ProbeError(f"cell regime={c.regime} seed={c.seed}: C must be > 0, got {c.C}")
+            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: C must be > 0, got {c.C}")
 
 
 #: Relative size below which a logit (binary) or a gap to the top logit (multi-class) is a tie.
@@ -136,26 +136,26 @@ class FastBackend:
         self.ops: Any = NumpyOps()
 
     # --- public -------------------------------------------------------------------------
-    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
-        """Fit every cell; identical cells (same rows and C) are solved once and shared."""
-        check_problem(problem, cells)
+    def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
+        """Solve every fit; identical fits (same rows and C) are solved once and shared."""
+        check_problem(problem, fits)
         d = problem.X_train.shape[1]
-        uniq: dict[tuple[bytes, float], ProbeCell] = {}
-        cell_keys = []
-        for c in cells:
+        uniq: dict[tuple[bytes, float], ProbeFit] = {}
+        fit_keys = []
+        for c in fits:
             key = (_rows_key(c.train_idx), float(c.C))
             uniq.setdefault(key, c)
-            cell_keys.append(key)
+            fit_keys.append(key)
         rows_w = problem.n_classes - 1 if problem.n_classes > 2 else 1  # weight rows solved
         few = [k for k, c in uniq.items()
                if len(c.train_idx) <= min(self.few_shot_max_rows, d - 1)
                and second_order(len(c.train_idx), rows_w)]  # row space: <= n features
         few_set = set(few)
         full = [k for k in uniq if k not in few_set]
-        fits: dict[tuple[bytes, float], CellFit] = {}
+        solved: dict[tuple[bytes, float], FitResult] = {}
         if few:
             with threadpool_limits(limits=1):
-                fits.update(self._solve_few(problem, {k: uniq[k] for k in few}))
+                solved.update(self._solve_few(problem, {k: uniq[k] for k in few}))
         groups: dict[bytes, list[float]] = {}
         for rk, C in full:
             groups.setdefault(rk, []).append(C)
@@ -166,22 +166,23 @@ class FastBackend:
             with threadpool_limits(limits=1):
                 path_fits = solve_full(problem, idx, sorted(Cs))
                 for C, fit in zip(sorted(Cs), path_fits, strict=True):
-                    fits[(rk, C)] = fit
-        return [fits[k] for k in cell_keys]
+                    solved[(rk, C)] = fit
+        return [solved[k] for k in fit_keys]
 
     # --- few-shot: row-space reduction + one batched Newton solve -----------------------
-    def _solve_few(self, problem: ProbeProblem, cells: dict[Any, ProbeCell]) -> dict[Any, CellFit]:
+    def _solve_few(self, problem: ProbeProblem, fits: dict[Any, ProbeFit]
+                   ) -> dict[Any, FitResult]:
         t0 = time.perf_counter()
         ops = self.ops
-        keys = list(cells)
+        keys = list(fits)
         K = problem.n_classes
         multi = K > 2
         Kp = K if multi else 1
         B = len(keys)
         d = problem.X_train.shape[1]
-        ns = np.array([len(cells[k].train_idx) for k in keys])
+        ns = np.array([len(fits[k].train_idx) for k in keys])
         n_max = int(ns.max())
-        means, scales, U_all, S_all, Vt_all = self._few_bases(problem, cells, keys, ns)
+        means, scales, U_all, S_all, Vt_all = self._few_bases(problem, fits, keys, ns)
         S_np = [ops.to_numpy(s) for s in S_all]
         ranks = np.array([max(1, int((s > s[0] * max(n, d) * np.finfo(float).eps).sum()))
                           if s[0] > 0 else 1 for s, n in zip(S_np, ns, strict=True)])
@@ -195,7 +196,7 @@ class FastBackend:
             Za[b, :n, :r] = U_all[b][:, :r] * S_all[b][:r]
             Za[b, :n, -1] = 1.0
             Vt_pad[b, :r] = Vt_all[b][:r]
-            yb = problem.y_train[cells[k].train_idx]
+            yb = problem.y_train[fits[k].train_idx]
             if multi:
                 Yoh[b, np.arange(n), yb] = 1.0
             else:
@@ -203,7 +204,7 @@ class FastBackend:
         Y = ops.asarray(Yoh)
         swn = (np.arange(n_max)[None, :] < ns[:, None]).astype(np.float64)
         sw = ops.asarray(swn)
-        Cv = ops.asarray(np.array([cells[k].C for k in keys], dtype=np.float64))
+        Cv = ops.asarray(np.array([fits[k].C for k in keys], dtype=np.float64))
         pen_np = np.ones((B, p))
         pen_np[:, -1] = 0.0
         pen = ops.asarray(pen_np)
@@ -218,18 +219,18 @@ class FastBackend:
         n_iter = np.concatenate([r.n_iter for r in parts])
         converged = np.concatenate([r.converged for r in parts])
         proba = _few_proba(ops, problem, theta, Vt_pad, r_max, means, scales, multi)
-        per_cell = (time.perf_counter() - t0) / B
-        return {k: CellFit(proba=proba[b], n_iter=int(n_iter[b]),
-                           converged=bool(converged[b]), fit_seconds=per_cell)
+        per_fit = (time.perf_counter() - t0) / B
+        return {k: FitResult(proba=proba[b], n_iter=int(n_iter[b]),
+                             converged=bool(converged[b]), fit_seconds=per_fit)
                 for b, k in enumerate(keys)}
 
     def _few_bases(
-        self, problem: ProbeProblem, cells: dict[Any, ProbeCell], keys: list[Any], ns: np.ndarray
+        self, problem: ProbeProblem, fits: dict[Any, ProbeFit], keys: list[Any], ns: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, list[Any], list[Any], list[Any]]:
-        """Per cell: the standardisation (means, scales) and thin SVD (U, S, Vt) of its rows.
+        """Per fit: the standardisation (means, scales) and thin SVD (U, S, Vt) of its rows.
 
         Each distinct row set is standardised on its own rows and decomposed once (SVDs
-        batched per row count), shared by its cells of every C (same matrix, same bits)."""
+        batched per row count), shared by its fits of every C (same matrix, same bits)."""
         ops = self.ops
         B = len(keys)
         d = problem.X_train.shape[1]
@@ -242,7 +243,7 @@ class FastBackend:
         uniq_b = list(first.values())
         Xs: dict[int, np.ndarray] = {}
         for b in uniq_b:
-            Xc = problem.X_train[cells[keys[b]].train_idx]
+            Xc = problem.X_train[fits[keys[b]].train_idx]
             if problem.standardize:
                 st = Standardizer.fit(Xc)
                 means[b], scales[b] = st.mean, st.scale
@@ -314,7 +315,7 @@ class FastBackend:
         return Xa, Xa32, Xt
 
     def _solve_full(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
-                    ) -> list[CellFit]:
+                    ) -> list[FitResult]:
         t0 = time.perf_counter()
         Xa, Xa32, Xt = self._design(problem, idx)
         prep = time.perf_counter() - t0
@@ -324,8 +325,8 @@ class FastBackend:
         return self._path_fits(path, Xt, problem.n_classes > 2, prep)
 
     def _solve_large(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
-                     ) -> list[CellFit]:
-        """Cells with more coefficients than a Hessian may have (``second_order``): L-BFGS
+                     ) -> list[FitResult]:
+        """Fits with more coefficients than a Hessian may have (``second_order``): L-BFGS
         along the C path (``fast_lbfgs``), memory linear in the coefficients."""
         from geneb.probe.solvers.fast_lbfgs import solve_path_lbfgs
 
@@ -339,14 +340,15 @@ class FastBackend:
 
     @staticmethod
     def _path_fits(path: list[PathFit], Xt: np.ndarray, multi: bool, prep: float
-                   ) -> list[CellFit]:
+                   ) -> list[FitResult]:
         """Test probabilities of each fit of a C path (``prep``: design seconds, shared)."""
         out = []
         for pf in path:
             W, b = pf.theta[:, :-1], pf.theta[:, -1]
             mag = np.abs(Xt) @ np.abs(W).T + np.abs(b)
-            out.append(CellFit(proba=proba_from_logits(Xt @ W.T + b, multi, mag), n_iter=pf.n_iter,
-                               converged=pf.converged, fit_seconds=pf.seconds + prep / len(path)))
+            out.append(FitResult(proba=proba_from_logits(Xt @ W.T + b, multi, mag),
+                                 n_iter=pf.n_iter, converged=pf.converged,
+                                 fit_seconds=pf.seconds + prep / len(path)))
         return out
 
 

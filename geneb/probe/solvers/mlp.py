@@ -1,20 +1,20 @@
 """The MLP probe (``probe="mlp"``): the linear-vs-MLP stability check of GENEB.
 
 One hidden layer with fixed, documented hyperparameters (``MLP_PARAMS``), trained on exactly
-the rows the linear probe sees, with the cell's seed as ``random_state`` (the only source of
+the rows the linear probe sees, with the fit's seed as ``random_state`` (the only source of
 randomness). C does not apply (null in the results). Standardisation, when asked for, is fit
-on the cell's own train rows as for the linear probe.
+on the fit's own train rows as for the linear probe.
 
 Two backends solve the same protocol (which one serves a run: ``geneb.probe.solvers``):
 
 * ``torch`` (the default; ``auto``, ``fast`` and ``cuml`` resolve to it, as neither of the
-  latter has an MLP): every cell of a (model, task) job trained at once as one stacked model
+  latter has an MLP): every fit of a pair (model, task) trained at once as one stacked model
   (``geneb.probe.solvers.mlp_torch``), float32, on CUDA when torch sees a GPU, else on the
   CPU cores the run was given;
 * ``sklearn``: scikit-learn's ``MLPClassifier``, one fit at a time (the reference).
 
 Both draw the initial weights and the mini-batch order from ``RandomState(seed)`` the same
-way, so a cell's two answers differ by float32 rounding only (statistically equivalent).
+way, so a fit's two answers differ by float32 rounding only (statistically equivalent).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.probe.solvers.base import PROBE_DEVICES, CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import PROBE_DEVICES, FitResult, ProbeFit, ProbeProblem
 
 #: Fixed hyperparameters (scikit-learn ``MLPClassifier``); never tuned per task or model.
 MLP_PARAMS: dict[str, Any] = {
@@ -49,7 +49,7 @@ def make_mlp(seed: int) -> Any:
 
 def fit_mlp(
     X: np.ndarray, y: np.ndarray, X_test: np.ndarray, *, seed: int, n_classes: int
-) -> CellFit:
+) -> FitResult:
     """Train one scikit-learn MLP probe and return test probabilities for classes 0..K-1."""
     from geneb.probe.solvers.sklearn_backend import fit_estimator
 
@@ -61,26 +61,27 @@ def fit_mlp(
 
 
 class MLPProbe:
-    """scikit-learn reference: cells fit one by one (interface of a solver backend;
-    ``cell.C`` is ignored)."""
+    """scikit-learn reference: fits solved one by one (interface of a solver backend;
+    ``fit.C`` is ignored)."""
 
     name = "sklearn"
 
     def __init__(self, blas_threads: int | None = 1) -> None:
         self.blas_threads = blas_threads
 
-    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
+    def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
         from geneb.probe.solvers.sklearn_backend import solve_one_by_one
 
-        def fit(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, cell: ProbeCell) -> CellFit:
-            return fit_mlp(X, y, X_test, seed=cell.seed, n_classes=problem.n_classes)
+        def fit_one(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, fit: ProbeFit
+                    ) -> FitResult:
+            return fit_mlp(X, y, X_test, seed=fit.seed, n_classes=problem.n_classes)
 
-        return solve_one_by_one(problem, cells, fit, dtype=np.float32,
+        return solve_one_by_one(problem, fits, fit_one, dtype=np.float32,
                                 blas_threads=self.blas_threads)
 
 
 class TorchMLPProbe:
-    """All cells of a job trained at once in torch (see ``geneb.probe.solvers.mlp_torch``).
+    """All fits of a pair trained at once in torch (see ``geneb.probe.solvers.mlp_torch``).
 
     ``threads``: torch CPU threads for the fits (the cores the run was given; 1 in a Dask
     worker). ``device``: auto (CUDA when available), cpu, cuda or cuda:N.
@@ -94,9 +95,9 @@ class TorchMLPProbe:
         self.device = resolve_device(device, PROBE_DEVICES)
         self.threads = threads
 
-    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
+    def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
         from geneb.probe.solvers.mlp_torch import MLPConfig, fit_mlps
 
-        return fit_mlps(problem, cells, cfg=MLPConfig.from_params(MLP_PARAMS),
+        return fit_mlps(problem, fits, cfg=MLPConfig.from_params(MLP_PARAMS),
                         device=self.device, threads=self.threads)
 

@@ -53,9 +53,9 @@ class MLPConfig:
 # --------------------------------------------------------------------------- one probe's data
 @dataclass(eq=False)
 class _Probe:
-    """One cell: its train rows (positions), seed, classes present and final state."""
+    """One fit: its train rows (positions), seed, classes present and final state."""
 
-    pos: int  # index in the caller's cell list
+    pos: int  # index in the caller's list of fits
     idx: np.ndarray
     seed: int
     classes: np.ndarray  # classes present in the train rows, ascending

@@ -1,8 +1,8 @@
 """The fast MLP probe: many scikit-learn ``MLPClassifier`` fits trained at once in torch.
 
 Why: the MLP check is the protocol's only stochastic, epoch-based fit, and scikit-learn runs
-it one cell at a time in float32 numpy (one BLAS thread in the engine, Python overhead per
-mini-batch). Here every cell of a (model, task) job with the same batch structure is one
+it one fit at a time in float32 numpy (one BLAS thread in the engine, Python overhead per
+mini-batch). Here every fit of a pair (model, task) with the same batch structure is one
 *stacked* model: the weights of P probes live in one flat buffer (views ``W1`` (P, d, h),
 ``b1``, ``W2``, ``b2``), each mini-batch step is two batched GEMMs forward and two back
 (``torch.baddbmm``), and one fused Adam update covers every parameter of every probe.
@@ -11,7 +11,7 @@ What is reproduced from scikit-learn (``sklearn/neural_network/_multilayer_perce
 
 * the random stream: ``np.random.RandomState(seed)`` draws W1, b1, W2, b2 from Glorot uniform
   ``U(-sqrt(6 / (fan_in + fan_out)), +...)`` in that order, then every epoch shuffles the
-  previous epoch's order (``sample_idx = sample_idx[perm]``). A cell therefore starts from
+  previous epoch's order (``sample_idx = sample_idx[perm]``). A fit therefore starts from
   the same weights and sees the same mini-batches as ``MLPClassifier(random_state=seed)``;
   trajectories then differ only by float32 rounding (summation order), so agreement is
   statistical, but close;
@@ -30,9 +30,9 @@ What is reproduced from scikit-learn (``sklearn/neural_network/_multilayer_perce
 
 Convergence masks: a probe that stops is copied out and removed from the stack (the flat
 buffers and Adam moments are compacted), so finished probes cost nothing afterwards.
-Probes with n <= batch size (every few-shot cell) have one full batch per epoch; they are
+Probes with n <= batch size (every few-shot fit) have one full batch per epoch; they are
 stacked together with zero-padded rows and per-row weights (mask / n_p). Probes with more
-rows are stacked with the others of the same row count (the full-data cells of all seeds).
+rows are stacked with the others of the same row count (the full-data fits of all seeds).
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from geneb.probe.preprocess import Standardizer
-from geneb.probe.solvers.base import CellFit, ProbeCell, ProbeProblem
+from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem
 from geneb.probe.solvers.mlp_stack import MLPConfig, _Probe, _train_probes
 
 __all__ = ["MLPConfig", "fit_mlps", "torch_threads"]
@@ -124,22 +124,22 @@ def _shards(probes: list[_Probe], threads: int | None, cfg: MLPConfig) -> list[l
     return [o for o in out if o]
 
 
-def fit_mlps(problem: ProbeProblem, cells: Sequence[ProbeCell], *, cfg: MLPConfig,
-             device: str = "cpu", threads: int | None = None) -> list[CellFit]:
-    """Train one protocol MLP per cell (its rows, its seed) and return test probabilities.
+def fit_mlps(problem: ProbeProblem, fits: Sequence[ProbeFit], *, cfg: MLPConfig,
+             device: str = "cpu", threads: int | None = None) -> list[FitResult]:
+    """Train one protocol MLP per fit (its rows, its seed) and return test probabilities.
 
-    Cells sharing a row count are trained as one stacked model; identical train rows share
+    Fits sharing a row count are trained as one stacked model; identical train rows share
     one standardised design matrix. ``threads`` sets torch's CPU threads for the call.
     """
     import torch
 
-    if not cells:
+    if not fits:
         return []
     with torch_threads(threads), torch.no_grad(), _strict_float32(device):
         X = np.ascontiguousarray(problem.X_train, dtype=np.float32)
         y = np.asarray(problem.y_train, dtype=np.int64)
         probes = [_Probe(i, np.asarray(c.train_idx, np.int64), int(c.seed),
-                         np.unique(y[c.train_idx])) for i, c in enumerate(cells)]
+                         np.unique(y[c.train_idx])) for i, c in enumerate(fits)]
         # one design matrix (and test matrix) per distinct set of rows
         src_of: dict[bytes, int] = {}
         designs: list[np.ndarray] = []
@@ -173,6 +173,6 @@ def fit_mlps(problem: ProbeProblem, cells: Sequence[ProbeCell], *, cfg: MLPConfi
                                                       ).to(device)
             assert p.params is not None
             proba = _predict(p.params, test_dev[p.source], p.classes, problem.n_classes, device)
-            out.append(CellFit(proba=proba, n_iter=p.n_iter, converged=p.stopped,
-                               fit_seconds=p.seconds))
+            out.append(FitResult(proba=proba, n_iter=p.n_iter, converged=p.stopped,
+                                 fit_seconds=p.seconds))
         return out

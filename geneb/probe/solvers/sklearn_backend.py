@@ -1,9 +1,9 @@
-"""The scikit-learn backend: one ``LogisticRegression`` per cell, solved to convergence.
+"""The scikit-learn backend: one ``LogisticRegression`` per fit, solved to convergence.
 
 It is the reference the faster backends are checked against, so it favours exactness over
 speed: float64, ``newton-cholesky`` (second order, converges to the optimum in a few steps)
 while the Hessian is small enough, else L-BFGS at a tight gradient tolerance. ``n_iter`` and
-``converged`` (below ``max_iter`` and no ``ConvergenceWarning``) are recorded per cell.
+``converged`` (below ``max_iter`` and no ``ConvergenceWarning``) are recorded per fit.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from threadpoolctl import threadpool_limits
 from geneb.probe.preprocess import standardize_pair
 from geneb.probe.solvers.base import (
     DEFAULT_TOL,
-    CellFit,
-    ProbeCell,
+    FitResult,
+    ProbeFit,
     ProbeProblem,
     second_order,
 )
@@ -49,7 +49,7 @@ def fit_logreg(
     max_iter: int = 1000,
     solver: str | None = None,
     tol: float = DEFAULT_TOL,
-) -> CellFit:
+) -> FitResult:
     """Fit one L2 logistic regression (float64) and return test probabilities for 0..K-1."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     X_test = np.ascontiguousarray(X_test, dtype=np.float64)
@@ -61,7 +61,7 @@ def fit_logreg(
 
 def fit_estimator(
     clf: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, *, n_classes: int, max_iter: int
-) -> CellFit:
+) -> FitResult:
     """Fit a scikit-learn classifier; converged = under max_iter and no ConvergenceWarning.
 
     Shared by the logistic-regression reference and the MLP probe so both report n_iter,
@@ -76,42 +76,43 @@ def fit_estimator(
     n_warned = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
     proba = np.zeros((len(X_test), n_classes))
     proba[:, clf.classes_.astype(np.int64)] = clf.predict_proba(X_test)
-    return CellFit(proba=proba, n_iter=n_iter, converged=(n_iter < max_iter) and not n_warned,
-                   fit_seconds=seconds, n_convergence_warnings=int(n_warned))
+    return FitResult(proba=proba, n_iter=n_iter, converged=(n_iter < max_iter) and not n_warned,
+                     fit_seconds=seconds, n_convergence_warnings=int(n_warned))
 
 
 class SklearnBackend:
-    """Reference CPU backend: cells are fit one by one, each with one BLAS thread."""
+    """Reference CPU backend: fits solved one by one, each with one BLAS thread."""
 
     name = "sklearn"
 
     def __init__(self, blas_threads: int | None = 1) -> None:
         self.blas_threads = blas_threads
 
-    def solve(self, problem: ProbeProblem, cells: Sequence[ProbeCell]) -> list[CellFit]:
-        def fit(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, cell: ProbeCell) -> CellFit:
-            return fit_logreg(X, y, X_test, C=cell.C, n_classes=problem.n_classes,
+    def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
+        def fit_one(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, fit: ProbeFit
+                    ) -> FitResult:
+            return fit_logreg(X, y, X_test, C=fit.C, n_classes=problem.n_classes,
                               max_iter=problem.max_iter, tol=problem.tol)
 
-        return solve_one_by_one(problem, cells, fit, dtype=np.float64,
+        return solve_one_by_one(problem, fits, fit_one, dtype=np.float64,
                                 blas_threads=self.blas_threads)
 
 
 def solve_one_by_one(
     problem: ProbeProblem,
-    cells: Sequence[ProbeCell],
-    fit: Callable[[np.ndarray, np.ndarray, np.ndarray, ProbeCell], CellFit],
+    fits: Sequence[ProbeFit],
+    fit_one: Callable[[np.ndarray, np.ndarray, np.ndarray, ProbeFit], FitResult],
     *,
     dtype: type,
     blas_threads: int | None,
-) -> list[CellFit]:
-    """Fit cells one at a time: each on its own rows, standardised on them when asked."""
-    out: list[CellFit] = []
+) -> list[FitResult]:
+    """Solve fits one at a time: each on its own rows, standardised on them when asked."""
+    out: list[FitResult] = []
     with threadpool_limits(limits=blas_threads):
-        for cell in cells:
-            X = problem.X_train[cell.train_idx]
+        for fit in fits:
+            X = problem.X_train[fit.train_idx]
             X_test = problem.X_test
             if problem.standardize:
                 X, X_test = standardize_pair(X, X_test, dtype=dtype)
-            out.append(fit(X, problem.y_train[cell.train_idx], X_test, cell))
+            out.append(fit_one(X, problem.y_train[fit.train_idx], X_test, fit))
     return out

@@ -1,9 +1,9 @@
 """``torch``: the batched solver of ``fast`` in torch, on CPU or CUDA.
 
-Few-shot cells use exactly the ``fast`` algorithm (per-cell standardisation, thin SVD to the
+Few-shot fits use exactly the ``fast`` algorithm (per-fit standardisation, thin SVD to the
 row space, ONE batched Newton solve), with the SVDs and the Newton iterations running on the
 torch device: thousands of tiny problems per launch is where a GPU beats per-fit libraries.
-Full-data cells run the same ``batched_newton`` (batch of one, exact float64 Hessian) along
+Full-data fits run the same ``batched_newton`` (batch of one, exact float64 Hessian) along
 the ascending C path with warm starts, which suits a GPU's dense throughput.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from geneb.models.device import resolve_device
-from geneb.probe.solvers.base import PROBE_DEVICES, CellFit, ProbeProblem
+from geneb.probe.solvers.base import PROBE_DEVICES, FitResult, ProbeProblem
 from geneb.probe.solvers.batched_newton import TorchOps, batched_newton
 from geneb.probe.solvers.fast import FEW_SHOT_MAX_ROWS, FastBackend, proba_from_logits
 from geneb.probe.solvers.fast_full import intercept_start
@@ -33,7 +33,7 @@ class TorchBatchedBackend(FastBackend):
         self.ops = TorchOps(self.device)
 
     def _solve_full(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
-                    ) -> list[CellFit]:
+                    ) -> list[FitResult]:
         ops = self.ops
         t0 = time.perf_counter()
         Xa_np, _, Xt = self._design(problem, idx)
@@ -62,7 +62,7 @@ class TorchBatchedBackend(FastBackend):
             th = ops.to_numpy(theta[0])
             W, b = th[:, :-1], th[:, -1]
             mag = np.abs(Xt) @ np.abs(W).T + np.abs(b)
-            out.append(CellFit(proba=proba_from_logits(Xt @ W.T + b, multi, mag),
-                               n_iter=int(res.n_iter[0]), converged=bool(res.converged[0]),
-                               fit_seconds=time.perf_counter() - t1 + prep / len(Cs)))
+            out.append(FitResult(proba=proba_from_logits(Xt @ W.T + b, multi, mag),
+                                 n_iter=int(res.n_iter[0]), converged=bool(res.converged[0]),
+                                 fit_seconds=time.perf_counter() - t1 + prep / len(Cs)))
         return out

@@ -1,5 +1,7 @@
 """``task.evaluate(model)`` for sequence tasks (classification, regression): any model object.
 
+Registered for the kinds ``classification`` and ``regression`` by ``geneb.evaluation``.
+
 A model is any object with some of these methods (GFMBench's inference interface); nothing has
 to be registered or subclassed, and a task computes every metric the present methods allow:
 
@@ -107,9 +109,9 @@ def _probe_metrics(
     out: dict[str, float] = {}
     with threadpool_limits(limits=1):
         if kind == "regression":
-            from geneb.probe.solvers.ridge import RidgeCell, solve_ridge
+            from geneb.probe.solvers.ridge import RidgeFit, solve_ridge
 
-            fit = solve_ridge(Xtr, tr.labels, Xte, [RidgeCell(alpha, np.arange(len(Xtr)))],
+            fit = solve_ridge(Xtr, tr.labels, Xte, [RidgeFit(alpha, np.arange(len(Xtr)))],
                               standardize=standardize)[0]
             out.update(_metrics(kind, te.labels, fit.pred, 0))
         else:
@@ -122,22 +124,3 @@ def _probe_metrics(
             fit = fit_logreg(Xtr, tr.labels, Xte, C=C, n_classes=k)
             out.update(_metrics(kind, te.labels, fit.proba, k))
     return out
-
-
-def task_attributes(task: Any) -> dict[str, Any]:
-    """What a sequence task is: GFMBench's ``get_task_attributes``."""
-    spec = task.spec
-    attrs: dict[str, Any] = {
-        "name": spec.name, "kind": spec.kind, "category": spec.category,
-        "n_train": len(task.split("train")), "n_test": len(task.split("test")),
-        "splits": list(task.splits), "source": spec.source, "license": spec.license,
-    }
-    if spec.kind == "regression":
-        attrs["metrics"] = {"embed": ["spearman", "pearson", "r2"],
-                            "predict": ["predict_spearman", "predict_pearson", "predict_r2"]}
-    else:
-        attrs.update(n_classes=spec.n_classes, label_names=list(spec.label_names))
-        attrs["metrics"] = {"embed": ["mcc", "accuracy", "macro_f1", "auroc"],
-                            "predict": ["predict_mcc", "predict_accuracy", "predict_macro_f1",
-                                        "predict_auroc (probabilities only)"]}
-    return attrs
