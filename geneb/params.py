@@ -36,6 +36,7 @@ from geneb.constraints import (  # SEED, POSITIVE_INT, ALPHA: shared with the li
 )
 from geneb.errors import did_you_mean
 from geneb.models.options import POOLINGS
+from geneb.vep.capabilities import FEATURES as VEP_FEATURES
 from geneb.vep.capabilities import SCORERS as VEP_SCORERS
 
 __all__ = [
@@ -154,6 +155,8 @@ PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
     "vep": {  # variant-effect scoring in a plan (geneb.vep.pipeline checks the folders)
         "tasks": ListOf(PathParam("dir")),
         "scorers": ListOf(StrOptions(VEP_SCORERS)),
+        "probe": ListOf(StrOptions(tuple(VEP_FEATURES)), min_len=0),  # supervised feature sets
+        "folds": Interval(int, 2, None),  # genomic-block folds of the supervised probe
         "window": Interval(int, 2, None),
         "limit": POSITIVE_INT,
     },

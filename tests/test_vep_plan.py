@@ -88,3 +88,43 @@ def test_bad_variant_task_fails_before_any_work(tmp_path, data_dir):
     r = runner.invoke(app, ["run", str(plan)])
     assert r.exit_code == 2 and "ref 'T' does not match" in " ".join(r.output.split())
     assert not (tmp_path / "store.zarr").exists()
+
+
+def test_plan_runs_the_supervised_probe_beside_zero_shot(tmp_path, data_dir, brca1):
+    """``probe = ["diff"]`` in [vep]: the same table ``geneb vep probe`` writes for the same
+    task, model, window and folds, and the report shows it beside the zero-shot scorers."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(data_dir, f'tasks = ["{brca1}"]\nwindow = 64\nscorers = ["l2"]\n'
+                                        'probe = ["diff"]\nfolds = 5'))
+    r = runner.invoke(app, ["run", str(plan)])
+    assert r.exit_code == 0, r.output
+    got = pd.read_parquet(tmp_path / "out" / "vep"
+                          / "brca1_findlay2018__kmer-2__w64__probe.parquet")
+    direct = tmp_path / "direct.parquet"
+    r = runner.invoke(app, ["vep", "probe", "--task", str(brca1), "--model", "kmer-2",
+                            "--window", "64", "--features", "diff", "--folds", "5",
+                            "--out", str(direct)])
+    assert r.exit_code == 0, r.output
+    want = pd.read_parquet(direct)
+    cols = ["chrom", "pos", "ref", "alt", "label", "fold", "C", "score", "status"]
+    pd.testing.assert_frame_equal(got[cols], want[cols])
+    assert got["fold"].nunique() == 5 and (got["status"] == "ok").all()
+    m = pd.read_csv(tmp_path / "out" / "report" / "tables" / "vep_metrics.csv")
+    assert sorted(m["scorer"]) == ["l2", "probe-diff"]
+
+
+def test_plan_probe_that_cannot_fold_fails_before_any_work(tmp_path, data_dir, brca1):
+    """300 adjacent variants at window 64 form one block: 5 folds are refused up front."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(data_dir, f'tasks = ["{brca1}"]\nwindow = 64\nlimit = 300\n'
+                                        'probe = ["diff"]\nfolds = 5'))
+    r = runner.invoke(app, ["run", str(plan)])
+    assert r.exit_code == 2 and "fewer than the 5 folds" in " ".join(r.output.split())
+    assert not (tmp_path / "store.zarr").exists() and not (tmp_path / "out").exists()
+
+
+def test_plan_probe_feature_names_are_checked(tmp_path, data_dir, brca1):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(data_dir, f'tasks = ["{brca1}"]\nprobe = ["dif"]'))
+    with pytest.raises(PlanError, match=r"\[vep\] probe\[0\]: expected one of 'diff', 'concat'"):
+        load_plan(plan)

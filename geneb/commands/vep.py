@@ -143,9 +143,9 @@ def probe(
     """Supervised VEP: a logistic-regression probe on window embeddings, out-of-fold scores."""
     import time
 
+    from geneb.vep.capabilities import FEATURES
     from geneb.vep.probe_run import probe_variants
     from geneb.vep.runner import ScoreRun
-    from geneb.vep.supervised import FEATURES
 
     vt, out = _task_and_out(task, model, name, window, out, "vep-probe")
     run = ScoreRun()

@@ -24,6 +24,12 @@ EMBEDDING_SCORERS = ("cosine", "l2")
 LM_SCORERS = ("llr",)
 SCORERS = EMBEDDING_SCORERS + LM_SCORERS
 HEADS = ("causal_lm", "masked_lm")  # preference order when a model has both
+#: Supervised feature sets (geneb.vep.supervised): name -> description (docs/vep.md).
+FEATURES = {"diff": "alt - ref", "concat": "[ref, alt, alt - ref]"}
+#: The scorer name a feature set's probe has in score tables (``RIDGE_SCORERS``: the ridge
+#: regression of the task's ``score`` column, ``--target score``).
+PROBE_SCORERS = {f: f"probe-{f}" for f in FEATURES}
+RIDGE_SCORERS = {f: f"ridge-{f}" for f in FEATURES}
 
 
 @dataclass
@@ -168,11 +174,23 @@ def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool
         caps.heads[kind] = (model.to(device), tok)
 
 
+class ScorerUnsupported(ModelError):
+    """The model cannot run a scorer (no trained language-model head for ``llr``): callers that
+    score several models (``geneb run``) skip that scorer for this model and say why."""
+
+    def __init__(self, message: str, *, scorer: str, supported: list[str]) -> None:
+        super().__init__(message)
+        self.scorer = scorer
+        self.supported = supported
+
+
 def require_scorer(caps: Capabilities, scorer: str) -> None:
-    """Raise a ``ModelError`` listing what the model supports when it cannot run ``scorer``."""
+    """Raise ``ScorerUnsupported`` listing what the model supports when it cannot run
+    ``scorer``."""
     if scorer in caps.scorers:
         return
-    raise ModelError(
+    raise ScorerUnsupported(
         f"model {caps.model!r} cannot run --scorer {scorer}: it has no language-model head "
-        f"with trained weights. It supports: {caps.describe()}"
+        f"with trained weights. It supports: {caps.describe()}",
+        scorer=scorer, supported=caps.scorers,
     )

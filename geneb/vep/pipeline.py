@@ -4,15 +4,26 @@
 
     [vep]
     tasks = ["../shared/variants/brca1_findlay2018"]   # variant task folders
-    scorers = ["cosine", "l2", "llr"]                  # default: all three
+    scorers = ["cosine", "l2", "llr"]                  # zero-shot scorers (default: all three)
+    probe = ["diff", "concat"]                         # supervised probes (default: none)
+    folds = 5                                          # their genomic-block folds (optional)
     window = 1024                                      # default 1024
     limit = 200                                        # optional: first N variants only
 
-Every plan model scores every variant task with every scorer it supports (``llr`` only where
-the model has a language-model head; the others are skipped with a line in the run summary,
-as GFMBench computes only the metrics a model supports). Embeddings go to the plan's store
-(reused on reruns); tables go to ``<out>/vep/<task>__<model>__w<W>.parquet``, and the report
-gets a variant-effect section (``geneb.analysis.report.vep_section.add_to_report``).
+Every plan model scores every variant task with every zero-shot scorer it supports (``llr``
+only where the model has a language-model head; the others are skipped with a line in the run
+summary, as GFMBench computes only the metrics a model supports). With ``probe``, each model
+also gets the supervised probe of ``geneb vep probe`` (logistic regression on the window
+embeddings' ``alt - ref`` / ``[ref, alt, alt - ref]`` features, out-of-fold by contiguous
+genomic blocks, GENEB's C sweep) on the same windows, which are embedded once. Embeddings go
+to the plan's store (reused on reruns); tables go to
+``<out>/vep/<task>__<model>__w<W>.parquet`` (zero-shot) and ``...__w<W>__probe.parquet``
+(supervised), and the report's variant-effect section shows both side by side
+(``geneb.analysis.report.vep_section.add_to_report``).
+
+The table's keys and value types are declared once, in ``geneb.params.PLAN_SECTIONS["vep"]``,
+and checked by the plan reader before this module sees them; here only what needs the plan's
+folder or the library's own rules (folders exist, the window is even).
 """
 
 from __future__ import annotations
@@ -24,10 +35,8 @@ from typing import Any
 
 import pandas as pd
 
-from geneb.errors import PlanError
+from geneb.errors import GenebError, PlanError
 from geneb.vep.capabilities import SCORERS
-
-VEP_KEYS = {"tasks", "scorers", "window", "limit"}
 
 
 @dataclass(frozen=True)
@@ -36,97 +45,99 @@ class VepPlan:
     scorers: tuple[str, ...] = SCORERS
     window: int = 1024
     limit: int | None = None
+    probe: tuple[str, ...] = ()  # supervised feature sets (geneb.vep.capabilities.FEATURES)
+    folds: int | None = None  # None: geneb.vep.folds' default
 
 
-def parse_vep(raw: Any, path: Callable[[Any, str], Path], src: str) -> VepPlan:
-    """Validate the ``[vep]`` table (paths resolved by the plan's ``path`` helper)."""
-    from geneb.errors import did_you_mean
+def parse_vep(raw: dict[str, Any], path: Callable[[Any, str], Path], src: str) -> VepPlan:
+    """The ``[vep]`` plan from its checked table (paths resolved by the plan's ``path``)."""
+    from geneb.tasks.windows import check_window
 
-    if not isinstance(raw, dict):
-        raise PlanError(f"{src}: vep must be a table ([vep]), got {raw!r}")
-    for key in raw:
-        if key not in VEP_KEYS:
-            close = did_you_mean(key, VEP_KEYS)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise PlanError(f"{src}: unknown key {key!r} in [vep].{hint} Allowed keys: "
-                            f"{', '.join(sorted(VEP_KEYS))}")
-    tasks = raw.get("tasks", [])
-    tasks = tasks if isinstance(tasks, list) else [tasks]
-    if not tasks:
+    folders = tuple(path(t, "vep.tasks") for t in raw.get("tasks", []))
+    if not folders:
         raise PlanError(f"{src}: [vep] needs tasks = [<variant task folder>, ...]")
-    folders = tuple(path(t, "vep.tasks") for t in tasks)
     for f in folders:
         if not f.is_dir():
             raise PlanError(f"{src}: variant task folder {str(f)!r} does not exist")
-    scorers = raw.get("scorers", list(SCORERS))
-    scorers = scorers if isinstance(scorers, list) else [scorers]
-    for s in scorers:
-        if s not in SCORERS:
-            raise PlanError(f"{src}: vep.scorers entry {s!r}: expected one of "
-                            f"{', '.join(SCORERS)}")
     window = raw.get("window", 1024)
-    if not isinstance(window, int) or isinstance(window, bool) or window < 2 or window % 2:
-        raise PlanError(f"{src}: vep.window must be an even integer >= 2, got {window!r}")
-    limit = raw.get("limit")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)
-                              or limit < 1):
-        raise PlanError(f"{src}: vep.limit must be a positive integer, got {limit!r}")
-    return VepPlan(folders, tuple(dict.fromkeys(scorers)), window, limit)
+    try:
+        check_window(window)
+    except GenebError:
+        raise PlanError(f"{src}: vep.window must be an even integer >= 2, got {window!r}") from None
+    scorers = tuple(dict.fromkeys(raw.get("scorers", SCORERS)))
+    probe = tuple(dict.fromkeys(raw.get("probe", ())))
+    return VepPlan(folders, scorers, window, raw.get("limit"), probe, raw.get("folds"))
 
 
 def validate_vep(vp: VepPlan) -> list[Any]:
-    """Load (and so validate) every variant task before any work starts."""
+    """Load (and so validate) every variant task before any work starts; with ``probe``, also
+    plan each task's supervised probe (windows, folds, both classes in every training set)."""
     from geneb.tasks.variants import load_variant_task
+    from geneb.vep.probe_run import plan_probe
 
-    return [load_variant_task(f) for f in vp.tasks]
+    tasks = [load_variant_task(f) for f in vp.tasks]
+    for vt in tasks if vp.probe else []:
+        plan_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds, limit=vp.limit)
+    return tasks
 
 
 def run_vep(
     plan: Any, tasks: list[Any], log: Callable[[str], Any] = lambda s: None
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Score every (model, variant task); returns (all scores, summary lines)."""
-    import time
-
-    from geneb.store.keys import safe_name
-    from geneb.vep.capabilities import EMBEDDING_SCORERS
-    from geneb.vep.runner import score_variants
-
+    """Score every (model, variant task), zero-shot and supervised; (all scores, summary)."""
     vp: VepPlan = plan.vep
     out = plan.out / "vep"
     out.mkdir(parents=True, exist_ok=True)
-    parts, lines = [], []
+    parts: list[pd.DataFrame] = []
+    lines: list[str] = []
+
+    def say(msg: str) -> None:
+        lines.append(msg)
+        log(msg)
+
     for mp in plan.models:
-        trc = bool(mp.options.get("trust_remote_code", False))
-        device = mp.options.get("device", plan.device)
+        run = {"store": plan.store, "limit": vp.limit, "name": mp.name,
+               "device": mp.options.get("device", plan.device),
+               "trust_remote_code": bool(mp.options.get("trust_remote_code", False))}
         scorers = list(vp.scorers)
         for vt in tasks:
-            t1 = time.perf_counter()
-            try:
-                df = score_variants(vt, mp.model, scorers, window=vp.window, store=plan.store,
-                                    limit=vp.limit, name=mp.name, device=device,
-                                    trust_remote_code=trc)
-            except Exception as e:
-                from geneb.errors import ModelError
+            scorers, df = _zero_shot(vt, mp.model, scorers, vp.window, run, say)
+            if df is not None:
+                parts.append(_save(df, vt, out, vp.window, "", say))
+            if vp.probe:
+                from geneb.vep.probe_run import probe_variants
 
-                if not (isinstance(e, ModelError) and "cannot run --scorer llr" in str(e)):
-                    raise
-                emb = [s for s in scorers if s in EMBEDDING_SCORERS]
-                skip = f"vep {mp.name or mp.model}: llr skipped ({str(e).split(': ')[-1]})"
-                lines.append(skip)
-                log(skip)
-                scorers = emb
-                if not emb:
-                    continue
-                df = score_variants(vt, mp.model, emb, window=vp.window, store=plan.store,
-                                    limit=vp.limit, name=mp.name, device=device,
-                                    trust_remote_code=trc)
-            model = str(df["model"].iloc[0])
-            path = out / f"{safe_name(vt.name)}__{safe_name(model)}__w{vp.window}.parquet"
-            df.to_parquet(path, index=False)
-            parts.append(df)
-            msg = (f"vep {model} on {vt.name}: {', '.join(df['scorer'].unique())} "
-                   f"({int((df['status'] == 'ok').sum())}/{len(df)} scored, "
-                   f"{time.perf_counter() - t1:.1f} s) -> {path}")
-            lines.append(msg)
-            log(msg)
+                df = probe_variants(vt, mp.model, features=vp.probe, window=vp.window,
+                                    folds=vp.folds, **run)
+                parts.append(_save(df, vt, out, vp.window, "__probe", say))
     return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), lines
+
+
+def _zero_shot(vt: Any, model: str, scorers: list[str], window: int, run: dict[str, Any],
+               say: Callable[[str], None]) -> tuple[list[str], pd.DataFrame | None]:
+    """The zero-shot scores of one model on one task, and the scorers it can run: a scorer
+    the model cannot run (``llr`` without a language-model head) is dropped with a line."""
+    from geneb.vep.capabilities import ScorerUnsupported
+    from geneb.vep.runner import score_variants
+
+    while scorers:
+        try:
+            return scorers, score_variants(vt, model, scorers, window=window, **run)
+        except ScorerUnsupported as e:
+            scorers = [s for s in scorers if s != e.scorer]
+            say(f"vep {run['name'] or model}: {e.scorer} skipped (the model supports "
+                f"{', '.join(e.supported) or 'no scorer'})")
+    return scorers, None
+
+
+def _save(df: pd.DataFrame, vt: Any, out: Path, window: int, suffix: str,
+          say: Callable[[str], None]) -> pd.DataFrame:
+    """Write one score table to ``<out>/<task>__<model>__w<W><suffix>.parquet`` and say so."""
+    from geneb.store.keys import safe_name
+
+    model = str(df["model"].iloc[0])
+    path = out / f"{safe_name(vt.name)}__{safe_name(model)}__w{window}{suffix}.parquet"
+    df.to_parquet(path, index=False)
+    say(f"vep {model} on {vt.name}: {', '.join(map(str, df['scorer'].unique()))} "
+        f"({int((df['status'] == 'ok').sum())}/{len(df)} scored) -> {path}")
+    return df

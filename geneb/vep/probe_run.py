@@ -12,7 +12,9 @@ scorers of the same model.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,13 +23,11 @@ from geneb.errors import GenebError
 from geneb.probe.parse import parse_alphas
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
 from geneb.tasks.variants import VariantTask, load_variant_task
-from geneb.tasks.windows import OK, make_windows
+from geneb.tasks.windows import OK, Windows, make_windows
+from geneb.vep.capabilities import FEATURES, PROBE_SCORERS, RIDGE_SCORERS
 from geneb.vep.folds import genomic_folds
 from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings
 from geneb.vep.supervised import (
-    FEATURES,
-    PROBE_SCORERS,
-    RIDGE_SCORERS,
     logistic_learner,
     out_of_fold,
     ridge_learner,
@@ -37,6 +37,69 @@ from geneb.vep.supervised import (
 #: Status of a variant with a window whose fold could not be scored (never happens when the
 #: checks pass; kept so that no row is ever silently dropped).
 NOT_IN_FOLD = "not_in_any_fold"
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """Everything ``probe_variants`` decided before embedding: the variants kept, their
+    windows, folds, the penalty sweep and the learner (``plan_probe`` makes it)."""
+
+    task: VariantTask
+    windows: Windows
+    fold: np.ndarray
+    scheme: str
+    sweep: tuple[float, ...]
+    learner: Any
+    features: tuple[str, ...]
+    regression: bool
+
+
+def plan_probe(
+    task: str | Path | VariantTask,
+    *,
+    features: Sequence[str] = tuple(FEATURES),
+    Cs: Sequence[float] = DEFAULT_C_SWEEP,  # noqa: N803 - C is the conventional name
+    window: int = 1024,
+    folds: int | None = None,
+    limit: int | None = None,
+    batch_tokens: int | None = None,
+    backend: str = "sklearn",
+    standardize: bool = False,
+    target: str = "label",
+    alphas: Sequence[float] | str = DEFAULT_ALPHA_SWEEP,
+) -> ProbePlan:
+    """Check a supervised probe of a variant task before any work (nothing is embedded):
+    features, target, sweep, backend, windows, folds and the classes of every training set.
+    ``geneb run`` calls it for every [vep] task before extracting anything."""
+    from geneb.probe.parse import parse_Cs
+    from geneb.probe.solvers import get_backend, resolve_backend
+
+    vt = task if isinstance(task, VariantTask) else load_variant_task(task)
+    feats = tuple(dict.fromkeys(features))
+    if not feats:
+        raise GenebError("no feature set given (--features diff or concat)")
+    for f in feats:
+        if f not in FEATURES:
+            raise GenebError(f"--features {f!r}: expected one of {', '.join(FEATURES)}")
+    if target not in ("label", "score"):
+        raise GenebError(f"--target must be 'label' or 'score', got {target!r}")
+    if target == "score" and not vt.has_score:
+        raise GenebError(f"--target score: task {vt.name!r} has no score column")
+    regression = target == "score"
+    cs = parse_alphas(alphas) if regression else parse_Cs(Cs)
+    learner = (ridge_learner(standardize) if regression else
+               logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
+    cut, _ = check_limits(vt, limit, batch_tokens)
+    win = make_windows(cut, window)
+    fold, scheme = genomic_folds(cut, win, folds)
+    n_folds = len(np.unique(fold[fold >= 0]))
+    if len(cs) > 1 and n_folds < 3:
+        raise GenebError(f"choosing {learner.param} from the sweep needs at least 3 folds (the "
+                         f"training folds of each split serve as inner folds), got {n_folds}; "
+                         f"give more --folds or a single --{learner.param}")
+    if not regression:
+        _check_classes(cut, fold, len(cs) > 1)
+    return ProbePlan(cut, win, fold, scheme, cs, learner, feats, regression)
 
 
 def probe_variants(
@@ -63,55 +126,37 @@ def probe_variants(
 
     ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
     instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
-    from geneb.probe.parse import parse_Cs
-    from geneb.probe.solvers import get_backend, resolve_backend
-
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
-    feats = list(dict.fromkeys(features))
-    if not feats:
-        raise GenebError("no feature set given (--features diff or concat)")
-    for f in feats:
-        if f not in FEATURES:
-            raise GenebError(f"--features {f!r}: expected one of {', '.join(FEATURES)}")
-    if target not in ("label", "score"):
-        raise GenebError(f"--target must be 'label' or 'score', got {target!r}")
-    if target == "score" and not vt.has_score:
-        raise GenebError(f"--target score: task {vt.name!r} has no score column")
-    regression = target == "score"
-    cs = parse_alphas(alphas) if regression else parse_Cs(Cs)
-    learner = (ridge_learner(standardize) if regression else
-               logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
-    cut, _ = check_limits(vt, limit, batch_tokens)
-    win = make_windows(cut, window)
-    fold, scheme = genomic_folds(cut, win, folds)
-    n_folds = len(np.unique(fold[fold >= 0]))
-    if len(cs) > 1 and n_folds < 3:
-        raise GenebError(f"choosing {learner.param} from the sweep needs at least 3 folds (the "
-                         f"training folds of each split serve as inner folds), got {n_folds}; "
-                         f"give more --folds or a single --{learner.param}")
-    if not regression:
-        _check_classes(cut, fold, len(cs) > 1)
+    pp = plan_probe(vt, features=features, Cs=Cs, window=window, folds=folds, limit=limit,
+                    batch_tokens=batch_tokens, backend=backend, standardize=standardize,
+                    target=target, alphas=alphas)
     emb = window_embeddings(vt, model, window=window, store=store, limit=limit, name=name,
                             device=device, batch_tokens=batch_tokens,
                             trust_remote_code=trust_remote_code, run=run)
+    return _probe_tables(pp, emb)
+
+
+def _probe_tables(pp: ProbePlan, emb: Any) -> pd.DataFrame:
+    """Cross-validate one probe per feature set on the embedded windows; one table."""
+    cut, win, fold, learner = pp.task, pp.windows, pp.fold, pp.learner
     ok = emb.ok
-    y = (cut.table["score"].to_numpy(np.float64)[ok] if regression
+    y = (cut.table["score"].to_numpy(np.float64)[ok] if pp.regression
          else cut.table["label"].to_numpy()[ok].astype(np.int64))
     ref = emb.ref[emb.windows.ref_id[ok]]
     parts = []
-    for f in feats:
+    for f in pp.features:
         X = variant_features(ref, emb.alt, f)
-        oof = out_of_fold(learner, X, y, fold[ok], cs)
+        oof = out_of_fold(learner, X, y, fold[ok], pp.sweep)
         score = np.full(len(cut), np.nan)
         c = np.full(len(cut), np.nan)
         score[ok], c[ok] = oof.score, oof.C
         status = win.status.copy()
         status[(status == OK) & ~np.isfinite(score)] = NOT_IN_FOLD
-        name = (RIDGE_SCORERS if regression else PROBE_SCORERS)[f]
+        name = (RIDGE_SCORERS if pp.regression else PROBE_SCORERS)[f]
         df = score_table(cut, win, emb.model, name, score, status, "")
         df.insert(df.columns.get_loc("score") + 1, "fold", fold)
         df.insert(df.columns.get_loc("fold") + 1, learner.param, c)
-        df.insert(df.columns.get_loc(learner.param) + 1, "folds", scheme)
+        df.insert(df.columns.get_loc(learner.param) + 1, "folds", pp.scheme)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)
 

@@ -31,14 +31,8 @@ import numpy as np
 
 from geneb.errors import GenebError
 from geneb.probe.solvers import ProbeFit, ProbeProblem, SolverBackend
+from geneb.vep.capabilities import FEATURES
 from geneb.vep.evaluate import auroc
-
-#: Feature sets: name -> description (docs/vep.md).
-FEATURES = {"diff": "alt - ref", "concat": "[ref, alt, alt - ref]"}
-#: The scorer name a feature set's probe has in score tables (``RIDGE_SCORERS``: the ridge
-#: regression of the task's ``score`` column, ``--target score``).
-PROBE_SCORERS = {f: f"probe-{f}" for f in FEATURES}
-RIDGE_SCORERS = {f: f"ridge-{f}" for f in FEATURES}
 
 
 def variant_features(ref: np.ndarray, alt: np.ndarray, kind: str) -> np.ndarray:
