@@ -108,6 +108,7 @@ class TaskCatalogueEntry:
             "all_checked": self.all_checked(),
             "fetchable": self.fetchable() is None,
             "not_fetchable_because": self.fetchable(),
+            "fetchable_with_reference": self.fetchable(reference_given=True) is None,
             "evidence": self.evidence,
             "notes": self.notes,
             "description": self.description,
