@@ -280,3 +280,29 @@ def test_reference_options_are_checked_before_anything(hub: dict, tmp_path: Path
     r = runner.invoke(app, ["tasks", "fetch", TG, "--reference", str(ref), "--flank", "0"])
     assert r.exit_code == 2 and "--flank" in r.output
     assert hub["hub"].requests == []
+
+
+@pytest.mark.parametrize("block", [7, 61, 1 << 22])
+@pytest.mark.parametrize("layout", ["wrapped", "one_line_crlf_no_final_newline"])
+def test_windows_are_cut_exactly_whatever_the_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, layout: str
+) -> None:
+    """Headers and lines split across read blocks, CRLF, unwrapped records, no final newline."""
+    import geneb.tasks.reference as reference
+
+    monkeypatch.setattr(reference, "BLOCK_BYTES", block)
+    genome = _genome(seed=3)
+    df = _variants(genome, n=12, seed=4)
+    path = tmp_path / "g.fa"
+    if layout == "wrapped":
+        _fasta(genome, "ucsc", path)
+    else:
+        text = "\r\n".join(f">chr{c} x\r\n{s.lower()}" for c, s in genome.items())
+        path.write_bytes(text.encode())
+    needs: dict[str, list[tuple[int, int]]] = {}
+    for c, p in zip(df["chrom"], df["pos"], strict=True):
+        needs.setdefault(c, []).append((max(1, p - FLANK), p + FLANK))
+    out = tmp_path / "out.fa"
+    info = reference.extract_windows(UserReference(path, FLANK), needs, out)
+    assert _read_fasta(out) == _expected_windows(df, genome)
+    assert info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

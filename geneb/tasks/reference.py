@@ -27,6 +27,8 @@ from geneb.errors import TaskError
 
 #: bases kept on each side of a variant by default (windows up to 8,192 bases fit)
 DEFAULT_FLANK = 4096
+#: bytes read (and decompressed) at a time
+BLOCK_BYTES = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -84,22 +86,55 @@ class _Hashing:
             pass
 
 
-def _lines(path: Path, raw: _Hashing) -> Iterator[bytes]:
+def _blocks(path: Path, raw: _Hashing) -> Iterator[bytes]:
+    """The (decompressed) bytes of the file in blocks of ``BLOCK_BYTES``."""
     gz = path.name.endswith(".gz")
     stream: Any = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-    buf = b""
     try:
-        while block := stream.read(1 << 22):
-            buf += block
-            *lines, buf = buf.split(b"\n")
-            yield from lines
-        if buf:
-            yield buf
+        while block := stream.read(BLOCK_BYTES):
+            yield block
     except (gzip.BadGzipFile, EOFError, zlib.error, OSError) as e:
         raise TaskError(
             f"reference {path}: not a complete gzip file ({type(e).__name__}: {e}); give a "
             "plain or gzipped FASTA"
         ) from None
+
+
+def _split(text: bytes) -> Iterator[tuple[str | None, bytes]]:
+    """``text`` (whole lines) as ``(record name, b"")`` per header and ``(None, bases)`` per
+    stretch of sequence lines, newlines and blanks removed. Why not line by line: a genome has
+    50 million lines; cutting at headers keeps the work in bytes methods."""
+    i = 0
+    while i < len(text):
+        if text[i : i + 1] == b">":
+            nl = text.index(b"\n", i)
+            head = text[i + 1 : nl].split(maxsplit=1)
+            yield (head[0].decode("utf-8", "replace") if head else ""), b""
+            i = nl + 1
+        else:
+            j = text.find(b"\n>", i)
+            end = len(text) if j == -1 else j + 1
+            yield None, text[i:end].translate(None, b"\n\r \t")
+            i = end
+
+
+def _pieces(path: Path, raw: _Hashing) -> Iterator[tuple[str | None, bytes]]:
+    """:func:`_split` over the whole file, cut at line ends (a header never spans blocks)."""
+    buf = b""
+    first = True
+    for block in _blocks(path, raw):
+        if first and not block.lstrip().startswith(b">"):
+            raise TaskError(f"reference {path}: not a FASTA file (no leading '>')")
+        first = False
+        buf += block
+        cut = buf.rfind(b"\n")
+        if cut >= 0:
+            yield from _split(buf[: cut + 1])
+            buf = buf[cut + 1 :]
+    if first:
+        raise TaskError(f"reference {path}: empty file (expected a FASTA)")
+    if buf:
+        yield from _split(buf + b"\n")
 
 
 class _Record:
@@ -113,6 +148,7 @@ class _Record:
         self.i = 0  # first window not yet complete
 
     def add(self, line: bytes) -> None:
+        """Take the next stretch of bases (any length) of the record."""
         lo, hi = self.offset, self.offset + len(line)  # 0-based [lo, hi)
         self.offset = hi
         j = self.i
@@ -157,25 +193,19 @@ def extract_windows(
     n_records = 0
     with path.open("rb") as f, out.open("wb") as dst:
         raw = _Hashing(f)
-        first = True
-        for line in _lines(path, raw):
-            line = line.rstrip(b"\r")
-            if first and not line.startswith(b">"):
-                raise TaskError(f"reference {path}: not a FASTA file (no leading '>')")
-            first = False
-            if line.startswith(b">"):
+        for name, bases in _pieces(path, raw):
+            if name is None:
                 if current is not None:
-                    n_records += current.write(dst)
-                head = line[1:].split(maxsplit=1)
-                name = head[0].decode("utf-8", "replace") if head else ""
-                seen.append(name)
-                chrom = wanted.get(name)
-                current = None
-                if chrom is not None and chrom not in found:
-                    found[chrom] = name
-                    current = _Record(chrom, merge_windows(list(needs[chrom])))
-            elif current is not None:
-                current.add(line.strip())
+                    current.add(bases)
+                continue
+            if current is not None:
+                n_records += current.write(dst)
+            seen.append(name)
+            chrom = wanted.get(name)
+            current = None
+            if chrom is not None and chrom not in found:
+                found[chrom] = name
+                current = _Record(chrom, merge_windows(list(needs[chrom])))
         if current is not None:
             n_records += current.write(dst)
         raw.drain()  # the sha256 covers the whole file, bytes after the last record too
