@@ -22,7 +22,9 @@ import pytest
 from _local_hub import LocalHub
 from typer.testing import CliRunner
 
+import geneb
 from geneb.cli import app
+from geneb.errors import TaskError
 from geneb.tasks.catalogue import load_task_catalogue, select
 from geneb.tasks.fetch import FetchError, plan_fetch, run_fetch
 from geneb.tasks.reference import UserReference
@@ -156,9 +158,22 @@ def test_traitgym_fetch_with_a_user_reference(hub: dict) -> None:
     assert user["bytes"] == ref.stat().st_size and user["flank"] == FLANK
     assert user["chromosomes"] == {"1": "chr1", "2": "chr2", "X": "chrX"}
     assert record["source"] == f"hf:songlab/TraitGym@{hub['entries'][TG].source.revision}"
-    task = load_variant_task(folder)
-    assert len(task) == len(tg)
+    task = load_variant_task(TG)  # the fetched set resolves by name, as a folder does
+    assert task.folder == folder and len(task) == len(tg)
+    zs = geneb.load_task(TG)
+    assert zs.attributes()["n_variants"] == len(tg)
     assert _leftovers(hub["cache"]) == []
+    # a second fetch is a no-op (same pinned source)
+    again = plan_fetch(select([TG], tuple(hub["entries"].values())), None,
+                       UserReference(ref, FLANK))  # fmt: skip
+    assert [s.action for s in again.steps] == ["skip"]
+
+
+def test_not_fetched_variant_set_says_how_to_fetch_it(hub: dict) -> None:
+    with pytest.raises(TaskError, match=rf"run geneb tasks fetch {TG} --reference GENOME.fa"):
+        load_variant_task(TG)
+    with pytest.raises(TaskError, match="bend_vep_disease.*cannot be fetched .no sha256 published"):
+        load_variant_task("bend_vep_disease")
 
 
 def test_long_range_table_without_ref_gets_the_reference_base(hub: dict) -> None:
