@@ -163,6 +163,14 @@ def test_traitgym_fetch_with_a_user_reference(hub: dict) -> None:
     zs = geneb.load_task(TG)
     assert zs.attributes()["n_variants"] == len(tg)
     assert _leftovers(hub["cache"]) == []
+    out = hub["tmp"] / "scores.csv"
+    r = CliRunner().invoke(app, ["vep", "score", "--task", TG, "--model", "kmer-2", "--scorer",
+                                 "cosine", "--window", "64", "--limit", "5", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    scored = pd.read_csv(out, dtype={"chrom": str})
+    assert scored["pos"].tolist() == tg["pos"].head(5).tolist()
+    # the variant at position 3 has no 32 bases of left flank on its chromosome
+    assert scored["status"].tolist() == ["window_outside_reference"] + ["ok"] * 4
     # a second fetch is a no-op (same pinned source)
     again = plan_fetch(select([TG], tuple(hub["entries"].values())), None,
                        UserReference(ref, FLANK))  # fmt: skip
