@@ -113,11 +113,17 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
                          "label": lrb["label"].astype(int), "tissue": "Whole_Blood",
                          "split": np.where(np.arange(len(lrb)) % 4 == 0, "test", "train"),
                          "distance_to_nearest_TSS": 10})  # fmt: skip
+    coding = pd.DataFrame({"CHROM": "chr" + lrb["chrom"], "POS": lrb["pos"], "ALT": lrb["alt"],
+                           "INT_LABEL": 1 - lrb["label"].astype(int), "split": "train"})
     entries = {e.name: e for e in load_task_catalogue()}
     with LocalHub() as h:
         files = {
             TG: {"mendelian_traits_matched_9/test.parquet": tg.to_parquet(index=False)},
             EQTL: {"variant_effect_causal_eqtl/All_Tissues.csv": eqtl.to_csv(index=False).encode()},
+            CLINVAR_LRB: {
+                "variant_effect_pathogenic/vep_pathogenic_coding.csv": coding.to_csv(index=False)
+                .encode()
+            },
         }
         for name, served in files.items():
             src = entries[name].source
@@ -131,7 +137,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
         cache = tmp_path / "cache"
         monkeypatch.setenv("GENEB_CACHE", str(cache))
         yield {"hub": h, "genome": genome, "tg": tg, "eqtl": eqtl, "lrb": lrb, "cache": cache,
-               "entries": entries, "tmp": tmp_path}  # fmt: skip
+               "entries": entries, "tmp": tmp_path, "coding": coding}  # fmt: skip
 
 
 def _leftovers(cache: Path) -> list[str]:
@@ -186,8 +192,11 @@ def test_not_fetched_variant_set_says_how_to_fetch_it(hub: dict) -> None:
 
 def test_long_range_table_without_ref_gets_the_reference_base(hub: dict) -> None:
     ref = _fasta(hub["genome"], "ensembl", hub["tmp"] / "hg38.fa")  # 1, 2, X vs chr1, ...
-    run_fetch(plan_fetch(select([EQTL], tuple(hub["entries"].values())), None,
-                         UserReference(ref, FLANK)))  # fmt: skip
+    done = run_fetch(plan_fetch(select([EQTL, CLINVAR_LRB], tuple(hub["entries"].values())),
+                                None, UserReference(ref, FLANK)))  # fmt: skip
+    assert [r["name"] for r in done] == [EQTL, CLINVAR_LRB]
+    coding = pd.read_csv(hub["cache"] / "variants" / CLINVAR_LRB / "variants.csv")
+    assert coding["label"].tolist() == hub["coding"]["INT_LABEL"].tolist()
     got = pd.read_csv(hub["cache"] / "variants" / EQTL / "variants.csv")
     eqtl, genome = hub["eqtl"], hub["genome"]
     expected_ref = [genome[c[3:]][p - 1] for c, p in zip(eqtl["CHROM"], eqtl["POS"], strict=True)]
@@ -329,3 +338,13 @@ def test_windows_are_cut_exactly_whatever_the_layout(
     info = reference.extract_windows(UserReference(path, FLANK), needs, out)
     assert _read_fasta(out) == _expected_windows(df, genome)
     assert info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_cli_fetch_with_reference_prints_its_sha256(hub: dict) -> None:
+    ref = _fasta(hub["genome"], "ucsc", hub["tmp"] / "GRCh38.fa.gz")
+    r = CliRunner().invoke(app, ["tasks", "fetch", TG, "--reference", str(ref), "--flank", "50"])
+    assert r.exit_code == 0, r.output
+    assert f"fetched {TG} (variants {len(hub['tg'])})" in r.output
+    assert hashlib.sha256(ref.read_bytes()).hexdigest() in r.output
+    folder = hub["cache"] / "variants" / TG
+    assert _read_fasta(folder / "reference.fa") == _expected_windows(hub["tg"], hub["genome"])

@@ -330,10 +330,8 @@ def fetch(
     def report(step: Any, record: dict[str, Any]) -> None:
         rows = ", ".join(f"{k} {v:,}" for k, v in record["rows"].items())
         typer.echo(f"fetched {step.entry.name} ({rows}) -> {step.target}")
-        if "user_reference" in record:
-            ref = record["user_reference"]
-            typer.echo(f"  reference {ref['path']} (sha256 {ref['sha256']}), windows of "
-                       f"+-{ref['flank']} bases kept")
+        if ref := record.get("user_reference"):
+            typer.echo(f"  reference {ref['path']} sha256 {ref['sha256']}, +-{ref['flank']} kept")
         if step.entry.kind != "variants":
             fetched.append(step.target)
 
@@ -355,15 +353,13 @@ def _user_reference(reference: str | None, flank: int | None) -> Any:
     params.check_option("--flank", flank, params.POSITIVE_INT)
     if reference is None:
         if flank is not None:
-            raise TaskError("--flank is given without --reference; it sets the windows cut "
-                            "from the reference")
+            raise TaskError("--flank is given without --reference (it sizes its windows)")
         return None
     return UserReference(Path(reference), DEFAULT_FLANK if flank is None else flank)
 
 
 def _show_plan(plan: Any, skip_refused: bool, dry_run: bool) -> None:
-    """Refuse the whole fetch when an entry is refused (unless --skip-refused or --dry-run);
-    print the steps that are not plain fetches."""
+    """Refuse when an entry is refused (unless --skip-refused/--dry-run); print other steps."""
     from geneb.errors import TaskError
 
     refused = plan.refused()
