@@ -62,7 +62,8 @@ def load_task(
     supervised: bool = False,
     window: int = 1024,
 ) -> Task:
-    """A task by folder path, built-in synthetic name (``syn_*``) or name under ``data_dir``.
+    """A task by folder path, built-in synthetic name (``syn_*``), name under ``data_dir``,
+    or the name of a fetched catalogue task or variant set (``geneb tasks fetch``).
 
     Returns a ``geneb.tasks.Task``: a ``ClassificationTask`` or ``RegressionTask`` for sequence
     tasks; for a variant folder (``variants.csv``/``.vcf[.gz]`` + ``reference.fa``) a
@@ -78,8 +79,11 @@ def load_task(
 
     import geneb.evaluation  # noqa: F401 - registers the evaluators behind Task.evaluate
     from geneb.tasks import resolve_task
+    from geneb.tasks.variants import fetched_variant_folder
 
     folder = Path(name_or_path).expanduser()
+    if not folder.is_dir():  # a fetched catalogue variant set by name
+        folder = fetched_variant_folder(os.fspath(name_or_path)) or folder
     if folder.is_dir() and _is_variant_folder(folder):
         from geneb.tasks.variant_tasks import SupervisedVariantTask, ZeroShotVariantTask
 

@@ -1,6 +1,8 @@
 """A Hugging Face hub on 127.0.0.1 for tests: the HTTP endpoints ``snapshot_download`` of
 huggingface_hub 0.36 uses, serving repos built from local folders. Never the real network.
 
+Dataset repos answer the same under ``/datasets/...`` and ``/api/datasets/...``.
+
 - ``GET /api/models/{org}/{name}[/revision/{rev}]``: JSON with ``sha`` and ``siblings``
   (and ``/tree/{rev}``, the file list huggingface_hub >= 1 asks for instead).
 - ``HEAD|GET /{org}/{name}/resolve/{rev}/{file}``: the file, with ``X-Repo-Commit``,
@@ -80,7 +82,9 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             path = unquote(urlsplit(self.path).path)
             hub.requests.append((self.command, path))
             parts = path.strip("/").split("/")
-            if parts[:2] == ["api", "models"] and len(parts) >= 4:
+            if parts[:1] == ["datasets"]:  # dataset repos: /datasets/{org}/{name}/resolve/...
+                parts = parts[1:]
+            if parts[:2] in (["api", "models"], ["api", "datasets"]) and len(parts) >= 4:
                 tree = len(parts) >= 6 and parts[4] == "tree"
                 rev = parts[5] if len(parts) >= 6 and parts[4] in ("revision", "tree") else "main"
                 return self._api("/".join(parts[2:4]), rev, head, tree)

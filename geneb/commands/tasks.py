@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -240,7 +241,7 @@ def catalogue_(
                     e.sizes.get("test"),
                     e.source.describe(),
                     e.license,
-                    "yes" if e.fetchable() is None else "no",
+                    _fetch_cell(e),
                     "yes" if e.all_checked() else "no",
                 ),
             )
@@ -249,11 +250,20 @@ def catalogue_(
     out.print(table)
     n_checked = sum(e.all_checked() for e in entries)
     n_fetch = sum(e.fetchable() is None for e in entries)
+    n_ref = sum(_fetch_cell(e) == "--reference" for e in entries)
     typer.echo(
-        f"{len(entries)} tasks in {len(suites(entries))} suites; {n_fetch} fetchable; "
+        f"{len(entries)} tasks in {len(suites(entries))} suites; {n_fetch} fetchable "
+        f"(+{n_ref} with --reference); "
         f"{n_checked} with every fact checked. Details (category reasons, evidence, why not "
         f"fetchable): geneb tasks catalogue --json"
     )
+
+
+def _fetch_cell(e: Any) -> str:
+    """``yes``, ``--reference`` (fetchable once the user gives the reference genome) or ``no``."""
+    if e.fetchable() is None:
+        return "yes"
+    return "--reference" if e.fetchable(reference_given=True) is None else "no"
 
 
 @app.command("fetch")
@@ -278,6 +288,25 @@ def fetch(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; download nothing.")
     ] = False,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            "--reference",
+            help="A local reference genome FASTA (plain or .gz) for variant sets whose "
+            "reference has no published sha256 (TraitGym: GRCh38; long-range benchmark: hg38). "
+            "Its sha256 is recorded; only the windows the variants need are kept.",
+            show_default=False,
+        ),
+    ] = None,
+    flank: Annotated[
+        int | None,
+        typer.Option(
+            "--flank",
+            help="Bases kept on each side of a variant with --reference (default 4096: "
+            "windows up to 8,192 bases).",
+            show_default=False,
+        ),
+    ] = None,
     catalogue: CatalogueOpt = None,
 ) -> None:
     """Download, verify (pinned revision or sha256), convert and cache catalogue tasks.
@@ -285,23 +314,14 @@ def fetch(
     Fetched tasks resolve by name everywhere a task name is accepted (tasks show, extract,
     run plans), offline. A second fetch of the same task is a no-op.
     """
-    from geneb.errors import TaskError
     from geneb.tasks.cache import cache_root
     from geneb.tasks.catalogue import load_task_catalogue, select
     from geneb.tasks.fetch import plan_fetch, run_fetch
 
+    user_ref = _user_reference(reference, flank)
     entries = select(names, load_task_catalogue(catalogue))
-    plan = plan_fetch(entries, cache)
-    refused = plan.refused()
-    if refused and not skip_refused and not dry_run:
-        lines = "; ".join(f"{s.entry.name}: {s.reason}" for s in refused)
-        raise TaskError(
-            f"{len(refused)} of {len(plan.steps)} task(s) cannot be fetched ({lines}); nothing "
-            f"was downloaded (use --skip-refused to fetch the others)"
-        )
-    for s in plan.steps:
-        if dry_run or s.action != "fetch":
-            typer.echo(f"{s.action:7} {s.entry.name}: {s.reason}")
+    plan = plan_fetch(entries, cache, user_ref)
+    _show_plan(plan, skip_refused, dry_run)
     if dry_run:
         return
 
@@ -310,6 +330,8 @@ def fetch(
     def report(step: Any, record: dict[str, Any]) -> None:
         rows = ", ".join(f"{k} {v:,}" for k, v in record["rows"].items())
         typer.echo(f"fetched {step.entry.name} ({rows}) -> {step.target}")
+        if ref := record.get("user_reference"):
+            typer.echo(f"  reference {ref['path']} sha256 {ref['sha256']}, +-{ref['flank']} kept")
         if step.entry.kind != "variants":
             fetched.append(step.target)
 
@@ -320,6 +342,36 @@ def fetch(
             f"note: tasks resolve by name from $GENEB_CACHE (now {cache_root()}); set "
             f"GENEB_CACHE={cache_root(cache)} to use these"
         )
+
+
+def _user_reference(reference: str | None, flank: int | None) -> Any:
+    """``--reference`` / ``--flank`` as a :class:`geneb.tasks.reference.UserReference`."""
+    from geneb import params
+    from geneb.errors import TaskError
+    from geneb.tasks.reference import DEFAULT_FLANK, UserReference
+
+    params.check_option("--flank", flank, params.POSITIVE_INT)
+    if reference is None:
+        if flank is not None:
+            raise TaskError("--flank is given without --reference (it sizes its windows)")
+        return None
+    return UserReference(Path(reference), DEFAULT_FLANK if flank is None else flank)
+
+
+def _show_plan(plan: Any, skip_refused: bool, dry_run: bool) -> None:
+    """Refuse when an entry is refused (unless --skip-refused/--dry-run); print other steps."""
+    from geneb.errors import TaskError
+
+    refused = plan.refused()
+    if refused and not skip_refused and not dry_run:
+        lines = "; ".join(f"{s.entry.name}: {s.reason}" for s in refused)
+        raise TaskError(
+            f"{len(refused)} of {len(plan.steps)} task(s) cannot be fetched ({lines}); nothing "
+            f"was downloaded (use --skip-refused to fetch the others)"
+        )
+    for s in plan.steps:
+        if dry_run or s.action != "fetch":
+            typer.echo(f"{s.action:7} {s.entry.name}: {s.reason}")
 
 
 def _compare_geneb(entries: list[Any], as_json: bool) -> None:

@@ -14,11 +14,16 @@ removes once that process is gone (:func:`sweep_partials`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import socket
+import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 CACHE_ENV = "GENEB_CACHE"
 #: written last into every fetched folder; its presence marks the folder complete
@@ -91,3 +96,32 @@ def sweep_partials(root: Path) -> list[Path]:
                     p.unlink(missing_ok=True)
                 gone.append(p)
     return gone
+
+
+@contextlib.contextmanager
+def terminate_cleanly() -> Iterator[None]:
+    """While fetching, SIGTERM and SIGHUP unwind like Ctrl-C (``SystemExit(128 + signal)``),
+    so every temporary folder and partial download is removed on the way out; the previous
+    handlers are restored. Only the main thread can install handlers; elsewhere (and after
+    SIGKILL) the next fetch's sweep cleans up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _exit(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, _exit) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def remove_empty(dirs: Iterable[Path]) -> None:
+    """Remove the folders of ``dirs`` that are empty, deepest first (a failed first fetch
+    leaves no empty cache behind)."""
+    for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            d.rmdir()

@@ -21,6 +21,7 @@ from typing import Any
 
 from geneb.errors import TaskError, UnknownNameError, did_you_mean
 from geneb.tasks.loader import check_task_name
+from geneb.tasks.sources import Source, opt_str, parse_source
 from geneb.tasks.spec import CATEGORIES
 
 CATALOGUE_FILE = Path(__file__).with_name("catalogue.json")
@@ -32,59 +33,6 @@ FORMATS = ("csv", "tsv", "parquet", "fasta_label_in_id", "variants_table")
 #: a split size without a source is refused, so every stated size can be traced
 SOURCED_FACTS = ("n_classes", "n_train", "n_valid", "n_test")
 SIZE_FACTS = ("n_train", "n_valid", "n_test")
-
-
-@dataclass(frozen=True)
-class FileSource:
-    """One file to download: from a hub dataset (``path``) or a URL (``url`` + ``sha256``).
-
-    ``member`` names a file inside a downloaded .zip / .tar.gz archive.
-    """
-
-    role: str
-    path: str | None = None
-    url: str | None = None
-    sha256: str | None = None
-    member: str | None = None
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where an entry's data come from: a hub dataset at a revision, or plain URLs."""
-
-    hub: str | None = None
-    revision: str | None = None
-    files: tuple[FileSource, ...] = ()
-    raw: Mapping[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        """One line for tables and task.json: ``hub:org/name@rev`` or the first URL."""
-        if self.hub:
-            return f"hf:{self.hub}@{self.revision or 'UNPINNED'}"
-        if self.raw.get("github"):
-            return f"github:{self.raw['github']}@{self.raw.get('commit') or 'UNPINNED'}"
-        urls = [f.url for f in self.files if f.url]
-        return urls[0] if urls else "(unknown)"
-
-    def unpinned(self) -> str | None:
-        """Why this source cannot be fetched verifiably, or None when every file is pinned."""
-        if self.hub:
-            if not self.revision:
-                return f"hub dataset {self.hub} has no pinned revision in the catalogue"
-            if not self.files:
-                return f"hub dataset {self.hub}: the files to download are not known"
-            for f in self.files:
-                if f.url and not f.sha256:
-                    return f"{f.role} file {f.url} has no sha256 in the catalogue"
-            return None
-        if not self.files:
-            return "no download location is known"
-        for f in self.files:
-            if not f.url:
-                return f"{f.role} file has no URL in the catalogue"
-            if not f.sha256:
-                return f"{f.role} file {f.url} has no sha256 in the catalogue"
-        return None
 
 
 @dataclass(frozen=True)
@@ -109,11 +57,14 @@ class TaskCatalogueEntry:
     description: str
     sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def fetchable(self) -> str | None:
-        """Why ``geneb tasks fetch`` refuses this entry, or None when it can run."""
+    def fetchable(self, reference_given: bool = False) -> str | None:
+        """Why ``geneb tasks fetch`` refuses this entry, or None when it can run
+        (``reference_given``: the user supplies the reference genome, ``--reference``)."""
+        if self.source.missing:
+            return self.source.missing
         if self.format is None:
             return "geneb has no converter for this source's format"
-        return self.source.unpinned()
+        return self.source.unpinned(reference_given)
 
     def all_checked(self) -> bool:
         """Every fact the entry states (non-null) is in ``checked``, and nothing is null."""
@@ -157,6 +108,7 @@ class TaskCatalogueEntry:
             "all_checked": self.all_checked(),
             "fetchable": self.fetchable() is None,
             "not_fetchable_because": self.fetchable(),
+            "fetchable_with_reference": self.fetchable(reference_given=True) is None,
             "evidence": self.evidence,
             "notes": self.notes,
             "description": self.description,
@@ -171,66 +123,6 @@ def _opt_int(obj: Mapping[str, Any], key: str, where: str) -> int | None:
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise TaskError(f"{where}: {key!r} must be a non-negative integer or null, got {v!r}")
     return v
-
-
-def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
-    v = obj.get(key)
-    if v is not None and not isinstance(v, str):
-        raise TaskError(f"{where}: {key!r} must be a string or null, got {v!r}")
-    return v
-
-
-def _parse_source(raw: Any, where: str) -> Source:
-    if not isinstance(raw, dict):
-        raise TaskError(f"{where}: 'source' must be an object, got {raw!r}")
-    hub = _opt_str(raw, "hub", where)
-    revision = _opt_str(raw, "revision", where)
-    files: list[FileSource] = []
-    spec = raw.get("files")
-    if spec is not None and not isinstance(spec, dict):
-        raise TaskError(f"{where}: 'source.files' must be an object of role -> file, got {spec!r}")
-    for role, f in (spec or {}).items():
-        if isinstance(f, str):
-            if not hub:
-                raise TaskError(f"{where}: file {role!r} is a path but the source has no 'hub'")
-            files.append(FileSource(role, path=f))
-        elif isinstance(f, dict):
-            files.append(
-                FileSource(
-                    role,
-                    path=_opt_str(f, "path", where),
-                    url=_opt_str(f, "url", where),
-                    sha256=_opt_str(f, "sha256", where),
-                    member=_opt_str(f, "member", where),
-                )
-            )
-        else:
-            raise TaskError(f"{where}: file {role!r} must be a path or an object, got {f!r}")
-    ref = raw.get("reference")
-    if isinstance(ref, dict):
-        files.append(
-            FileSource(
-                "reference",
-                path=_opt_str(ref, "path", where),
-                url=_opt_str(ref, "url", where),
-                sha256=_opt_str(ref, "sha256", where),
-                member=_opt_str(ref, "member", where),
-            )
-        )
-    if revision is not None and (
-        len(revision) != 40 or not all(c in "0123456789abcdef" for c in revision)
-    ):
-        raise TaskError(
-            f"{where}: 'source.revision' must be a full 40-hex commit, got {revision!r}"
-        )
-    for f in files:
-        if f.sha256 is not None and (
-            len(f.sha256) != 64 or not all(c in "0123456789abcdef" for c in f.sha256)
-        ):
-            raise TaskError(
-                f"{where}: sha256 of {f.role!r} must be 64 hex digits, got {f.sha256!r}"
-            )
-    return Source(hub=hub, revision=revision, files=tuple(files), raw=raw)
 
 
 def _parse_sources(obj: Mapping[str, Any], where: str) -> dict[str, tuple[str, ...]]:
@@ -309,17 +201,17 @@ def parse_entry(obj: Any, where: str) -> TaskCatalogueEntry:
         kind=obj["kind"],
         category=category,
         category_reason=obj["category_reason"],
-        source=_parse_source(obj.get("source"), where),
+        source=parse_source(obj.get("source"), where),
         format=fmt,
         columns=columns,
-        license=_opt_str(obj, "license", where),
+        license=opt_str(obj, "license", where),
         n_classes=_opt_int(obj, "n_classes", where),
         sizes={s: _opt_int(obj, f"n_{s}", where) for s in SPLITS},
         seq_len=_opt_int(obj, "seq_len", where),
         checked=tuple(checked),
-        evidence=_opt_str(obj, "evidence", where) or "",
-        notes=_opt_str(obj, "notes", where) or "",
-        description=_opt_str(obj, "description", where) or "",
+        evidence=opt_str(obj, "evidence", where) or "",
+        notes=opt_str(obj, "notes", where) or "",
+        description=opt_str(obj, "description", where) or "",
         sources=_parse_sources(obj, where),
     )
 

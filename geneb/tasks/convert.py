@@ -14,6 +14,7 @@ unpacking and real sizes while streaming.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import shutil
 import tarfile
@@ -21,14 +22,16 @@ import zipfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+import numpy as np
 import pandas as pd
 
 from geneb.errors import TaskError
 from geneb.tasks.limits import FetchLimits, copy_capped, format_bytes
 from geneb.tasks.readers import read_labelled_fasta
-from geneb.tasks.variants import check_variant_rows
+from geneb.tasks.reference import UserReference, extract_windows
+from geneb.tasks.variants import RefRecord, check_variant_rows, parse_records
 
 SPLIT_ROLES = ("train", "valid", "test")
 VARIANT_COLUMNS = ("chrom", "pos", "ref", "alt", "label")
@@ -179,13 +182,19 @@ def convert_variants(
     columns: Mapping[str, str] | None,
     out: Path,
     limits: FetchLimits | None = None,
-) -> dict[str, int]:
-    """Write ``variants.csv`` and ``reference.fa``; return ``{"variants": rows}``.
+    reference: UserReference | None = None,
+) -> tuple[dict[str, int], dict[str, Any] | None]:
+    """Write ``variants.csv`` and ``reference.fa``; return ``({"variants": rows}, provenance)``.
 
     Rows are checked by the same function a variant folder's load uses
     (:func:`geneb.tasks.variants.check_variant_rows`), so a value refused there is refused here.
+    With ``reference`` (the user's genome, :mod:`geneb.tasks.reference`) the reference file
+    of ``files`` is not used: only the windows the variants need are cut from the user's file,
+    and ``provenance`` says which file (its sha256) and how. A table without a ``ref`` column
+    (the long-range benchmark publishes none) gets the reference base at ``pos``; this needs
+    ``reference``.
     """
-    if "variants" not in files or "reference" not in files:
+    if "variants" not in files or (reference is None and "reference" not in files):
         raise TaskError(
             f"a variant set needs 'variants' and 'reference' files, the catalogue gives "
             f"{sorted(files)}"
@@ -193,15 +202,56 @@ def convert_variants(
     path = files["variants"]
     fmt = "parquet" if path.suffix == ".parquet" else ("tsv" if path.suffix == ".tsv" else "csv")
     df = _read_table(path, fmt, columns)
-    missing = [c for c in VARIANT_COLUMNS if c not in df.columns]
+    derive_ref = reference is not None and "ref" not in df.columns
+    need = [c for c in VARIANT_COLUMNS if not (derive_ref and c == "ref")]
+    missing = [c for c in need if c not in df.columns]
     if missing:
         raise TaskError(
             f"{path}: missing variant column(s) {', '.join(map(repr, missing))}; expected "
             f"{', '.join(VARIANT_COLUMNS)} (map source names in the entry's 'columns')"
         )
+    if derive_ref:  # a stand-in the row check accepts; replaced by the reference base below
+        alt = df["alt"].astype(str).str.strip().str.upper()
+        df.insert(df.columns.get_loc("alt"), "ref", np.where(alt == "N", "A", "N"))
     df = check_variant_rows(path, df)
+    provenance = None
+    if reference is None:
+        _copy_reference(files["reference"], out, limits or FetchLimits())
+    else:
+        provenance = extract_windows(reference, _windows(df, reference.flank), out / "reference.fa")
+        if derive_ref:
+            df["ref"] = _bases_at(path, df, out / "reference.fa")
+            provenance["ref_from_reference"] = True
     ordered = [*VARIANT_COLUMNS, *(["score"] if "score" in df.columns else [])]
     df = df[ordered + [c for c in df.columns if c not in ordered]]
     df.to_csv(out / "variants.csv", index=False)
-    _copy_reference(files["reference"], out, limits or FetchLimits())
-    return {"variants": len(df)}
+    return {"variants": len(df)}, provenance
+
+
+def _windows(df: pd.DataFrame, flank: int) -> dict[str, list[tuple[int, int]]]:
+    """Per chromosome, the spans ``[pos - flank, pos + len(ref) - 1 + flank]`` (1-based)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    lens = df["ref"].str.len().tolist()
+    for chrom, pos, n in zip(df["chrom"].tolist(), df["pos"].tolist(), lens, strict=True):
+        out.setdefault(chrom, []).append((max(1, pos - flank), pos + n - 1 + flank))
+    return out
+
+
+def _bases_at(src: Path, df: pd.DataFrame, fasta: Path) -> list[str]:
+    """The reference base at each row's ``pos`` (rows outside every window are an error)."""
+    by_chrom: dict[str, list[RefRecord]] = {}
+    for r in parse_records(fasta):
+        by_chrom.setdefault(r.chrom, []).append(r)
+    starts = {c: [r.start for r in recs] for c, recs in by_chrom.items()}
+    bases = []
+    for i, (chrom, pos) in enumerate(zip(df["chrom"].tolist(), df["pos"].tolist(), strict=True)):
+        recs = by_chrom.get(chrom, [])
+        j = bisect.bisect_right(starts.get(chrom, []), pos) - 1
+        if j < 0 or pos > recs[j].end:
+            where = f"row {i}" if src.suffix == ".parquet" else f"line {i + 2} (row {i})"
+            raise TaskError(
+                f"{src} {where}: {chrom}:{pos} is past the end of chromosome "
+                f"{chrom} in the reference; expected a position on it"
+            )
+        bases.append(recs[j].seq[pos - recs[j].start])
+    return bases

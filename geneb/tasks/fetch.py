@@ -19,26 +19,33 @@ Afterwards everything resolves from the cache, offline.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import tempfile
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from geneb.errors import GenebError, TaskError
-from geneb.tasks.cache import FETCH_RECORD, cache_root, kind_dir, partial_prefix, sweep_partials
-from geneb.tasks.catalogue import FileSource, TaskCatalogueEntry
+from geneb.tasks.cache import (
+    FETCH_RECORD,
+    cache_root,
+    kind_dir,
+    partial_prefix,
+    remove_empty,
+    sweep_partials,
+    terminate_cleanly,
+)
+from geneb.tasks.catalogue import TaskCatalogueEntry
 from geneb.tasks.convert import convert_classification, convert_variants, extract_member
 from geneb.tasks.download import download, honour_umask, sha256_file
 from geneb.tasks.limits import FetchLimits
 from geneb.tasks.loader import TASK_JSON, load_task_folder
+from geneb.tasks.reference import UserReference
+from geneb.tasks.sources import FileSource
 from geneb.tasks.variants import load_variant_task
 
 #: seconds to wait for the hub to answer before calling the machine offline
@@ -65,6 +72,8 @@ class FetchPlan:
 
     cache: Path
     steps: tuple[FetchStep, ...]
+    #: the user's reference genome (``--reference``), for entries whose reference has no sha256
+    reference: UserReference | None = None
 
     def refused(self) -> list[FetchStep]:
         return [s for s in self.steps if s.action == "refuse"]
@@ -92,10 +101,18 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
 
 
 def plan_fetch(
-    entries: Iterable[TaskCatalogueEntry], cache: str | os.PathLike[str] | None = None
+    entries: Iterable[TaskCatalogueEntry],
+    cache: str | os.PathLike[str] | None = None,
+    reference: UserReference | None = None,
 ) -> FetchPlan:
-    """Decide, without touching anything, what fetching ``entries`` into the cache means."""
+    """Decide, without touching anything, what fetching ``entries`` into the cache means.
+
+    ``reference`` (a local genome file) stands in for a reference genome the catalogue names
+    without a sha256; entries that need none ignore it."""
+    entries = list(entries)
     root = cache_root(cache)
+    if reference is not None:
+        _check_reference(reference, entries)
     steps = []
     for e in entries:
         target = kind_dir(root, e.kind) / e.name
@@ -116,11 +133,25 @@ def plan_fetch(
             steps.append(
                 FetchStep(e, target, "refuse", f"{target} exists but is not a fetched task folder")
             )
-        elif (why := e.fetchable()) is not None:
+        elif (why := e.fetchable(reference_given=reference is not None)) is not None:
             steps.append(FetchStep(e, target, "refuse", f"unverifiable: {why}"))
         else:
             steps.append(FetchStep(e, target, "fetch", f"download from {e.source.describe()}"))
-    return FetchPlan(root, tuple(steps))
+    return FetchPlan(root, tuple(steps), reference)
+
+
+def _check_reference(reference: UserReference, entries: list[TaskCatalogueEntry]) -> None:
+    """Refuse ``--reference`` up front when it is not a file or no entry asked needs one."""
+    if not reference.path.expanduser().is_file():
+        raise FetchError(f"reference {reference.path} is not a file (expected a FASTA, plain or "
+                         ".gz); nothing was downloaded")
+    if reference.flank < 1:
+        raise FetchError(f"flank must be a positive number of bases, got {reference.flank}")
+    if not any(e.kind == "variants" and e.source.needs_reference() for e in entries):
+        raise FetchError(
+            "reference given, but none of the asked entries needs one (only variant sets whose "
+            "reference genome has no published sha256 do); nothing was downloaded"
+        )
 
 
 # --------------------------------------------------------------------------- acting
@@ -220,6 +251,17 @@ def check_hub_reachable(steps: Iterable[FetchStep], root: Path) -> None:
         ) from None
 
 
+def _get_files(
+    e: TaskCatalogueEntry, root: Path, scratch: Path, limits: FetchLimits, user_ref: bool
+) -> dict[str, Path]:
+    """Every file of the entry, by role; the reference is left out when the user gives it."""
+    return {
+        f.role: _get_file(e, f, root, scratch, limits)
+        for f in e.source.files
+        if not (user_ref and f.role == "reference")
+    }
+
+
 def _get_file(
     entry: TaskCatalogueEntry, f: FileSource, root: Path, scratch: Path, limits: FetchLimits
 ) -> Path:
@@ -231,18 +273,23 @@ def _get_file(
 
 
 def _convert(
-    e: TaskCatalogueEntry, files: dict[str, Path], tmp: Path, limits: FetchLimits
+    e: TaskCatalogueEntry,
+    files: dict[str, Path],
+    tmp: Path,
+    limits: FetchLimits,
+    reference: UserReference | None = None,
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Convert into ``tmp`` and load the result as any folder is loaded (one validation);
-    return the row counts and what the load subsampled."""
+    return the row counts and what the load subsampled (variant sets: the user reference's
+    provenance under ``"reference"``)."""
     assert e.format is not None
     if e.kind == "variants":
-        counts = convert_variants(files, e.columns, tmp, limits)
+        counts, provenance = convert_variants(files, e.columns, tmp, limits, reference)
         try:
             load_variant_task(tmp)  # reference.fa parsed, every ref allele checked against it
         except TaskError as exc:
             raise TaskError(str(exc).replace(f"{tmp}{os.sep}", "converted ")) from None
-        return counts, {}
+        return counts, ({"reference": provenance} if provenance else {})
     counts = convert_classification(files, e.format, e.columns, tmp, limits)
     meta: dict[str, Any] = {"name": e.name, "category": e.category}
     meta.update(
@@ -264,17 +311,22 @@ def _convert(
     return counts, dict(task.metadata.get("subsampled", {}))
 
 
-def _fetch_one(step: FetchStep, root: Path, limits: FetchLimits) -> dict[str, Any]:
+def _fetch_one(
+    step: FetchStep, root: Path, limits: FetchLimits, reference: UserReference | None = None
+) -> dict[str, Any]:
     e = step.entry
+    if not (e.kind == "variants" and e.source.needs_reference()):
+        reference = None  # only a reference genome without a published sha256 is replaced
     step.target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=partial_prefix(e.name), dir=step.target.parent))
     honour_umask(tmp)  # mkdtemp makes 0700; a shared cache must be readable as the umask says
     try:
         scratch = tmp / ".scratch"  # archive members; removed before the folder is published
         scratch.mkdir()
-        files = {f.role: _get_file(e, f, root, scratch, limits) for f in e.source.files}
+        files = _get_files(e, root, scratch, limits, reference is not None)
         digests = {role: sha256_file(p) for role, p in files.items()}
-        counts, subsampled = _convert(e, files, tmp, limits)
+        counts, subsampled = _convert(e, files, tmp, limits, reference)
+        user_ref = subsampled.pop("reference", None)
         shutil.rmtree(scratch)
         record = {
             "name": e.name,
@@ -285,6 +337,7 @@ def _fetch_one(step: FetchStep, root: Path, limits: FetchLimits) -> dict[str, An
             "sha256": digests,
             "rows": counts,
             "subsampled_at_load": subsampled,
+            **({"user_reference": user_ref} if user_ref else {}),
             "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         (tmp / FETCH_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -300,35 +353,6 @@ def _fetch_one(step: FetchStep, root: Path, limits: FetchLimits) -> dict[str, An
         if isinstance(exc, GenebError) and not isinstance(exc, FetchError):
             raise FetchError(f"{e.name}: {exc}; nothing was cached") from None
         raise
-
-
-@contextlib.contextmanager
-def _terminate_cleanly() -> Iterator[None]:
-    """While fetching, SIGTERM and SIGHUP unwind like Ctrl-C (``SystemExit(128 + signal)``),
-    so every temporary folder and partial download is removed on the way out; the previous
-    handlers are restored. Only the main thread can install handlers; elsewhere (and after
-    SIGKILL) the next fetch's sweep cleans up."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _exit(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = {sig: signal.signal(sig, _exit) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _remove_empty(dirs: Iterable[Path]) -> None:
-    """Remove the folders of ``dirs`` that are empty, deepest first (a failed first fetch
-    leaves no empty cache behind)."""
-    for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
-        with contextlib.suppress(OSError):
-            d.rmdir()
 
 
 def run_fetch(
@@ -352,13 +376,13 @@ def run_fetch(
     fresh = [d for d in layout if not d.exists()]
     done = []
     try:
-        with _terminate_cleanly():
+        with terminate_cleanly():
             for step in steps:
-                record = _fetch_one(step, plan.cache, limits)
+                record = _fetch_one(step, plan.cache, limits, plan.reference)
                 done.append(record)
                 if on_done is not None:
                     on_done(step, record)
     except BaseException:
-        _remove_empty(fresh)
+        remove_empty(fresh)
         raise
     return done

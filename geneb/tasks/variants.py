@@ -240,11 +240,39 @@ def _where(src: Path, df: pd.DataFrame, i: int) -> str:
     return f"{src} line {i + 2} (row {i})"
 
 
+def fetched_variant_folder(name: str) -> Path | None:
+    """The folder ``geneb tasks fetch NAME`` made for a catalogue variant set, if any
+    (``$GENEB_CACHE/variants/NAME``, complete)."""
+    from geneb.tasks.cache import fetched_folders
+
+    return fetched_folders("variants").get(name)
+
+
+def _not_found(name: str) -> TaskError:
+    """No such folder: say how to get it when ``name`` is a catalogue variant set."""
+    from geneb.tasks.catalogue import load_task_catalogue
+
+    entry = next((e for e in load_task_catalogue() if e.name == name), None)
+    hint = ""
+    if entry is not None and entry.kind == "variants":
+        why = entry.fetchable(reference_given=True)
+        if why is not None:
+            hint = f"; {name!r} is a catalogue variant set that cannot be fetched ({why})"
+        else:
+            ref = " --reference GENOME.fa" if entry.source.needs_reference() else ""
+            hint = f"; {name!r} is a catalogue variant set: run geneb tasks fetch {name}{ref}"
+    return TaskError(f"variant task folder {name!r} does not exist{hint}")
+
+
 def load_variant_task(folder: str | Path) -> VariantTask:
-    """Load and validate a variant task folder (see module doc). Raises ``TaskError``."""
+    """Load and validate a variant task folder (see module doc), or a fetched catalogue variant
+    set by name. Raises ``TaskError``."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise TaskError(f"variant task folder {str(folder)!r} does not exist")
+        fetched = fetched_variant_folder(str(folder))
+        if fetched is None:
+            raise _not_found(str(folder))
+        folder = fetched
     src = _source(folder)
     fasta = folder / "reference.fa"
     if not fasta.is_file():
