@@ -49,10 +49,11 @@ def test_geneb_list_entries_state_no_unchecked_fact() -> None:
         assert e["not_fetchable_because"], e["name"]
         for key in ("n_classes", "n_train", "n_valid", "n_test"):  # stated = sourced and checked
             assert e[key] is None or (e["sources"].get(key) and key in e["checked"]), e["name"]
-    # class counts read from the upstream iPro-WAEL files (8 tasks) and the Plant Genomic
-    # Benchmark card (the 6 PGB lncRNA tasks); the other 11 state none
+    # class counts read from the upstream iPro-WAEL files (8 tasks), the Plant Genomic
+    # Benchmark card (the 6 PGB lncRNA tasks) and iDNA-ABF files (2); the other 9 state none
     stated = {e["name"] for e in entries if e["n_classes"] is not None}
-    assert len(stated) == 14
+    assert len(stated) == 16
+    assert {"idna_abf_5mc", "idna_abf_6ma"} <= stated
     assert {n for n in stated if n.startswith("pgb_lncrna_")} == {
         f"pgb_lncrna_{s}" for s in
         ("g_max", "m_esculenta", "s_bicolor", "s_lycopersicum", "t_aestivum", "z_mays")
