@@ -18,10 +18,32 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from geneb.constraints import (  # SEED, POSITIVE_INT, ALPHA: shared with the library
+from geneb.constraints import (  # the named parameters: declared once, in constraints
     ALPHA,
+    BACKEND,
+    BATCH_TOKENS,
+    BOOL,
+    C_VALUE,
+    COMPUTE_DTYPE,
+    DEVICE,
+    LAYER,
+    LAYERS,
+    MAX_LENGTH,
+    N_BOOT,
+    POOLING,
     POSITIVE_INT,
+    PROBE,
+    PROTOCOL,
+    RIDGE_ALPHA,
+    SCHEDULER,
     SEED,
+    SHOT,
+    SPLIT,
+    STORAGE_DTYPE,
+    STRANDS,
+    TIER_EDGE,
+    TRUNCATION,
+    WORKERS,
     AnyOf,
     Boolean,
     Constraint,
@@ -35,61 +57,17 @@ from geneb.constraints import (  # SEED, POSITIVE_INT, ALPHA: shared with the li
     StrOptions,
 )
 from geneb.errors import did_you_mean
-from geneb.models.options import POOLINGS
 from geneb.vep.capabilities import SCORERS as VEP_SCORERS
 
 __all__ = [
-    "ALPHA",
-    "POSITIVE_INT",
-    "SEED",
-    "AnyOf",
-    "Boolean",
-    "Constraint",
-    "Interval",
-    "ListOf",
-    "ParamError",
-    "PathParam",
-    "Pattern",
-    "Regime",
-    "StrOptions",
-    "String",
-    "check_option",
-    "check_table",
-    "parse_option_list",
-    "section_label",
-]
+    "ALPHA", "BACKEND", "BATCH_TOKENS", "BOOL", "C_VALUE", "COMPUTE_DTYPE", "DEVICE", "LAYER",
+    "LAYERS", "MAX_LENGTH", "N_BOOT", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
+    "RIDGE_ALPHA", "SCHEDULER", "SEED", "SHOT", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TIER_EDGE",
+    "TRUNCATION", "WORKERS", "AnyOf", "Boolean", "Constraint", "Interval", "ListOf",
+    "ParamError", "PathParam", "Pattern", "Regime", "StrOptions", "String", "check_option",
+    "check_table", "parse_option_list", "section_label",
+]  # fmt: skip
 
-
-# ---------------------------------------------------------------- named parameters
-# One declaration per concept; plans and CLI options both check against these.
-
-C_VALUE = Interval(float, 0, None, closed="neither")
-SHOT = Regime()
-BATCH_TOKENS = POSITIVE_INT
-MAX_LENGTH = POSITIVE_INT
-WORKERS = POSITIVE_INT
-LAYER = Interval(int, None, None)
-LAYERS = ListOf(LAYER)  # several hidden layers from one forward: one store entry each
-N_BOOT = Interval(int, 100, None)
-TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
-POOLING = StrOptions(POOLINGS)
-RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
-TRUNCATION = StrOptions(("truncate", "window"))
-STRANDS = StrOptions(("forward", "both"))
-STORAGE_DTYPE = StrOptions(("float32", "float16"))
-COMPUTE_DTYPE = StrOptions(
-    ("auto", "float32", "fp32", "bfloat16", "bf16", "float16", "fp16", "half")
-)
-DEVICE = Pattern(r"auto|cpu|mps|cuda(:[0-9]+)?", "auto, cpu, cuda, cuda:N or mps")
-PROBE = StrOptions(("linear", "mlp"))
-BACKEND = StrOptions(("auto", "fast", "sklearn", "torch", "cuml"))
-PROTOCOL = StrOptions(("converged", "paper"))
-SCHEDULER = Pattern(
-    r"(tcp|tls|inproc|ucx|ws|wss)://\S+|[^\s:/]+:[0-9]+",
-    "a Dask scheduler address (tcp://host:port or host:port)",
-)
-SPLIT = String()
-BOOL = Boolean()
 
 #: The run plan: section -> key -> constraint. "" is the top level, "models" each [[models]]
 #: table. ONE line here adds a key (and its check) to plans.

@@ -11,7 +11,7 @@ from geneb.commands._common import cli_errors, console, show_progress
 from geneb.errors import GenebError
 
 
-@cli_errors
+@cli_errors(aliases={"models": "model", "tasks": "task", "splits": "split"})
 def extract(
     store: Annotated[str, typer.Option("--store", help="Feature store path (created if missing).")],
     model: Annotated[

@@ -11,8 +11,12 @@ from geneb import params
 from geneb.commands._common import cli_errors, show_progress
 from geneb.errors import GenebError
 
+#: ``run_probes`` parameters whose option has another Python name (errors name the option).
+ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "models": "model",
+           "tasks": "task"}
 
-@cli_errors
+
+@cli_errors(aliases=ALIASES)
 def probe(
     store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
     out: Annotated[
@@ -92,11 +96,7 @@ def probe(
 
     Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
     opts = dict(locals())  # every option, checked, then handed on under its parameter name
-    grid = _checked_grid(opts)
-    try:
-        _run(opts, grid)
-    except GenebError as e:  # library errors name parameters; the CLI names its options
-        raise type(e)(_option_names(str(e))) from None
+    _run(opts, _checked_grid(opts))
 
 
 def _checked_grid(opts: dict[str, Any]) -> dict[str, list[Any]]:
@@ -145,12 +145,3 @@ def _run(opts: dict[str, Any], grid: dict[str, list[Any]]) -> None:
             f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
         )
 
-
-#: ``run_probes`` parameter spellings in its messages -> this command's options.
-_OPTIONS = {"protocol=": "--protocol ", "probe=": "--probe ", "backend=": "--backend "}
-
-
-def _option_names(msg: str) -> str:
-    for param, opt in _OPTIONS.items():
-        msg = msg.replace(param, opt)
-    return msg

@@ -21,7 +21,7 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-@cli_errors
+@cli_errors(aliases={"out_dir": "out"})
 def report(
     results: Annotated[
         Path, typer.Option("--results", "-r", help="Results table (parquet) from `geneb probe`.")

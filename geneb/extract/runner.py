@@ -185,15 +185,19 @@ def _checked_options(
     code that is not allowed are refused here, before any work.
     """
     if not models:
-        raise ModelError("no model given (--model)")
+        raise ModelError("models: no model given", param="models")
     if name is not None and len(models) != 1:
-        raise ModelError(f"--name {name!r} names one model, but {len(models)} were given")
+        raise ModelError(f"name: {name!r} names one model, but {len(models)} were given",
+                         param="name")
     if batch_tokens is not None and batch_tokens < 1:
-        raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+        raise ModelError(f"batch_tokens: expected a positive int, got {batch_tokens}",
+                         param="batch_tokens")
     if block_rows is not None and block_rows < 1:
-        raise ModelError(f"block rows must be a positive integer, got {block_rows}")
+        raise ModelError(f"block_rows: expected a positive int, got {block_rows}",
+                         param="block_rows")
     if storage_dtype not in ("float32", "float16"):
-        raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
+        raise StoreError(f"storage_dtype: expected 'float32' or 'float16', got "
+                         f"{storage_dtype!r}", param="storage_dtype")
     if seed is not None:
         options["seed"] = seed
     for spec in models:  # specs and options are checked before the store is touched
@@ -209,7 +213,7 @@ def _checked_tasks(tasks: Any, data_dir: str | None, splits: list[str]) -> list[
     """Resolve the tasks and their splits; bad task names fail before any model loads."""
     task_list = _resolve_tasks(tasks, data_dir)
     if not task_list:
-        raise ModelError("no task given (--task)")
+        raise ModelError("tasks: no task given", param="tasks")
     for t in task_list:
         for s in splits:
             t.split(s)

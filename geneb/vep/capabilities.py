@@ -173,6 +173,6 @@ def require_scorer(caps: Capabilities, scorer: str) -> None:
     if scorer in caps.scorers:
         return
     raise ModelError(
-        f"model {caps.model!r} cannot run --scorer {scorer}: it has no language-model head "
+        f"model {caps.model!r} cannot run scorer={scorer!r}: it has no language-model head "
         f"with trained weights. It supports: {caps.describe()}"
     )

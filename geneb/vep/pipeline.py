@@ -108,7 +108,7 @@ def run_vep(
             except Exception as e:
                 from geneb.errors import ModelError
 
-                if not (isinstance(e, ModelError) and "cannot run --scorer llr" in str(e)):
+                if not (isinstance(e, ModelError) and "cannot run scorer='llr'" in str(e)):
                     raise
                 emb = [s for s in scorers if s in EMBEDDING_SCORERS]
                 skip = f"vep {mp.name or mp.model}: llr skipped ({str(e).split(': ')[-1]})"

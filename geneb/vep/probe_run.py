@@ -69,14 +69,17 @@ def probe_variants(
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
     feats = list(dict.fromkeys(features))
     if not feats:
-        raise GenebError("no feature set given (--features diff or concat)")
+        raise GenebError("features: no feature set given (expected diff or concat)",
+                         param="features")
     for f in feats:
         if f not in FEATURES:
-            raise GenebError(f"--features {f!r}: expected one of {', '.join(FEATURES)}")
+            raise GenebError(f"features: expected one of {', '.join(FEATURES)}, got {f!r}",
+                             param="features")
     if target not in ("label", "score"):
-        raise GenebError(f"--target must be 'label' or 'score', got {target!r}")
+        raise GenebError(f"target: expected 'label' or 'score', got {target!r}", param="target")
     if target == "score" and not vt.has_score:
-        raise GenebError(f"--target score: task {vt.name!r} has no score column")
+        raise GenebError(f"target: 'score' asked for, but task {vt.name!r} has no score column",
+                         param="target")
     regression = target == "score"
     cs = parse_alphas(alphas) if regression else parse_Cs(Cs)
     learner = (ridge_learner(standardize) if regression else
@@ -88,7 +91,7 @@ def probe_variants(
     if len(cs) > 1 and n_folds < 3:
         raise GenebError(f"choosing {learner.param} from the sweep needs at least 3 folds (the "
                          f"training folds of each split serve as inner folds), got {n_folds}; "
-                         f"give more --folds or a single --{learner.param}")
+                         f"give more folds (folds=...) or a single {learner.param} value")
     if not regression:
         _check_classes(cut, fold, len(cs) > 1)
     emb = window_embeddings(vt, model, window=window, store=store, limit=limit, name=name,
@@ -130,4 +133,5 @@ def _check_classes(vt: VariantTask, fold: np.ndarray, inner: bool) -> None:
                 raise GenebError(
                     f"task {vt.name!r}: the training variants of fold(s) "
                     f"{', '.join(map(str, s))} have label {int(labels[0])} only "
-                    "(a probe needs both classes); use fewer --folds, more variants or one --C")
+                    "(a probe needs both classes); use fewer folds (folds=...), more variants or "
+                    "one C (Cs=...)")

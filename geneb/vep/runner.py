@@ -82,7 +82,7 @@ def score_variants(
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
     scorers = list(dict.fromkeys(scorers))
     if not scorers:
-        raise GenebError("no scorer given (--scorer cosine, l2 or llr)")
+        raise GenebError("scorers: no scorer given (expected cosine, l2 or llr)", param="scorers")
     for s in scorers:
         if s not in SCORERS:
             raise unknown_name("scorer", s, SCORERS)
@@ -136,9 +136,11 @@ def check_limits(
 ) -> tuple[VariantTask, int | None]:
     """Check ``limit`` / ``batch_tokens``; the task cut to ``limit`` (None when not cut)."""
     if limit is not None and limit < 1:
-        raise GenebError(f"--limit must be a positive number of variants, got {limit}")
+        raise GenebError(f"limit: expected a positive number of variants, got {limit}",
+                         param="limit")
     if batch_tokens is not None and batch_tokens < 1:
-        raise GenebError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+        raise GenebError(f"batch_tokens: expected a positive int, got {batch_tokens}",
+                         param="batch_tokens")
     if limit is not None and limit < len(vt):
         return _head(vt, limit), limit
     return vt, None
