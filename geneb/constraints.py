@@ -221,20 +221,6 @@ class PathParam(Constraint):
 
 
 @dataclass(frozen=True)
-class AnyOf(Constraint):
-    """A value satisfying at least one of ``constraints``."""
-
-    constraints: tuple[Constraint, ...]
-
-    def is_satisfied_by(self, value: Any) -> bool:
-        return any(c.is_satisfied_by(value) for c in self.constraints)
-
-    @property
-    def description(self) -> str:  # type: ignore[override]
-        return " or ".join(c.description for c in self.constraints)
-
-
-@dataclass(frozen=True)
 class ListOf(Constraint):
     """A list of values each satisfying ``item`` (a lone value counts as a list of one when
     ``scalar_ok``); at least ``min_len`` entries. Errors name the entry: ``seeds[2]``."""
@@ -324,6 +310,12 @@ def validate(constraint: Constraint, value: Any, where: str) -> Any:
             item = constraint.item
             value = [item.from_text(v) if isinstance(v, str) else v for v in items]
     return constraint.canonical(constraint.check(value, where))
+
+
+def validate_all(spec: Mapping[str, Constraint], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with each one ``spec`` names (and ``values`` holds, None aside) validated."""
+    return {k: validate(spec[k], v, k) if k in spec and v is not None else v
+            for k, v in values.items()}
 
 
 F = TypeVar("F", bound=Callable[..., Any])

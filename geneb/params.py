@@ -44,7 +44,6 @@ from geneb.constraints import (  # the named parameters: declared once, in const
     TIER_EDGE,
     TRUNCATION,
     WORKERS,
-    AnyOf,
     Boolean,
     Constraint,
     Interval,
@@ -63,7 +62,7 @@ __all__ = [
     "ALPHA", "BACKEND", "BATCH_TOKENS", "BOOL", "C_VALUE", "COMPUTE_DTYPE", "DEVICE", "LAYER",
     "LAYERS", "MAX_LENGTH", "N_BOOT", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
     "RIDGE_ALPHA", "SCHEDULER", "SEED", "SHOT", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TIER_EDGE",
-    "TRUNCATION", "WORKERS", "AnyOf", "Boolean", "Constraint", "Interval", "ListOf",
+    "TRUNCATION", "WORKERS", "Boolean", "Constraint", "Interval", "ListOf",
     "ParamError", "PathParam", "Pattern", "Regime", "StrOptions", "String", "check_option",
     "check_table", "parse_option_list", "section_label",
 ]  # fmt: skip

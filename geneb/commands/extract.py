@@ -6,9 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors, console, show_progress
-from geneb.errors import GenebError
 
 
 @cli_errors(aliases={"models": "model", "tasks": "task", "splits": "split"})
@@ -124,38 +122,13 @@ def extract(
     ] = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
-    opts = dict(locals())  # every option, checked, then handed on under its parameter name
-    layers_l = _checked_layers(opts)
-    _print_results(store, _run(opts, layers_l))
+    opts = dict(locals())  # every option, handed on under its parameter name
+    _print_results(store, _run(opts))
 
 
-def _checked_layers(opts: dict[str, Any]) -> list[int] | None:
-    """Check every option before any work (constraints: geneb.params); the parsed --layers."""
-    for key, constraint in (  # the option is the parameter's name as a flag (--batch-tokens)
-        ("batch_tokens", params.BATCH_TOKENS),
-        ("device", params.DEVICE),
-        ("dtype", params.COMPUTE_DTYPE),
-        ("max_length", params.MAX_LENGTH),
-        ("pooling", params.POOLING),
-        ("layer", params.LAYER),
-        ("truncation", params.TRUNCATION),
-        ("strands", params.STRANDS),
-        ("seed", params.SEED),
-        ("storage_dtype", params.STORAGE_DTYPE),
-        ("block_rows", params.POSITIVE_INT),
-        ("workers", params.WORKERS),
-        ("scheduler", params.SCHEDULER),
-    ):
-        params.check_option("--" + key.replace("_", "-"), opts[key], constraint)
-    layers = opts["layers"]
-    layers_l = params.parse_option_list("--layers", layers, params.LAYER) if layers else None
-    if layers is not None and not layers_l:
-        raise GenebError("--layers: expected a comma-separated list of ints, got an empty one")
-    return layers_l
-
-
-def _run(opts: dict[str, Any], layers_l: list[int] | None) -> list[Any]:
-    """The runner (or, with --workers / --scheduler, its Dask form) on the checked options."""
+def _run(opts: dict[str, Any]) -> list[Any]:
+    """The runner (or, with --workers / --scheduler, its Dask form) on the options: both
+    check them against ``extract``'s declaration before any work."""
     from geneb.extract.runner import extract as run_extract
 
     workers, scheduler = opts["workers"], opts["scheduler"]
@@ -165,13 +138,11 @@ def _run(opts: dict[str, Any], layers_l: list[int] | None) -> list[Any]:
 
         run_extract = distributed.extract_on_cluster  # type: ignore[assignment]
         cluster = {"workers": workers, "scheduler": scheduler}
-    split = opts["split"]
     return run_extract(
         opts["store"],
         opts["model"],
         opts["task"],
-        tuple(split) if split else ("train", "test"),
-        layers=layers_l,
+        opts["split"] or ("train", "test"),
         progress=show_progress(),
         **{k: opts[k] for k in _RUNNER_KEYS},
         **cluster,
@@ -182,7 +153,7 @@ def _run(opts: dict[str, Any], layers_l: list[int] | None) -> list[Any]:
 _RUNNER_KEYS = (
     "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name",
     "trust_remote_code", "overwrite", "data_dir", "storage_dtype", "truncation", "strands",
-    "seed", "block_rows",
+    "seed", "block_rows", "layers",
 )  # fmt: skip
 
 

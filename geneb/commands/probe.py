@@ -7,9 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors, show_progress
-from geneb.errors import GenebError
 
 #: ``run_probes`` parameters whose option has another Python name (errors name the option).
 ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "models": "model",
@@ -95,48 +93,43 @@ def probe(
     """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C).
 
     Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
-    opts = dict(locals())  # every option, checked, then handed on under its parameter name
-    _run(opts, _checked_grid(opts))
+    opts = dict(locals())  # every option, handed on under run_probes' parameter names
+    _run(opts)
 
 
-def _checked_grid(opts: dict[str, Any]) -> dict[str, list[Any]]:
-    """Option checks, before any work (constraints: geneb.params): the grid to probe."""
-    from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_SEEDS
+def _probes(opts: dict[str, Any]) -> list[str]:
+    """The probes to run in turn, each once; they, the backend and the protocol are checked
+    against ``run_probes``' declaration first, so that every combination is checked (below)
+    before the first probe runs. ``run_probes`` checks the rest itself."""
+    from geneb.constraints import ListOf, validate
+    from geneb.probe.engine import PROBE_PARAMS
 
-    shots_l = params.parse_option_list("--shots", opts["shots"] or ["1,10,full"], params.SHOT,
-                                       convert=str.lower)
-    seeds_l = params.parse_option_list(
-        "--seeds", opts["seeds"] or [",".join(map(str, DEFAULT_SEEDS))], params.SEED)
-    Cs = params.parse_option_list("--C", opts["C"], params.C_VALUE) or [1.0]  # noqa: N806
-    probes = list(dict.fromkeys(  # each probe once, in the order given
-        params.parse_option_list("--probe", opts["probe_kind"] or ["linear"], params.PROBE,
-                                 convert=str.strip)))
-    alphas = params.parse_option_list("--alpha", opts["alpha"], params.RIDGE_ALPHA) or list(
-        DEFAULT_ALPHA_SWEEP)
-    params.check_option("--backend", opts["backend"], params.BACKEND)
-    params.check_option("--protocol", opts["protocol"], params.PROTOCOL)
-    params.check_option("--workers", opts["workers"], params.WORKERS)
-    params.check_option("--scheduler", opts["scheduler"], params.SCHEDULER)
-    if not shots_l or not seeds_l:
-        raise GenebError(f"{'--shots' if not shots_l else '--seeds'}: expected at least one value")
-    return {"shots": shots_l, "seeds": seeds_l, "Cs": Cs, "alphas": alphas, "probes": probes}
+    probes = validate(ListOf(PROBE_PARAMS["probe"], unique=True), opts["probe_kind"] or
+                      ["linear"], "probe_kind")
+    for name in ("backend", "protocol"):
+        validate(PROBE_PARAMS[name], opts[name], name)
+    return list(probes)
 
 
-def _run(opts: dict[str, Any], grid: dict[str, list[Any]]) -> None:
+#: Options handed to ``run_probes`` when given: option name -> parameter name.
+_PASSED = {"model": "models", "task": "tasks", "shots": "shots", "seeds": "seeds", "C": "Cs",
+           "alpha": "alphas", "workers": "workers", "scheduler": "scheduler"}
+
+
+def _run(opts: dict[str, Any]) -> None:
     """Every probe's backend checked before any work, then one ``run_probes`` per probe."""
     from geneb.probe.engine import run_probes
     from geneb.probe.solvers import resolve_backend
 
-    backend, protocol, probes = opts["backend"], opts["protocol"], grid["probes"]
+    backend, protocol, probes = opts["backend"], opts["protocol"], _probes(opts)
     for probe_name in probes:
         resolve_backend(backend, probe_name, protocol)
+    given = {p: opts[o] for o, p in _PASSED.items() if opts[o]}  # None / []: the default
     for probe_name in probes:
         s = run_probes(
-            opts["store"], opts["out"], models=opts["model"] or None,
-            tasks=opts["task"] or None, shots=grid["shots"], seeds=grid["seeds"], Cs=grid["Cs"],
-            alphas=grid["alphas"], probe=probe_name, backend=backend, protocol=protocol,
-            workers=opts["workers"], scheduler=opts["scheduler"],
-            standardize=opts["standardize"], take_all=opts["take_all"], progress=show_progress(),
+            opts["store"], opts["out"], **given, probe=probe_name, backend=backend,
+            protocol=protocol, standardize=opts["standardize"], take_all=opts["take_all"],
+            progress=show_progress(),
         )  # fmt: skip
         typer.echo(  # a plain line: no rich import on the probe path
             f"{probe_name + ': ' if len(probes) > 1 else ''}"
@@ -144,4 +137,3 @@ def _run(opts: dict[str, Any], grid: dict[str, list[Any]]) -> None:
             f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
             f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
         )
-

@@ -8,9 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors
-from geneb.errors import GenebError
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -21,7 +19,7 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-@cli_errors(aliases={"out_dir": "out"})
+@cli_errors(aliases={"out_dir": "out", "Cs": "C"})
 def report(
     results: Annotated[
         Path, typer.Option("--results", "-r", help="Results table (parquet) from `geneb probe`.")
@@ -110,32 +108,30 @@ def report(
     ] = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
-    opts = dict(locals())  # every option, checked, then handed on under its parameter name
-    regimes, Cs, edges = _checked_lists(opts)
+    opts = dict(locals())  # every option, handed on under its parameter name
     summary: dict[str, Any] = {}
-    index = _build(opts, regimes, Cs, edges, summary)
+    index = _build(opts, summary)
     if as_json:
         typer.echo(json.dumps({"report": str(index), **summary}, indent=1))
     else:
         typer.echo(f"report written to {index}")
 
 
-def _checked_lists(opts: dict[str, Any]) -> tuple[list[str], list[float], list[float]]:
-    """Option checks, before any work (constraints: geneb.params): (regimes, Cs, tier edges)."""
-    regimes = list(dict.fromkeys(  # each checked under the name it was given with
-        params.parse_option_list("--shots", opts["shots"], params.SHOT, convert=str.lower)
-        + params.parse_option_list("--regime", opts["regime"], params.SHOT, convert=str.lower)))
-    Cs = params.parse_option_list("--C", opts["C"], params.C_VALUE)
-    params.check_option("--n-boot", opts["n_boot"], params.N_BOOT)
-    edges = params.parse_option_list("--tier-edges", opts["tier_edges"], params.TIER_EDGE)
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
-        raise GenebError(f"--tier-edges: expected increasing values, got {edges}")
-    return regimes, Cs, edges
+def _regimes(opts: dict[str, Any]) -> list[str]:
+    """--shots and its old name --regime, each checked by ``build_report``'s own declaration
+    under the option it was given with (its other options are checked by ``build_report``)."""
+    from geneb.analysis.report.build import REPORT_PARAMS
+    from geneb.constraints import validate
+
+    out: list[str] = []
+    for name in ("shots", "regime"):
+        if opts[name]:
+            out += validate(REPORT_PARAMS["regimes"], opts[name], name)
+    return list(dict.fromkeys(out))
 
 
-def _build(opts: dict[str, Any], regimes: list[str], Cs: list[float], edges: list[float],
-           summary: dict[str, Any]) -> Path:
-    """``build_report`` on the checked options, with the published model facts."""
+def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
+    """``build_report`` on the options, with the published model facts."""
     from geneb.analysis.capacity import DEFAULT_EDGES
     from geneb.analysis.report import build_report
     from geneb.models.catalogue import published_facts
@@ -144,13 +140,13 @@ def _build(opts: dict[str, Any], regimes: list[str], Cs: list[float], edges: lis
         opts["results"],
         opts["out"],
         model_info=opts["model_info"],
-        regimes=regimes or None,
-        Cs=Cs or None,
+        regimes=_regimes(opts) or None,
+        Cs=opts["C"] or None,
         scaling_exclude=tuple(_split(opts["exclude_from_scaling"])),
         n_boot=opts["n_boot"],
         model_properties=opts["model_properties"],
         task_organisms=opts["task_organisms"],
-        tier_edges=tuple(edges) or DEFAULT_EDGES,
+        tier_edges=opts["tier_edges"] or DEFAULT_EDGES,
         summary=summary,
         subsampling=opts["subsampling"],
         audits=opts["audits"],

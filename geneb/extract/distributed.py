@@ -35,8 +35,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from geneb.cluster import connect, local_cluster_options
+from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
-from geneb.extract.runner import ExtractResult, extract
+from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
 
@@ -123,7 +124,9 @@ def extract_on_cluster(
     resolved = _resolved_tasks(task_list, splits_t, data_dir)
     if data_dir is not None:
         data_dir = os.path.abspath(data_dir)
-    job_kwargs = dict(kwargs, device=device, name=name, data_dir=data_dir)
+    # the runner's declaration, checked here: a bad option fails before any cluster starts
+    job_kwargs = validate_all(EXTRACT_PARAMS, dict(kwargs, device=device, name=name,
+                                                   data_dir=data_dir))
     job_kwargs.pop("progress", None)  # bars from many workers would interleave
     cluster = None
     own = client is None

@@ -26,6 +26,23 @@ from typing import Any
 
 import numpy as np
 
+from geneb.constraints import (
+    BATCH_TOKENS,
+    COMPUTE_DTYPE,
+    DEVICE,
+    LAYER,
+    LAYERS,
+    MAX_LENGTH,
+    POOLING,
+    POSITIVE_INT,
+    SEED,
+    SPLIT,
+    STORAGE_DTYPE,
+    STRANDS,
+    TRUNCATION,
+    ListOf,
+    validate_params,
+)
 from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
 from geneb.extract.layer_entries import block_embedder, entry_targets
@@ -89,6 +106,26 @@ def _resolve_tasks(tasks: Any, data_dir: str | None) -> list[Task]:
     return out
 
 
+#: ``extract``'s parameters, checked before any work (``validate_params``); a plan's
+#: ``[[models]]`` / ``[extract]`` tables and ``geneb extract``'s options use the same ones.
+EXTRACT_PARAMS = {
+    "splits": ListOf(SPLIT),
+    "batch_tokens": BATCH_TOKENS,
+    "device": DEVICE,
+    "dtype": COMPUTE_DTYPE,
+    "max_length": MAX_LENGTH,
+    "pooling": POOLING,
+    "layer": LAYER,
+    "layers": LAYERS,
+    "truncation": TRUNCATION,
+    "strands": STRANDS,
+    "seed": SEED,
+    "storage_dtype": STORAGE_DTYPE,
+    "block_rows": POSITIVE_INT,
+}
+
+
+@validate_params(EXTRACT_PARAMS)
 def extract(
     store: FeatureStore | str,
     models: str | Embedder | Sequence[str | Embedder],
@@ -134,7 +171,7 @@ def extract(
     models = _as_list(models)
     splits = _as_list(splits)
     options = _checked_options(
-        models, name, batch_tokens, block_rows, storage_dtype,
+        models, name,
         device=device, dtype=dtype, max_length=max_length, pooling=pooling, layer=layer,
         layers=None if layers_t is None else list(layers_t), truncation=truncation,
         trust_remote_code=trust_remote_code, strands=strands, seed=seed,
@@ -172,14 +209,12 @@ def extract(
 def _checked_options(
     models: list[Any],
     name: str | None,
-    batch_tokens: int | None,
-    block_rows: int | None,
-    storage_dtype: str,
     *,
     seed: int | None,
     **options: Any,
 ) -> dict[str, Any]:
-    """Check the run's arguments and every model spec before the store is touched.
+    """Check the model specs before the store is touched (the arguments of
+    :data:`EXTRACT_PARAMS` are checked by ``extract``'s declaration).
 
     Returns the keyword options handed to ``get_embedder``; hub ids that are not cached and
     code that is not allowed are refused here, before any work.
@@ -189,15 +224,6 @@ def _checked_options(
     if name is not None and len(models) != 1:
         raise ModelError(f"name: {name!r} names one model, but {len(models)} were given",
                          param="name")
-    if batch_tokens is not None and batch_tokens < 1:
-        raise ModelError(f"batch_tokens: expected a positive int, got {batch_tokens}",
-                         param="batch_tokens")
-    if block_rows is not None and block_rows < 1:
-        raise ModelError(f"block_rows: expected a positive int, got {block_rows}",
-                         param="block_rows")
-    if storage_dtype not in ("float32", "float16"):
-        raise StoreError(f"storage_dtype: expected 'float32' or 'float16', got "
-                         f"{storage_dtype!r}", param="storage_dtype")
     if seed is not None:
         options["seed"] = seed
     for spec in models:  # specs and options are checked before the store is touched

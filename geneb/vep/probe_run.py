@@ -17,13 +17,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from geneb.constraints import (
+    BACKEND,
+    BOOL,
+    C_VALUE,
+    RIDGE_ALPHA,
+    Interval,
+    ListOf,
+    StrOptions,
+    validate_params,
+)
 from geneb.errors import GenebError
-from geneb.probe.parse import parse_alphas
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
 from geneb.tasks.variants import VariantTask, load_variant_task
 from geneb.tasks.windows import OK, make_windows
 from geneb.vep.folds import genomic_folds
-from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings
+from geneb.vep.runner import LIMITS, ScoreRun, cut_to_limit, score_table, window_embeddings
 from geneb.vep.supervised import (
     FEATURES,
     PROBE_SCORERS,
@@ -39,6 +48,20 @@ from geneb.vep.supervised import (
 NOT_IN_FOLD = "not_in_any_fold"
 
 
+#: ``probe_variants``' parameters, checked before any work.
+VEP_PROBE_PARAMS = {
+    "features": ListOf(StrOptions(tuple(FEATURES)), unique=True),
+    "Cs": ListOf(C_VALUE, unique=True),
+    "alphas": ListOf(RIDGE_ALPHA, unique=True),
+    "folds": Interval(int, 2, None),
+    "backend": BACKEND,
+    "standardize": BOOL,
+    "target": StrOptions(("label", "score")),
+    **LIMITS,
+}
+
+
+@validate_params(VEP_PROBE_PARAMS)
 def probe_variants(
     task: str | Path | VariantTask,
     model: str,
@@ -63,28 +86,18 @@ def probe_variants(
 
     ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
     instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
-    from geneb.probe.parse import parse_Cs
     from geneb.probe.solvers import get_backend, resolve_backend
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
-    feats = list(dict.fromkeys(features))
-    if not feats:
-        raise GenebError("features: no feature set given (expected diff or concat)",
-                         param="features")
-    for f in feats:
-        if f not in FEATURES:
-            raise GenebError(f"features: expected one of {', '.join(FEATURES)}, got {f!r}",
-                             param="features")
-    if target not in ("label", "score"):
-        raise GenebError(f"target: expected 'label' or 'score', got {target!r}", param="target")
+    feats = list(features)
     if target == "score" and not vt.has_score:
         raise GenebError(f"target: 'score' asked for, but task {vt.name!r} has no score column",
                          param="target")
     regression = target == "score"
-    cs = parse_alphas(alphas) if regression else parse_Cs(Cs)
+    cs = tuple(alphas) if regression else tuple(Cs)
     learner = (ridge_learner(standardize) if regression else
                logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
-    cut, _ = check_limits(vt, limit, batch_tokens)
+    cut, _ = cut_to_limit(vt, limit)
     win = make_windows(cut, window)
     fold, scheme = genomic_folds(cut, win, folds)
     n_folds = len(np.unique(fold[fold >= 0]))
