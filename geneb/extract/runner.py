@@ -28,6 +28,7 @@ import numpy as np
 
 from geneb.constraints import (
     BATCH_TOKENS,
+    BOOL,
     COMPUTE_DTYPE,
     DEVICE,
     LAYER,
@@ -122,6 +123,7 @@ EXTRACT_PARAMS = {
     "seed": SEED,
     "storage_dtype": STORAGE_DTYPE,
     "block_rows": POSITIVE_INT,
+    "overwrite": BOOL,
 }
 
 

@@ -42,8 +42,8 @@ from geneb.errors import GenebError
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
 REPORT_PARAMS = {
-    "regimes": ListOf(SHOT, min_len=0, unique=True),
-    "Cs": ListOf(C_VALUE, min_len=0, unique=True),
+    "regimes": ListOf(SHOT, unique=True),
+    "Cs": ListOf(C_VALUE, unique=True),
     "n_boot": N_BOOT_RULE,
     "boot_seed": SEED,
     "alpha": ALPHA,
