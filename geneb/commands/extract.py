@@ -8,118 +8,140 @@ import typer
 
 from geneb.commands._common import cli_errors, console, show_progress
 
+# Options of `geneb extract`, declared once (the signature stays short).
+StoreOpt = Annotated[str, typer.Option("--store", help="Feature store path (created if missing).")]
+ModelOpt = Annotated[
+    list[str],
+    typer.Option(
+        "--model",
+        help="Model: kmer-K, minilm-text-control, a folder, a hub id, hf:<..>, "
+        "random:<model>, or a plugin name (repeatable; see `geneb models list`).",
+    ),
+]
+TaskOpt = Annotated[
+    list[str],
+    typer.Option(
+        "--task", help="Task name from `geneb tasks list` or a task folder path (repeatable)."
+    ),
+]
+SplitOpt = Annotated[
+    list[str] | None,
+    typer.Option("--split", help="Split(s) to embed (repeatable; default train and test)."),
+]
+BatchTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--batch-tokens",
+        help="Token budget per batch (rows x longest); default 4096 on CPU, 65536 on CUDA.",
+        show_default=False,
+    ),
+]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
+DtypeOpt = Annotated[
+    str | None,
+    typer.Option("--dtype", help="Compute dtype (default float32 on CPU, bfloat16 on CUDA)."),
+]
+MaxLengthOpt = Annotated[
+    int | None,
+    typer.Option("--max-length", help="Tokens per input (default: the model's context)."),
+]
+PoolingOpt = Annotated[
+    str,
+    typer.Option(
+        "--pooling",
+        help="mean (all non-padding tokens), mean_nonspecial, cls (first token), "
+        "last (last real token; causal models) or max (see docs/extraction.md).",
+    ),
+]
+LayerOpt = Annotated[
+    int, typer.Option("--layer", help="Hidden layer to pool (-1 = last, 0 = embeddings).")
+]
+LayersOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--layers",
+        help="Several hidden layers from one forward, e.g. -1,-4,6: one store entry each, "
+        "keyed <model>@L<layer> (the last layer, -1, keeps the bare key).",
+        show_default=False,
+    ),
+]
+TruncationOpt = Annotated[
+    str,
+    typer.Option(
+        "--truncation",
+        help="Longer than the context: truncate, or window (weighted mean of window means).",
+    ),
+]
+StrandsOpt = Annotated[
+    str,
+    typer.Option(
+        "--strands",
+        help="forward, or both: the mean of the forward and reverse-complement embeddings.",
+    ),
+]
+NameOpt = Annotated[
+    str | None, typer.Option("--name", help="Store key for the model (one model only).")
+]
+SeedOpt = Annotated[
+    int | None, typer.Option("--seed", help="Weight seed of random:<model> (default 0).")
+]
+TrustRemoteCodeOpt = Annotated[
+    bool,
+    typer.Option("--trust-remote-code", help="Allow running a model's own Python code."),
+]
+OverwriteOpt = Annotated[
+    bool, typer.Option("--overwrite", help="Replace existing entries (stale or not).")
+]
+DataDirOpt = Annotated[
+    str | None,
+    typer.Option("--data-dir", help="Folder of task folders (default: $GENEB_DATA_DIR)."),
+]
+StorageDtypeOpt = Annotated[
+    str, typer.Option("--storage-dtype", help="float32 or float16 in the store.")
+]
+BlockRowsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--block-rows",
+        help="Rows per block: sorted and batched together, then streamed to the store.",
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", min=1, help="Spread (model, task) jobs over N local Dask "
+                 "workers (one GPU each with --device cuda, via dask-cuda)."),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", help="Spread (model, task) jobs over the running Dask "
+                 "cluster at this address (tcp://...); the store must be shared."),
+]
+
 
 @cli_errors(aliases={"models": "model", "tasks": "task", "splits": "split"})
 def extract(
-    store: Annotated[str, typer.Option("--store", help="Feature store path (created if missing).")],
-    model: Annotated[
-        list[str],
-        typer.Option(
-            "--model",
-            help="Model: kmer-K, minilm-text-control, a folder, a hub id, hf:<..>, "
-            "random:<model>, or a plugin name (repeatable; see `geneb models list`).",
-        ),
-    ],
-    task: Annotated[
-        list[str],
-        typer.Option(
-            "--task", help="Task name from `geneb tasks list` or a task folder path (repeatable)."
-        ),
-    ],
-    split: Annotated[
-        list[str] | None,
-        typer.Option("--split", help="Split(s) to embed (repeatable; default train and test)."),
-    ] = None,
-    batch_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--batch-tokens",
-            help="Token budget per batch (rows x longest); default 4096 on CPU, 65536 on CUDA.",
-            show_default=False,
-        ),
-    ] = None,
-    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
-        "auto"
-    ),
-    dtype: Annotated[
-        str | None,
-        typer.Option("--dtype", help="Compute dtype (default float32 on CPU, bfloat16 on CUDA)."),
-    ] = None,
-    max_length: Annotated[
-        int | None,
-        typer.Option("--max-length", help="Tokens per input (default: the model's context)."),
-    ] = None,
-    pooling: Annotated[
-        str,
-        typer.Option(
-            "--pooling",
-            help="mean (all non-padding tokens), mean_nonspecial, cls (first token), "
-            "last (last real token; causal models) or max (see docs/extraction.md).",
-        ),
-    ] = "mean",
-    layer: Annotated[
-        int, typer.Option("--layer", help="Hidden layer to pool (-1 = last, 0 = embeddings).")
-    ] = -1,
-    layers: Annotated[
-        str | None,
-        typer.Option(
-            "--layers",
-            help="Several hidden layers from one forward, e.g. -1,-4,6: one store entry each, "
-            "keyed <model>@L<layer> (the last layer, -1, keeps the bare key).",
-            show_default=False,
-        ),
-    ] = None,
-    truncation: Annotated[
-        str,
-        typer.Option(
-            "--truncation",
-            help="Longer than the context: truncate, or window (weighted mean of window means).",
-        ),
-    ] = "truncate",
-    strands: Annotated[
-        str,
-        typer.Option(
-            "--strands",
-            help="forward, or both: the mean of the forward and reverse-complement embeddings.",
-        ),
-    ] = "forward",
-    name: Annotated[
-        str | None, typer.Option("--name", help="Store key for the model (one model only).")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Weight seed of random:<model> (default 0).")
-    ] = None,
-    trust_remote_code: Annotated[
-        bool,
-        typer.Option("--trust-remote-code", help="Allow running a model's own Python code."),
-    ] = False,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace existing entries (stale or not).")
-    ] = False,
-    data_dir: Annotated[
-        str | None,
-        typer.Option("--data-dir", help="Folder of task folders (default: $GENEB_DATA_DIR)."),
-    ] = None,
-    storage_dtype: Annotated[
-        str, typer.Option("--storage-dtype", help="float32 or float16 in the store.")
-    ] = "float32",
-    block_rows: Annotated[
-        int | None,
-        typer.Option(
-            "--block-rows",
-            help="Rows per block: sorted and batched together, then streamed to the store.",
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", min=1, help="Spread (model, task) jobs over N local Dask "
-                     "workers (one GPU each with --device cuda, via dask-cuda)."),
-    ] = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option("--scheduler", help="Spread (model, task) jobs over the running Dask "
-                     "cluster at this address (tcp://...); the store must be shared."),
-    ] = None,
+    store: StoreOpt,
+    model: ModelOpt,
+    task: TaskOpt,
+    split: SplitOpt = None,
+    batch_tokens: BatchTokensOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = None,
+    max_length: MaxLengthOpt = None,
+    pooling: PoolingOpt = "mean",
+    layer: LayerOpt = -1,
+    layers: LayersOpt = None,
+    truncation: TruncationOpt = "truncate",
+    strands: StrandsOpt = "forward",
+    name: NameOpt = None,
+    seed: SeedOpt = None,
+    trust_remote_code: TrustRemoteCodeOpt = False,
+    overwrite: OverwriteOpt = False,
+    data_dir: DataDirOpt = None,
+    storage_dtype: StorageDtypeOpt = "float32",
+    block_rows: BlockRowsOpt = None,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
     opts = dict(locals())  # every option, handed on under its parameter name

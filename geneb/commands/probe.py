@@ -14,81 +14,99 @@ ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "models": "model
            "tasks": "task"}
 
 
+# Options of `geneb probe`, declared once (the signature stays short).
+StoreOpt = Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")]
+OutOpt = Annotated[
+    Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
+                       "results.parquet), created or extended; a single-file table of an "
+                       "older geneb is migrated.")
+]
+ModelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--model", help="Model id in the store (repeat for several; default: all)."),
+]
+TaskOpt = Annotated[
+    list[str] | None,
+    typer.Option("--task", help="Task id in the store (repeat for several; default: all)."),
+]
+ShotsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'; comma "
+                 "list or repeated. Default 1,10,full."),
+]
+SeedsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--seeds", help="Seeds of the k-shot draws; comma list or repeated. "
+                 "Default 13,17,42,123,997."),
+]
+COpt = Annotated[  # noqa: N803 - the option is called --C
+    list[str] | None,
+    typer.Option(
+        "--C",
+        help="Inverse L2 strength(s): comma list or repeated, e.g. 0.01,0.1,1,10,100. "
+        "Default 1.",
+    ),
+]
+AlphaOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--alpha",
+        help="Ridge penalties for regression tasks: comma list or repeated. Default "
+        "0.01,0.1,1,10,100.",
+    ),
+]
+ProbeKindOpt = Annotated[
+    list[str] | None,
+    typer.Option("--probe", help="linear (logistic regression) and/or mlp (one layer); "
+                 "comma list or repeated, run in turn. Default linear."),
+]
+BackendOpt = Annotated[
+    str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
+                      "torch or cuml.")
+]
+ProtocolOpt = Annotated[
+    str, typer.Option("--protocol", help="converged (every probe solved to its optimum) or "
+                      "paper (the GENEB paper's literal LogisticRegression(C, max_iter=1000); "
+                      "recorded per row, side by side with converged cells).")
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", min=1, help="Local worker processes (default: all cores; "
+                 "1 runs in this process)."),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://...)."),
+]
+StandardizeOpt = Annotated[
+    bool,
+    typer.Option("--standardize", help="Standardise features on each probe's own train "
+                 "rows (recorded)."),
+]
+TakeAllOpt = Annotated[
+    bool,
+    typer.Option("--take-all", help="When a class has fewer than k rows, take all of them "
+                 "(recorded) instead of failing."),
+]
+
+
 @cli_errors(aliases=ALIASES)
 def probe(
-    store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
-    out: Annotated[
-        Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
-                           "results.parquet), created or extended; a single-file table of an "
-                           "older geneb is migrated.")
-    ],
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="Model id in the store (repeat for several; default: all)."),
-    ] = None,
-    task: Annotated[
-        list[str] | None,
-        typer.Option("--task", help="Task id in the store (repeat for several; default: all)."),
-    ] = None,
-    shots: Annotated[
-        list[str] | None,
-        typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'; comma "
-                     "list or repeated. Default 1,10,full."),
-    ] = None,
-    seeds: Annotated[
-        list[str] | None,
-        typer.Option("--seeds", help="Seeds of the k-shot draws; comma list or repeated. "
-                     "Default 13,17,42,123,997."),
-    ] = None,
-    C: Annotated[  # noqa: N803 - the option is called --C
-        list[str] | None,
-        typer.Option(
-            "--C",
-            help="Inverse L2 strength(s): comma list or repeated, e.g. 0.01,0.1,1,10,100. "
-            "Default 1.",
-        ),
-    ] = None,
-    alpha: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--alpha",
-            help="Ridge penalties for regression tasks: comma list or repeated. Default "
-            "0.01,0.1,1,10,100.",
-        ),
-    ] = None,
-    probe_kind: Annotated[
-        list[str] | None,
-        typer.Option("--probe", help="linear (logistic regression) and/or mlp (one layer); "
-                     "comma list or repeated, run in turn. Default linear."),
-    ] = None,
-    backend: Annotated[
-        str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
-                          "torch or cuml.")
-    ] = "auto",
-    protocol: Annotated[
-        str, typer.Option("--protocol", help="converged (every probe solved to its optimum) or "
-                          "paper (the GENEB paper's literal LogisticRegression(C, max_iter=1000); "
-                          "recorded per row, side by side with converged cells).")
-    ] = "converged",
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", min=1, help="Local worker processes (default: all cores; "
-                     "1 runs in this process)."),
-    ] = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://...)."),
-    ] = None,
-    standardize: Annotated[
-        bool,
-        typer.Option("--standardize", help="Standardise features on each probe's own train "
-                     "rows (recorded)."),
-    ] = False,
-    take_all: Annotated[
-        bool,
-        typer.Option("--take-all", help="When a class has fewer than k rows, take all of them "
-                     "(recorded) instead of failing."),
-    ] = False,
+    store: StoreOpt,
+    out: OutOpt,
+    model: ModelOpt = None,
+    task: TaskOpt = None,
+    shots: ShotsOpt = None,
+    seeds: SeedsOpt = None,
+    C: COpt = None,  # noqa: N803
+    alpha: AlphaOpt = None,
+    probe_kind: ProbeKindOpt = None,
+    backend: BackendOpt = "auto",
+    protocol: ProtocolOpt = "converged",
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    standardize: StandardizeOpt = False,
+    take_all: TakeAllOpt = False,
 ) -> None:
     """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C).
 
