@@ -105,10 +105,7 @@ ALLOWED = {
     ("analysis/report/sections/scaling.py", "--model-info"),
     ("analysis/report/sections/stability.py", "--probe"),
     ("analysis/scaling.py", "--model-properties"),
-    # the permission to run a model's code: the message names the flag AND the plan key, on
-    # purpose, whichever way the model was asked for (not translated: a safety instruction)
-    ("models/registry.py", "--trust-remote-code"),
-    ("models/trust.py", "--trust-remote-code"),
+    # notes printed by `geneb vep capabilities` / `geneb models info` (not errors)
     ("vep/capabilities.py", "--trust-remote-code"),
     # the solver registry's module (owned by the solver refactor; left for its merge)
     ("probe/solvers/cuml_backend.py", "--backend"),
