@@ -135,3 +135,12 @@ def test_no_library_message_names_a_cli_flag():
     assert not bad, f"library strings naming CLI flags (name the parameter instead): {bad}"
     stale = ALLOWED - {f[:2] for f in found}
     assert not stale, f"allowed but no longer present (drop from ALLOWED): {stale}"
+
+
+def test_cli_warning_names_the_option():
+    """The runner's truncation warning names ``truncation``; `geneb extract` shows its flag."""
+    from geneb.commands.extract import extract as extract_command
+
+    line = "warning: 3 of 9 rows were truncated; truncation='window' embeds them whole"
+    assert flag_message(line, command_options(extract_command)) == (
+        "warning: 3 of 9 rows were truncated; --truncation 'window' embeds them whole")

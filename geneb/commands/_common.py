@@ -125,7 +125,9 @@ def command_options(fn: Callable[..., Any]) -> dict[str, tuple[str, bool]]:
 
 
 def flag_message(
-    e: GenebError, options: Mapping[str, tuple[str, bool]], aliases: Mapping[str, str] | None = None
+    e: GenebError | str,
+    options: Mapping[str, tuple[str, bool]],
+    aliases: Mapping[str, str] | None = None,
 ) -> str:
     """The message of a library error as the command's user reads it: library errors name
     Python parameters, and the CLI names its options.
@@ -136,7 +138,8 @@ def flag_message(
     ``name=value`` anywhere in a message (a hint: ``pass take_all=True``) becomes
     ``--take-all`` / ``--name value``, and one named in parentheses (``(batch_tokens)``) its
     flag. Only names the command has as options are translated (``options``: its
-    :func:`command_options`); ``aliases`` maps a library name to the option's Python name where
+    :func:`command_options`; a warning line is translated as an error without ``param``);
+    ``aliases`` maps a library name to the option's Python name where
     they differ (``{"Cs": "C"}``).
     """
     msg = str(e)

@@ -160,6 +160,8 @@ def _run(opts: dict[str, Any]) -> list[Any]:
 
         run_extract = distributed.extract_on_cluster  # type: ignore[assignment]
         cluster = {"workers": workers, "scheduler": scheduler}
+    else:  # the runner's warning names parameters: shown with this command's options
+        cluster = {"on_warning": _warn}
     return run_extract(
         opts["store"],
         opts["model"],
@@ -169,6 +171,12 @@ def _run(opts: dict[str, Any]) -> list[Any]:
         **{k: opts[k] for k in _RUNNER_KEYS},
         **cluster,
     )
+
+
+def _warn(line: str) -> None:
+    from geneb.commands._common import command_options, flag_message
+
+    typer.echo(flag_message(line, command_options(extract)), err=True)
 
 
 #: Options handed to the runner unchanged, under their own names.
