@@ -26,24 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.constraints import (
-    BATCH_TOKENS,
-    BOOL,
-    COMPUTE_DTYPE,
-    DEVICE,
-    LAYER,
-    LAYERS,
-    MAX_LENGTH,
-    POOLING,
-    POSITIVE_INT,
-    SEED,
-    SPLIT,
-    STORAGE_DTYPE,
-    STRANDS,
-    TRUNCATION,
-    ListOf,
-    validate_params,
-)
+from geneb import constraints as c
 from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
 from geneb.extract.layer_entries import block_embedder, entry_targets
@@ -110,24 +93,15 @@ def _resolve_tasks(tasks: Any, data_dir: str | None) -> list[Task]:
 #: ``extract``'s parameters, checked before any work (``validate_params``); a plan's
 #: ``[[models]]`` / ``[extract]`` tables and ``geneb extract``'s options use the same ones.
 EXTRACT_PARAMS = {
-    "splits": ListOf(SPLIT),
-    "batch_tokens": BATCH_TOKENS,
-    "device": DEVICE,
-    "dtype": COMPUTE_DTYPE,
-    "max_length": MAX_LENGTH,
-    "pooling": POOLING,
-    "layer": LAYER,
-    "layers": LAYERS,
-    "truncation": TRUNCATION,
-    "strands": STRANDS,
-    "seed": SEED,
-    "storage_dtype": STORAGE_DTYPE,
-    "block_rows": POSITIVE_INT,
-    "overwrite": BOOL,
+    "splits": c.ListOf(c.SPLIT), "batch_tokens": c.BATCH_TOKENS, "device": c.DEVICE,
+    "dtype": c.COMPUTE_DTYPE, "max_length": c.MAX_LENGTH, "pooling": c.POOLING,
+    "layer": c.LAYER, "layers": c.LAYERS, "truncation": c.TRUNCATION, "strands": c.STRANDS,
+    "seed": c.SEED, "storage_dtype": c.STORAGE_DTYPE, "block_rows": c.POSITIVE_INT,
+    "overwrite": c.BOOL,
 }
 
 
-@validate_params(EXTRACT_PARAMS)
+@c.validate_params(EXTRACT_PARAMS)
 def extract(
     store: FeatureStore | str,
     models: str | Embedder | Sequence[str | Embedder],
