@@ -2,23 +2,39 @@
 
 Types are strict, as a user of a typed file expects: an int is not a bool, a TOML string
 ``"512"`` is not an int, ``"false"`` is not a bool. A failed check raises :class:`ParamError`
-with ``'<where>: expected <description>, got <value>'``. The named parameters built from these
-(and the plan's sections) are in :mod:`geneb.params`.
+with ``'<where>: expected <description>, got <value>'`` and ``param`` (the parameter's name;
+the CLI replaces it with its option, see ``geneb.commands._common.flag_message``).
+
+Library functions declare their parameters beside themselves with :func:`validate_params`
+(scikit-learn's pattern): ``@validate_params({"seeds": ListOf(SEED), ...})`` checks the named
+arguments before the body runs; the declaration is ``fn.__geneb_params__``, from which plans
+(:data:`geneb.params.PLAN_SECTIONS`) and the CLI take the same constraints. The named
+parameters (:data:`SEED`, :data:`SHOT`, :data:`C_VALUE`, ...) are at the end of this module;
+the vocabularies they use are in :mod:`geneb.vocabulary`. No numpy, no pandas.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from numbers import Real
-from typing import Any
+from numbers import Integral, Real
+from types import MappingProxyType
+from typing import Any, TypeVar
 
-from geneb.errors import GenebError, did_you_mean
+from geneb import vocabulary as vocab
+from geneb.errors import GenebError, UnknownNameError, did_you_mean
 
 
 class ParamError(GenebError):
     """A parameter value has the wrong type or is out of range; the message names it."""
+
+
+class UnknownOptionError(ParamError, UnknownNameError):
+    """A name that is not one of the allowed ones (a :class:`StrOptions` value)."""
 
 
 class Constraint:
@@ -37,17 +53,35 @@ class Constraint:
         """A did-you-mean suffix for a refused value (empty when there is none)."""
         return ""
 
+    def canonical(self, value: Any) -> Any:
+        """The one form of a checked value a library function works with (``1`` -> ``1.0``
+        for a number, ``10`` -> ``"10"`` for a regime)."""
+        return value
+
+    error: type[ParamError] = ParamError
+
     def check(self, value: Any, where: str) -> Any:
         """Return ``value`` or raise ``ParamError('<where>: expected ..., got ...')``."""
         if not self.is_satisfied_by(value):
-            raise ParamError(
-                f"{where}: expected {self.description}, got {value!r}{self.hint(value)}"
+            raise self.error(
+                f"{where}: expected {self.description}, got {value!r}{self.hint(value)}",
+                param=param_of(where),
             )
         return value
 
 
+_PARAM = re.compile(r"([A-Za-z_]\w*)(\[\d+\])?")
+
+
+def param_of(where: str) -> str | None:
+    """The Python parameter a ``where`` names (``"seeds[2]"`` -> ``"seeds"``); None for a plan
+    location (``"[probe] seeds[0]"``) or an option flag."""
+    m = _PARAM.fullmatch(where)
+    return m.group(1) if m else None
+
+
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, Integral) and not isinstance(v, bool)
 
 
 def _is_real(v: Any) -> bool:
@@ -103,12 +137,16 @@ class Interval(Constraint):
         except ValueError:
             return text
 
+    def canonical(self, value: Any) -> Any:
+        return int(value) if self.type is int else float(value)
+
 
 @dataclass(frozen=True)
 class StrOptions(Constraint):
     """A string among ``options``."""
 
     options: tuple[str, ...]
+    error = UnknownOptionError
 
     def is_satisfied_by(self, value: Any) -> bool:
         return isinstance(value, str) and value in self.options
@@ -170,28 +208,16 @@ class PathParam(Constraint):
     def check_exists(self, path: Any, where: str) -> None:
         """Check the resolved path ``path`` (a ``pathlib.Path``) against :attr:`kind`."""
         if self.kind == "file" and not path.is_file():
-            raise ParamError(f"{where}: expected an existing file, got {str(path)!r}")
+            raise ParamError(f"{where}: expected an existing file, got {str(path)!r}",
+                             param=param_of(where))
         if self.kind == "dir" and not path.is_dir():
-            raise ParamError(f"{where}: expected an existing folder, got {str(path)!r}")
+            raise ParamError(f"{where}: expected an existing folder, got {str(path)!r}",
+                             param=param_of(where))
         if self.kind == "not_file" and path.exists() and not path.is_dir():
             raise ParamError(
                 f"{where}: expected a folder (new or existing), got {str(path)!r}, "
-                "which is an existing file"
+                "which is an existing file", param=param_of(where)
             )
-
-
-@dataclass(frozen=True)
-class AnyOf(Constraint):
-    """A value satisfying at least one of ``constraints``."""
-
-    constraints: tuple[Constraint, ...]
-
-    def is_satisfied_by(self, value: Any) -> bool:
-        return any(c.is_satisfied_by(value) for c in self.constraints)
-
-    @property
-    def description(self) -> str:  # type: ignore[override]
-        return " or ".join(c.description for c in self.constraints)
 
 
 @dataclass(frozen=True)
@@ -202,6 +228,11 @@ class ListOf(Constraint):
     item: Constraint
     min_len: int = 1
     scalar_ok: bool = True
+    unique: bool = False  # canonical form: each value once, in the order given
+
+    def canonical(self, value: Any) -> Any:
+        out = [self.item.canonical(v) for v in value]
+        return tuple(dict.fromkeys(out)) if self.unique else tuple(out)
 
     @property
     def description(self) -> str:  # type: ignore[override]
@@ -218,11 +249,13 @@ class ListOf(Constraint):
     def check(self, value: Any, where: str) -> list[Any]:
         if not isinstance(value, list):
             if not self.scalar_ok:
-                raise ParamError(f"{where}: expected {self.description}, got {value!r}")
+                raise ParamError(f"{where}: expected {self.description}, got {value!r}",
+                                 param=param_of(where))
             value = [value]
         if len(value) < self.min_len:
             raise ParamError(f"{where}: expected at least {self.min_len} entr"
-                             f"{'y' if self.min_len == 1 else 'ies'}, got an empty list")
+                             f"{'y' if self.min_len == 1 else 'ies'}, got an empty list",
+                             param=param_of(where))
         return [self.item.check(v, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
@@ -243,10 +276,113 @@ class Regime(Constraint):
             value == "full" or (value.isdigit() and int(value) >= 1)
         )
 
+    def from_text(self, text: str) -> Any:
+        return text.strip().lower()
 
-# ------------------------------------------------ named parameters below the CLI layer
-# Library functions (``build_report``) check against these; ``geneb.params`` (plans, CLI
-# options) uses the same objects, so each concept keeps one declaration.
+    def canonical(self, value: Any) -> Any:
+        return "full" if value == "full" else str(int(value))  # "010" and 10 -> "10"
+
+
+# ---------------------------------------------------------------- declarations
+def _items(value: Any) -> list[Any] | None:
+    """A list parameter's entries: a comma string (``"1,10,full"``) or an iterable, whose
+    string entries may be comma lists too (repeated CLI options); None for a lone value."""
+    if isinstance(value, str):
+        value = [value]
+    elif not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping)):
+        return None
+    out: list[Any] = []
+    for v in value:
+        if isinstance(v, str):
+            out += [p.strip() for p in v.split(",") if p.strip()]
+        else:
+            out.append(v)
+    return out
+
+
+def validate(constraint: Constraint, value: Any, where: str) -> Any:
+    """``value`` checked against ``constraint``, in its canonical form. A :class:`ListOf` also
+    takes a comma string or any iterable (string entries are read as text: ``"13"`` -> 13)
+    and gives a tuple; an error names the entry (``seeds[1]: expected ...``)."""
+    if isinstance(constraint, ListOf):
+        items = _items(value)
+        if items is not None:
+            item = constraint.item
+            value = [item.from_text(v) if isinstance(v, str) else v for v in items]
+    return constraint.canonical(constraint.check(value, where))
+
+
+def validate_all(spec: Mapping[str, Constraint], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with each one ``spec`` names (and ``values`` holds, None aside) validated."""
+    return {k: validate(spec[k], v, k) if k in spec and v is not None else v
+            for k, v in values.items()}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def validate_params(spec: Mapping[str, Constraint]) -> Callable[[F], F]:
+    """Declare a function's parameter constraints beside it and check them before its body
+    runs (as ``sklearn.utils._param_validation.validate_params``).
+
+    Each named argument, defaults included, is replaced by :func:`validate`'s canonical form;
+    None passes where the parameter's default is None. The declaration is kept as
+    ``fn.__geneb_params__`` (plans and the CLI read their constraints from it).
+    """
+
+    def decorate(fn: F) -> F:
+        sig = inspect.signature(fn)
+        missing = [n for n in spec if n not in sig.parameters]
+        if missing:
+            raise TypeError(f"{fn.__qualname__} has no parameter(s) {missing}")
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            for name, constraint in spec.items():
+                value = bound.arguments[name]
+                if value is None and sig.parameters[name].default is None:
+                    continue
+                bound.arguments[name] = validate(constraint, value, name)
+            return fn(*bound.args, **bound.kwargs)
+
+        wrapper.__geneb_params__ = MappingProxyType(dict(spec))  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+# ---------------------------------------------------------------- named parameters
+# One declaration per concept: library functions declare their arguments with these, plans
+# (geneb.params.PLAN_SECTIONS) and CLI options check against the same objects.
 SEED = Interval(int, 0, None)
 POSITIVE_INT = Interval(int, 1, None)
-ALPHA = Interval(float, 0, 1, closed="neither")
+ALPHA = Interval(float, 0, 1, closed="neither")  # a significance level
+C_VALUE = Interval(float, 0, None, closed="neither")  # inverse L2 strength of the probe
+RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
+SHOT = Regime()
+BATCH_TOKENS = POSITIVE_INT
+MAX_LENGTH = POSITIVE_INT
+WORKERS = POSITIVE_INT
+LAYER = Interval(int, None, None)
+LAYERS = ListOf(LAYER)  # several hidden layers from one forward: one store entry each
+#: Bootstrap resamples of a confidence interval: fewer than 100 give intervals too coarse to
+#: report, so the library (``build_report``), plans and ``geneb report --n-boot`` refuse them.
+N_BOOT = Interval(int, 100, None)
+TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
+POOLING = StrOptions(vocab.POOLINGS)
+TRUNCATION = StrOptions(vocab.TRUNCATIONS)
+STRANDS = StrOptions(vocab.STRANDS)
+STORAGE_DTYPE = StrOptions(vocab.STORAGE_DTYPES)
+COMPUTE_DTYPE = StrOptions(vocab.COMPUTE_DTYPES)
+DEVICE = Pattern(r"auto|cpu|mps|cuda(:[0-9]+)?", "auto, cpu, cuda, cuda:N or mps")
+PROBE = StrOptions(vocab.PROBES)
+BACKEND = StrOptions(vocab.BACKENDS)
+PROTOCOL = StrOptions(vocab.PROTOCOLS)
+SCHEDULER = Pattern(
+    r"(tcp|tls|inproc|ucx|ws|wss)://\S+|[^\s:/]+:[0-9]+",
+    "a Dask scheduler address (tcp://host:port or host:port)",
+)
+SPLIT = String()
+BOOL = Boolean()

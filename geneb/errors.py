@@ -11,7 +11,24 @@ from collections.abc import Iterable
 
 
 class GenebError(ValueError):
-    """Base of all user-facing geneb errors."""
+    """Base of all user-facing geneb errors.
+
+    ``param``: the Python parameter the error is about, when it is about one; the message then
+    starts with that name (``"batch_tokens: expected a positive int, got 0"``), and the CLI
+    replaces it with the option's flag (``--batch-tokens: ...``, see
+    ``geneb.commands._common.cli_errors``). Library messages never name CLI flags.
+    """
+
+    def __init__(self, *args: object, param: str | None = None) -> None:
+        super().__init__(*args)
+        self.param = param
+
+    def __reduce__(self) -> tuple[object, ...]:  # keep ``param`` across processes (Dask)
+        return (_rebuild, (type(self), self.args, self.param))
+
+
+def _rebuild(cls: type[GenebError], args: tuple[object, ...], param: str | None) -> GenebError:
+    return cls(*args, param=param)
 
 
 class TaskError(GenebError):

@@ -6,11 +6,14 @@ Every user-facing value (a plan key, a CLI option, a library argument) is checke
 ``--seeds: expected a non-negative int, got -3``. Types are strict, as a user of a typed file
 expects: an int is not a bool, a TOML string ``"512"`` is not an int, ``"false"`` is not a bool.
 
-The constraint classes live in :mod:`geneb.constraints`. The plan's sections are
-:data:`PLAN_SECTIONS` (section -> key -> constraint). Adding a plan key is one line there;
-:mod:`geneb.pipeline.plan` derives its allowed keys from it. CLI commands check their options
-with :func:`check_option` / :func:`parse_option_list` against the same named constraints
-(:data:`SEED`, :data:`C_VALUE`, :data:`BATCH_TOKENS`, ...).
+The constraint classes and the named parameters live in :mod:`geneb.constraints`; library
+functions declare theirs beside themselves (``validate_params``: ``run_probes``,
+``build_report``, ``extract``, ...). The plan's sections, :data:`PLAN_SECTIONS` (section ->
+key -> constraint), are taken from those declarations; :mod:`geneb.pipeline.plan` derives its
+allowed keys from them. ``geneb probe``, ``report`` and ``extract`` hand their options to the
+library, which checks them (errors are translated to option names by the CLI); other commands
+check theirs with :func:`check_option` / :func:`parse_option_list` against the same named
+constraints. This is the interface layer: the library never imports it.
 """
 
 from __future__ import annotations
@@ -18,11 +21,32 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from geneb.constraints import (  # SEED, POSITIVE_INT, ALPHA: shared with the library
+from geneb.constraints import (  # the named parameters: declared once, in constraints
     ALPHA,
+    BACKEND,
+    BATCH_TOKENS,
+    BOOL,
+    C_VALUE,
+    COMPUTE_DTYPE,
+    DEVICE,
+    LAYER,
+    LAYERS,
+    MAX_LENGTH,
+    N_BOOT,
+    POOLING,
     POSITIVE_INT,
+    PROBE,
+    PROTOCOL,
+    RIDGE_ALPHA,
+    SCHEDULER,
     SEED,
-    AnyOf,
+    SHOT,
+    SPLIT,
+    STORAGE_DTYPE,
+    STRANDS,
+    TIER_EDGE,
+    TRUNCATION,
+    WORKERS,
     Boolean,
     Constraint,
     Interval,
@@ -35,132 +59,85 @@ from geneb.constraints import (  # SEED, POSITIVE_INT, ALPHA: shared with the li
     StrOptions,
 )
 from geneb.errors import did_you_mean
-from geneb.models.options import POOLINGS
-from geneb.vep.capabilities import FEATURES as VEP_FEATURES
-from geneb.vep.capabilities import SCORERS as VEP_SCORERS
 
 __all__ = [
-    "ALPHA",
-    "POSITIVE_INT",
-    "SEED",
-    "AnyOf",
-    "Boolean",
-    "Constraint",
-    "Interval",
-    "ListOf",
-    "ParamError",
-    "PathParam",
-    "Pattern",
-    "Regime",
-    "StrOptions",
-    "String",
-    "check_option",
-    "check_table",
-    "parse_option_list",
-    "section_label",
-]
+    "ALPHA", "BACKEND", "BATCH_TOKENS", "BOOL", "C_VALUE", "COMPUTE_DTYPE", "DEVICE", "LAYER",
+    "LAYERS", "MAX_LENGTH", "N_BOOT", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
+    "RIDGE_ALPHA", "SCHEDULER", "SEED", "SHOT", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TIER_EDGE",
+    "TRUNCATION", "WORKERS", "Boolean", "Constraint", "Interval", "ListOf",
+    "ParamError", "PathParam", "Pattern", "Regime", "StrOptions", "String", "check_option",
+    "check_table", "parse_option_list", "section_label",
+]  # fmt: skip
 
 
-# ---------------------------------------------------------------- named parameters
-# One declaration per concept; plans and CLI options both check against these.
+#: (built on first use, see ``__getattr__``)
+PLAN_SECTIONS: dict[str, dict[str, Constraint]]
 
-C_VALUE = Interval(float, 0, None, closed="neither")
-SHOT = Regime()
-BATCH_TOKENS = POSITIVE_INT
-MAX_LENGTH = POSITIVE_INT
-WORKERS = POSITIVE_INT
-LAYER = Interval(int, None, None)
-LAYERS = ListOf(LAYER)  # several hidden layers from one forward: one store entry each
-N_BOOT = Interval(int, 100, None)
-TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
-POOLING = StrOptions(POOLINGS)
-RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
-TRUNCATION = StrOptions(("truncate", "window"))
-STRANDS = StrOptions(("forward", "both"))
-STORAGE_DTYPE = StrOptions(("float32", "float16"))
-COMPUTE_DTYPE = StrOptions(
-    ("auto", "float32", "fp32", "bfloat16", "bf16", "float16", "fp16", "half")
-)
-DEVICE = Pattern(r"auto|cpu|mps|cuda(:[0-9]+)?", "auto, cpu, cuda, cuda:N or mps")
-PROBE = StrOptions(("linear", "mlp"))
-BACKEND = StrOptions(("auto", "fast", "sklearn", "torch", "cuml"))
-PROTOCOL = StrOptions(("converged", "paper"))
-SCHEDULER = Pattern(
-    r"(tcp|tls|inproc|ucx|ws|wss)://\S+|[^\s:/]+:[0-9]+",
-    "a Dask scheduler address (tcp://host:port or host:port)",
-)
-SPLIT = String()
-BOOL = Boolean()
 
-#: The run plan: section -> key -> constraint. "" is the top level, "models" each [[models]]
-#: table. ONE line here adds a key (and its check) to plans.
-PLAN_SECTIONS: dict[str, dict[str, Constraint]] = {
-    "": {
-        "store": PathParam("not_file"),
-        "out": PathParam("not_file"),
-        "data_dir": PathParam("dir"),
-    },
-    "models": {
-        "model": String(),
-        "name": String(),
-        "max_length": MAX_LENGTH,
-        "pooling": POOLING,
-        "layer": LAYER,
-        "layers": LAYERS,
-        "dtype": COMPUTE_DTYPE,
-        "device": DEVICE,
-        "truncation": TRUNCATION,
-        "strands": STRANDS,
-        "batch_tokens": BATCH_TOKENS,
-        "trust_remote_code": BOOL,
-        "storage_dtype": STORAGE_DTYPE,
-        "seed": SEED,
-        "block_rows": POSITIVE_INT,
-    },
-    "tasks": {
-        "names": ListOf(String(), min_len=0),
-        "folders": ListOf(PathParam("dir"), min_len=0),
-        "collections": ListOf(PathParam("dir"), min_len=0),
-    },
-    "probe": {
-        "shots": ListOf(SHOT),
-        "seeds": ListOf(SEED),
-        "C": ListOf(C_VALUE),
-        "alpha": ListOf(RIDGE_ALPHA),
-        "probes": ListOf(PROBE),
-        "backend": BACKEND,
-        "workers": WORKERS,
-        "scheduler": SCHEDULER,
-        "standardize": BOOL,
-        "take_all": BOOL,
-        "protocol": PROTOCOL,
-    },
-    "report": {
-        "enabled": BOOL,
-        "model_info": PathParam("file"),
-        "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
-        "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
-        "shots": ListOf(SHOT),  # as [probe] shots and `--shots`
-        "regimes": ListOf(SHOT),  # the old name of shots, still accepted
-        "C": ListOf(C_VALUE),
-    },
-    "extract": {
-        "splits": ListOf(SPLIT),
-        "batch_tokens": BATCH_TOKENS,
-        "device": DEVICE,
-        "overwrite": BOOL,
-        "workers": WORKERS,
-        "scheduler": SCHEDULER,
-    },
-    "vep": {  # variant-effect scoring in a plan (geneb.vep.pipeline checks the folders)
-        "tasks": ListOf(PathParam("dir")),
-        "scorers": ListOf(StrOptions(VEP_SCORERS)),
-        "probe": ListOf(StrOptions(tuple(VEP_FEATURES)), min_len=0),  # supervised feature sets
-        "folds": Interval(int, 2, None),  # genomic-block folds of the supervised probe
-        "window": Interval(int, 2, None),
-        "limit": POSITIVE_INT,
-    },
-}
+def _plan_sections() -> dict[str, dict[str, Constraint]]:
+    """The run plan: section -> key -> constraint ("" is the top level, "models" each
+    [[models]] table). The [probe], [report], [extract] and [[models]] entries are the
+    declarations of the functions a plan runs (``run_probes``, ``build_report``, ``extract``,
+    ``score_variants``), under the plan's key names; only plan-only keys are spelled here."""
+    from geneb.analysis.report.build import REPORT_PARAMS
+    from geneb.extract.runner import EXTRACT_PARAMS as EXT
+    from geneb.probe.engine import PROBE_PARAMS as PRB
+    from geneb.vep.probe_run import VEP_PROBE_PARAMS
+    from geneb.vep.runner import LIMITS, score_variants
+
+    plan_key = {"Cs": "C", "alphas": "alpha"}  # run_probes parameter -> [probe] key
+    model_keys = ("max_length", "pooling", "layer", "layers", "dtype", "device", "truncation",
+                  "strands", "batch_tokens", "storage_dtype", "seed", "block_rows")
+    return {
+        "": {
+            "store": PathParam("not_file"),
+            "out": PathParam("not_file"),
+            "data_dir": PathParam("dir"),
+        },
+        "models": {"model": String(), "name": String(), "trust_remote_code": BOOL,
+                   **{k: EXT[k] for k in model_keys}},
+        "tasks": {
+            "names": ListOf(String(), min_len=0),
+            "folders": ListOf(PathParam("dir"), min_len=0),
+            "collections": ListOf(PathParam("dir"), min_len=0),
+        },
+        "probe": {  # probes: several run_probes(probe=...) in turn
+            **{plan_key.get(k, k): c for k, c in PRB.items() if k != "probe"},
+            "probes": ListOf(PRB["probe"]),
+        },
+        "report": {
+            "enabled": BOOL,
+            "model_info": PathParam("file"),
+            "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
+            "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
+            "shots": REPORT_PARAMS["regimes"],  # as [probe] shots and `--shots`
+            "regimes": REPORT_PARAMS["regimes"],  # the old name of shots, still accepted
+            "C": REPORT_PARAMS["Cs"],
+        },
+        "extract": {
+            **{k: EXT[k] for k in ("splits", "batch_tokens", "device", "overwrite")},
+            "workers": WORKERS,  # extract_on_cluster's
+            "scheduler": SCHEDULER,
+        },
+        "vep": {  # variant-effect scoring in a plan (geneb.vep.pipeline checks the folders)
+            "tasks": ListOf(PathParam("dir")),
+            "scorers": score_variants.__geneb_params__["scorers"],
+            "window": Interval(int, 2, None),
+            "limit": LIMITS["limit"],
+            "probe": VEP_PROBE_PARAMS["features"],  # supervised feature sets; absent: none
+            "folds": VEP_PROBE_PARAMS["folds"],
+        },
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`PLAN_SECTIONS`, built on first use: the declarations live beside library
+    functions whose modules import numpy and pandas, which ``geneb --help`` must not load."""
+    if name == "PLAN_SECTIONS":
+        sections = _plan_sections()
+        globals()["PLAN_SECTIONS"] = sections
+        return sections
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def section_label(section: str, index: int | None = None) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from geneb.errors import ProbeError
+from geneb.vocabulary import DEFAULT_C, DEFAULT_PROTOCOL, PROTOCOLS  # defined there, used here
 
 #: Regime names as stored in the ``regime`` column. ``k`` holds the shots per class (null: full).
 REGIMES: tuple[str, ...] = ("1", "10", "full")
@@ -30,10 +31,6 @@ DEFAULT_C_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 MAX_ITER = 1000
 
-#: ``converged``: every probe solved to its optimum (geneb's default). ``paper``: the GENEB
-#: paper's literal ``LogisticRegression(C=C, max_iter=1000)`` with scikit-learn's defaults.
-PROTOCOLS: tuple[str, ...] = ("converged", "paper")
-DEFAULT_PROTOCOL = "converged"
 
 #: GENEB caps the train split of the full-data regime at this many rows.
 TRAIN_ROW_CAP = 100_000
@@ -43,6 +40,7 @@ UNCATEGORIZED = "uncategorized"
 
 __all__ = [
     "DEFAULT_ALPHA_SWEEP",
+    "DEFAULT_C",
     "DEFAULT_C_SWEEP",
     "DEFAULT_PROTOCOL",
     "DEFAULT_SEEDS",
@@ -122,7 +120,7 @@ def kshot_rows(
             if not take_all:
                 raise ProbeError(
                     f"task {task!r}: class {c} has only {len(members)} train row(s), fewer than "
-                    f"k={k}; pass take_all=True (--take-all) to use all of them (recorded)"
+                    f"k={k}; pass take_all=True to use all of them (recorded)"
                 )
             took_all = True
             chosen.append(members)

@@ -63,7 +63,7 @@ def test_missing_cells_are_named(perf):
 def test_the_report_page_warns(tmp_path):
     from geneb.analysis.report import build_report
 
-    index = build_report(_results(), tmp_path / "report", n_boot=50)
+    index = build_report(_results(), tmp_path / "report", n_boot=100)
     html = index.read_text()
     assert "compared without them" in html and "hard (regime full: m1 at C=1000)" in html
     gaps = pd.read_csv(tmp_path / "report" / "tables" / "c_sweep_gaps.csv")

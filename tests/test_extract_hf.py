@@ -229,7 +229,7 @@ def _custom_code_folder(models_dir: Path, tmp_path: Path) -> Path:
 
 def test_trust_remote_code_refused_without_flag(models_dir: Path, tmp_path: Path) -> None:
     d = _custom_code_folder(models_dir, tmp_path)
-    with pytest.raises(ModelError, match="--trust-remote-code"):
+    with pytest.raises(ModelError, match="trust_remote_code=True"):
         get_embedder(str(d), device="cpu")
     ok = get_embedder(str(d), device="cpu", trust_remote_code=True)
     assert type(ok.model).__name__ == "CustomBert"

@@ -161,7 +161,7 @@ def test_cached_hub_repo_with_custom_code_is_refused(
     (src / "config.json").write_text(json.dumps(cfg))
     root = build_cache(tmp_path / "hub", src, hub_id="geneb-test/evil")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
-    with pytest.raises(ModelError, match="geneb-test/evil.*--trust-remote-code"):
+    with pytest.raises(ModelError, match="geneb-test/evil.*trust_remote_code=True"):
         get_embedder("geneb-test/evil", device="cpu")
     with pytest.raises(ModelError, match="geneb-test/evil"):
         extract(tmp_path / "store", "random:geneb-test/evil", "syn_cpg_island")

@@ -23,9 +23,9 @@ import geneb
 from geneb.cli import app
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import extract
-from geneb.models.options import POOLINGS
 from geneb.models.registry import get_embedder
 from geneb.store import FeatureStore, layer_key
+from geneb.vocabulary import POOLINGS
 
 #: folder -> padding sides that leave its rows exact: its own side first (absolute positions
 #: make BERT/ESM depend on left padding; the causal, rotary Llama takes either side)

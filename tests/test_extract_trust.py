@@ -91,7 +91,7 @@ def test_custom_code_refused_without_trust(models_dir: Path, tmp_path: Path, cas
         with pytest.raises(ModelError) as ei:
             get_embedder(spec, device="cpu")
         msg = str(ei.value)
-        assert str(d) in msg and "--trust-remote-code" in msg
+        assert str(d) in msg and "trust_remote_code=True" in msg
         assert not marker_of(d).exists(), f"{case}: {spec} imported the folder's code"
     with pytest.raises(ModelError):
         get_embedder(str(d), device="cpu", trust_remote_code=False)

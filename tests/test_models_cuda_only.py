@@ -161,7 +161,7 @@ def test_with_cuda_and_the_package_the_next_checks_apply(
     (tmp_path / "mamba_ssm").mkdir()
     (tmp_path / "mamba_ssm" / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ModelError, match="--trust-remote-code") as ei:
+    with pytest.raises(ModelError, match="trust_remote_code=True") as ei:
         check_spec("Caduceus-Ps-131K", device="cuda")
     assert "CUDA" not in str(ei.value)
     meta, opts = check_spec("Caduceus-Ps-131K", device="auto", trust_remote_code=True)
@@ -172,7 +172,7 @@ def test_other_models_are_not_affected(no_cuda: None, tmp_path: Path) -> None:
     """A model without CUDA-only packages is judged as before (HyenaDNA: its code, not CUDA)."""
     with pytest.raises(ModelError) as ei:
         check_spec("HyenaDNA-tiny-1K")
-    assert "--trust-remote-code" in str(ei.value) and "CUDA" not in str(ei.value)
+    assert "trust_remote_code=True" in str(ei.value) and "CUDA" not in str(ei.value)
     store = tmp_path / "k.zarr"
     args = ["extract", "--store", str(store), "--model", "kmer-2", "--task", TASK]
     res = CliRunner().invoke(app, args)

@@ -223,7 +223,7 @@ def test_trust_is_reported_not_granted() -> None:
     with pytest.raises(ModelError) as e:
         get_embedder("DNABERT-2")
     msg = str(e.value)
-    assert "DNABERT-2 (zhihan1996/DNABERT-2-117M)" in msg and "--trust-remote-code" in msg
+    assert "DNABERT-2 (zhihan1996/DNABERT-2-117M)" in msg and "trust_remote_code=True" in msg
     assert "not granted automatically" in msg
 
 
@@ -281,7 +281,7 @@ def test_plan_refuses_before_any_work(tmp_path: Path) -> None:
         '[[models]]\nmodel = "kmer-5"\npooling = "min"': ("expected one of 'mean'", "[[models]]"),
         '[[models]]\nmodel = "kmer-5"\npooling = "mean_nonspecial"': (
             "option 'pooling' does not apply", "models entry"),
-        '[[models]]\nmodel = "DNABERT-2"': ("--trust-remote-code", "models entry"),
+        '[[models]]\nmodel = "DNABERT-2"': ("trust_remote_code=True", "models entry"),
         '[[models]]\nmodel = "DNABERT-2"\ntrust_remote_code = "true"': (
             "expected a bool", "[[models]]"),
         '[[models]]\nmodel = "Evo-2-7B"\ntrust_remote_code = true': ("evo2", "models entry"),

@@ -97,7 +97,7 @@ def test_report_says_which_count_it_used(tmp_path) -> None:
 
     models = {"DNABERT-2": (3_000_000_000, 0.6), "mini-2m": (2_000_000, 0.5),
               "GROVER": (87_000_000, 0.55), "kmer-4": (None, 0.4)}  # fmt: skip
-    out = build_report(example_results(models=models), tmp_path / "rep", n_boot=20,
+    out = build_report(example_results(models=models), tmp_path / "rep", n_boot=100,
                        catalogue=published_facts)  # what `geneb report` passes
     html = (out if out.suffix == ".html" else out / "index.html").read_text()
     assert "Parameter counts used for scaling: published" in html and "DNABERT-2" in html

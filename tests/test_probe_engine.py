@@ -275,7 +275,7 @@ def test_unknown_model_and_task_suggest(synth):
         _run(fs, out, tasks=["t_bni"])
     with pytest.raises(GenebError, match="no embeddings of model 'm2' on task 't_tri'"):
         _run(fs, out, models=["m2"], tasks=["t_tri"])
-    with pytest.raises(GenebError, match="unknown probe"):
+    with pytest.raises(GenebError, match="probe: expected one of 'linear', 'mlp', got 'svm'"):
         _run(fs, out, probe="svm")
     assert not out.exists()
 

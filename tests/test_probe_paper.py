@@ -93,7 +93,8 @@ def test_paper_protocol_refuses_what_does_not_apply(synth, tmp_path):
         run_probes(synth.path, out, probe="mlp", protocol="paper")
     with pytest.raises(ProbeError, match="backend='fast'"):
         run_probes(synth.path, out, backend="fast", protocol="paper")
-    with pytest.raises(UnknownNameError, match="unknown protocol 'papr'.*'paper'"):
+    with pytest.raises(UnknownNameError,
+                       match=r"protocol: expected one of .*got 'papr' \(did you mean 'paper'\?\)"):
         run_probes(synth.path, out, protocol="papr")
     assert not out.exists()
     r = CliRunner().invoke(app, ["probe", "--store", str(synth.path), "--out", str(out),

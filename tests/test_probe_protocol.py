@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from geneb import protocol
+from geneb.constraints import ParamError, validate
 from geneb.errors import ProbeError
-from geneb.probe import parse
+from geneb.probe.engine import PROBE_PARAMS
 
 FP = "sha256:" + "ab" * 32
 
@@ -111,22 +112,24 @@ def test_default_cap_is_geneb_100k():
 
 
 @pytest.mark.parametrize(
-    "fn,arg,msg",
-    [
-        (parse.parse_shots, "1,ten", "positive integer k or 'full'"),
-        (parse.parse_shots, "0", "k must be >= 1"),
-        (parse.parse_seeds, "13,-1", "non-negative integer"),
-        (parse.parse_Cs, "1,0", "positive, finite"),
-        (parse.parse_Cs, "abc", "positive number"),
-        (parse.parse_Cs, "", "no C given"),
+    "name,arg,msg",
+    [  # run_probes' own declaration (what geneb.probe.parse checked before, issue 20)
+        ("shots", "1,ten", r"shots\[1\]: expected 'full' or a positive int k"),
+        ("shots", "0", r"shots\[0\]: expected 'full' or a positive int k .*got '0'"),
+        ("seeds", "13,-1", r"seeds\[1\]: expected a non-negative int, got -1"),
+        ("Cs", "1,0", r"Cs\[1\]: expected a positive number, got 0"),
+        ("Cs", "abc", r"Cs\[0\]: expected a positive number, got 'abc'"),
+        ("Cs", "", "Cs: expected at least 1 entry, got an empty list"),
     ],
 )
-def test_parse_errors(fn, arg, msg):
-    with pytest.raises(ProbeError, match=msg):
-        fn(arg)
+def test_parse_errors(name, arg, msg):
+    with pytest.raises(ParamError, match=msg) as e:
+        validate(PROBE_PARAMS[name], arg, name)
+    assert e.value.param == name
 
 
 def test_parse_ok():
-    assert parse.parse_shots("1, 10,full,10") == ("1", "10", "full")
-    assert parse.parse_seeds([13, "17"]) == (13, 17)
-    assert parse.parse_Cs("0.01,0.1,1,10,100") == (0.01, 0.1, 1.0, 10.0, 100.0)
+    assert validate(PROBE_PARAMS["shots"], "1, 10,full,10", "shots") == ("1", "10", "full")
+    assert validate(PROBE_PARAMS["shots"], [1, "010", "FULL"], "shots") == ("1", "10", "full")
+    assert validate(PROBE_PARAMS["seeds"], [13, "17"], "seeds") == (13, 17)
+    assert validate(PROBE_PARAMS["Cs"], "0.01,0.1,1,10,100", "Cs") == (0.01, 0.1, 1.0, 10.0, 100.0)

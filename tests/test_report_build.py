@@ -284,11 +284,11 @@ def test_cli_report(tmp_path):
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "ful"])
     assert r.exit_code == 2
     assert "--regime: expected 'full' or a positive int" in r.output
-    assert "got ful (did you mean 'full'?)" in r.output and "Traceback" not in r.output
+    assert "got 'ful' (did you mean 'full'?)" in r.output and "Traceback" not in r.output
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "5"])
     assert r.exit_code == 2 and "unknown regime '5'" in r.output
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--C", "abc"])
-    assert r.exit_code == 2 and "--C: expected a positive number, got abc" in r.output
+    assert r.exit_code == 2 and "--C: expected a positive number, got 'abc'" in r.output
     r = runner.invoke(app, ["report", "--results", str(tmp_path / "x.parquet"), "--out", str(out)])
     assert r.exit_code == 2 and "no results table" in r.output
     bad_info = tmp_path / "info.csv"

@@ -107,4 +107,4 @@ def test_headless_llr_exits_2_writes_nothing(brca1, models_dir, tmp_path):
     assert "supports: embeddings -> scorers cosine, l2" in text
     assert not out.exists()
     code, text = _run("score", "--task", brca1, "--model", "kmer-3", "--scorer", "bogus", *LIMIT)
-    assert code == 2 and "unknown scorer 'bogus'" in text
+    assert code == 2 and "--scorer: expected one of 'cosine', 'l2', 'llr', got 'bogus'" in text

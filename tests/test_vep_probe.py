@@ -188,7 +188,7 @@ def test_cli_refusals(brca1, tmp_path):
     assert code == 2 and "only 1 block(s)" in text and not out.exists()
     code, text = _run("probe", "--task", brca1, "--model", "kmer-3", "--features", "sum",
                       "--limit", "300", "--out", str(out))
-    assert code == 2 and "--features 'sum'" in text
+    assert code == 2 and "--features: expected one of 'diff', 'concat', got 'sum'" in text
     code, text = _run("probe", "--task", brca1, "--model", "kmer-3", "--window", str(W),
                       "--limit", "400", "--folds", "2", "--out", str(out))
     assert code == 2 and "needs at least 3 folds" in text and not out.exists()

@@ -153,7 +153,7 @@ def test_scores_do_not_depend_on_batch(brca1, models_dir):
 
 def test_headless_model_refused_listing_what_it_supports(brca1, models_dir, tmp_path):
     path = models_dir / "tiny" / "tiny-bert-dnabert2-bpe"
-    with pytest.raises(ModelError, match=r"cannot run --scorer llr.*supports: embeddings"):
+    with pytest.raises(ModelError, match=r"cannot run scorer='llr'.*supports: embeddings"):
         score_variants(brca1, str(path), ["llr", "cosine"], window=W, limit=3,
                        store=tmp_path / "s.zarr")
     assert not (tmp_path / "s.zarr").exists()  # refused before anything was written

@@ -45,7 +45,8 @@ def check_edges(edges: Sequence[float]) -> tuple[float, ...]:
     out = tuple(float(x) for x in edges)
     increasing = all(b > a for a, b in zip(out, out[1:], strict=False))
     if not out or any(x <= 0 for x in out) or not increasing:
-        raise GenebError(f"tier_edges must be positive and increasing, got {list(edges)}")
+        raise GenebError(f"tier_edges: expected increasing values, all positive, got "
+                         f"{list(edges)}", param="tier_edges")
     return out
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 import typer
 
@@ -97,16 +98,97 @@ def print_error(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
 
 
-def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
+#: ``name=value`` in a library message: a parameter mentioned with the value to give it.
+_MENTION = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)=(True|False|'[^']*'|\"[^\"]*\"|[^\s,;:()]+)")
+#: ``(name)`` in a library message: a parameter named in passing.
+_NAMED = re.compile(r"\(([A-Za-z_]\w*)\)")
+
+
+def command_options(fn: Callable[..., Any]) -> dict[str, tuple[str, bool]]:
+    """A command function's options by Python name: (flag, is a bool flag), read from its
+    ``Annotated[..., typer.Option("--flag", ...)]`` declarations (what Typer builds from)."""
+    import typing
+
+    from typer.models import OptionInfo
+
+    out: dict[str, tuple[str, bool]] = {}
+    for name, hint in typing.get_type_hints(fn, include_extras=True).items():
+        for meta in getattr(hint, "__metadata__", ()):
+            if isinstance(meta, OptionInfo):
+                # in Annotated, typer.Option("--flag", ...) puts the first flag in ``default``
+                decls = [d for d in (meta.default, *(meta.param_decls or ()))
+                         if isinstance(d, str) and d.startswith("-")]
+                flag = next((d for d in decls if d.startswith("--")),
+                            decls[0] if decls else "--" + name.replace("_", "-"))
+                out[name] = (flag, typing.get_args(hint)[0] is bool)
+    return out
+
+
+def flag_message(
+    e: GenebError | str,
+    options: Mapping[str, tuple[str, bool]],
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """The message of a library error as the command's user reads it: library errors name
+    Python parameters, and the CLI names its options.
+
+    The contract: an error about one parameter carries ``param`` and its message starts with
+    that name (``batch_tokens: expected ...``, ``shots[0]: ...``); that leading name becomes
+    the option's flag (``--batch-tokens: expected ...``). A parameter mentioned as
+    ``name=value`` anywhere in a message (a hint: ``pass take_all=True``) becomes
+    ``--take-all`` / ``--name value``, and one named in parentheses (``(batch_tokens)``) its
+    flag. Only names the command has as options are translated (``options``: its
+    :func:`command_options`; a warning line is translated as an error without ``param``);
+    ``aliases`` maps a library name to the option's Python name where
+    they differ (``{"Cs": "C"}``).
+    """
+    msg = str(e)
+    aliases = aliases or {}
+
+    def option(name: str) -> tuple[str, bool] | None:
+        return options.get(aliases.get(name, name))
+
+    param = getattr(e, "param", None)
+    lead = option(param) if param else None
+    if param and lead is not None:
+        m = re.match(re.escape(param) + r"(\[\d+\])?(?=[:\s]|$)", msg)
+        if m:
+            msg = lead[0] + msg[m.end():]
+
+    def mention(m: re.Match[str]) -> str:
+        opt, value = option(m.group(1)), m.group(2)
+        if opt is None or (opt[1] and value != "True"):
+            return m.group(0)
+        return opt[0] if opt[1] else f"{opt[0]} {value}"
+
+    def named(m: re.Match[str]) -> str:
+        opt = option(m.group(1))
+        return m.group(0) if opt is None else f"({opt[0]})"
+
+    return _NAMED.sub(named, _MENTION.sub(mention, msg))
+
+
+@overload
+def cli_errors(fn: Callable[P, R]) -> Callable[P, R]: ...
+@overload
+def cli_errors(
+    *, aliases: Mapping[str, str]
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+def cli_errors(fn: Any = None, *, aliases: Mapping[str, str] | None = None) -> Any:
     """Turn a ``GenebError``, or an OS error about the output (disk full, quota, read-only,
-    permission), into ``error: <message>`` on stderr and exit code 2, without a traceback."""
+    permission), into ``error: <message>`` on stderr and exit code 2, without a traceback.
+
+    Library errors name parameters; the message printed names this command's options
+    (:func:`flag_message`; ``aliases``: library parameter -> option Python name)."""
+    if fn is None:
+        return lambda f: cli_errors(f, aliases=aliases)
 
     @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except GenebError as e:
-            print_error(str(e))
+            print_error(flag_message(e, command_options(fn), aliases))
             raise typer.Exit(2) from None
         except OSError as e:
             msg = disk_error_message(e)

@@ -6,156 +6,151 @@ from typing import Annotated, Any
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors, console, show_progress
-from geneb.errors import GenebError
 
-
-@cli_errors
-def extract(
-    store: Annotated[str, typer.Option("--store", help="Feature store path (created if missing).")],
-    model: Annotated[
-        list[str],
-        typer.Option(
-            "--model",
-            help="Model: kmer-K, minilm-text-control, a folder, a hub id, hf:<..>, "
-            "random:<model>, or a plugin name (repeatable; see `geneb models list`).",
-        ),
-    ],
-    task: Annotated[
-        list[str],
-        typer.Option(
-            "--task", help="Task name from `geneb tasks list` or a task folder path (repeatable)."
-        ),
-    ],
-    split: Annotated[
-        list[str] | None,
-        typer.Option("--split", help="Split(s) to embed (repeatable; default train and test)."),
-    ] = None,
-    batch_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--batch-tokens",
-            help="Token budget per batch (rows x longest); default 4096 on CPU, 65536 on CUDA.",
-            show_default=False,
-        ),
-    ] = None,
-    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")] = (
-        "auto"
+# Options of `geneb extract`, declared once (the signature stays short).
+StoreOpt = Annotated[str, typer.Option("--store", help="Feature store path (created if missing).")]
+ModelOpt = Annotated[
+    list[str],
+    typer.Option(
+        "--model",
+        help="Model: kmer-K, minilm-text-control, a folder, a hub id, hf:<..>, "
+        "random:<model>, or a plugin name (repeatable; see `geneb models list`).",
     ),
-    dtype: Annotated[
-        str | None,
-        typer.Option("--dtype", help="Compute dtype (default float32 on CPU, bfloat16 on CUDA)."),
-    ] = None,
-    max_length: Annotated[
-        int | None,
-        typer.Option("--max-length", help="Tokens per input (default: the model's context)."),
-    ] = None,
-    pooling: Annotated[
-        str,
-        typer.Option(
-            "--pooling",
-            help="mean (all non-padding tokens), mean_nonspecial, cls (first token), "
-            "last (last real token; causal models) or max (see docs/extraction.md).",
-        ),
-    ] = "mean",
-    layer: Annotated[
-        int, typer.Option("--layer", help="Hidden layer to pool (-1 = last, 0 = embeddings).")
-    ] = -1,
-    layers: Annotated[
-        str | None,
-        typer.Option(
-            "--layers",
-            help="Several hidden layers from one forward, e.g. -1,-4,6: one store entry each, "
-            "keyed <model>@L<layer> (the last layer, -1, keeps the bare key).",
-            show_default=False,
-        ),
-    ] = None,
-    truncation: Annotated[
-        str,
-        typer.Option(
-            "--truncation",
-            help="Longer than the context: truncate, or window (weighted mean of window means).",
-        ),
-    ] = "truncate",
-    strands: Annotated[
-        str,
-        typer.Option(
-            "--strands",
-            help="forward, or both: the mean of the forward and reverse-complement embeddings.",
-        ),
-    ] = "forward",
-    name: Annotated[
-        str | None, typer.Option("--name", help="Store key for the model (one model only).")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Weight seed of random:<model> (default 0).")
-    ] = None,
-    trust_remote_code: Annotated[
-        bool,
-        typer.Option("--trust-remote-code", help="Allow running a model's own Python code."),
-    ] = False,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace existing entries (stale or not).")
-    ] = False,
-    data_dir: Annotated[
-        str | None,
-        typer.Option("--data-dir", help="Folder of task folders (default: $GENEB_DATA_DIR)."),
-    ] = None,
-    storage_dtype: Annotated[
-        str, typer.Option("--storage-dtype", help="float32 or float16 in the store.")
-    ] = "float32",
-    block_rows: Annotated[
-        int | None,
-        typer.Option(
-            "--block-rows",
-            help="Rows per block: sorted and batched together, then streamed to the store.",
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", min=1, help="Spread (model, task) jobs over N local Dask "
-                     "workers (one GPU each with --device cuda, via dask-cuda)."),
-    ] = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option("--scheduler", help="Spread (model, task) jobs over the running Dask "
-                     "cluster at this address (tcp://...); the store must be shared."),
-    ] = None,
+]
+TaskOpt = Annotated[
+    list[str],
+    typer.Option(
+        "--task", help="Task name from `geneb tasks list` or a task folder path (repeatable)."
+    ),
+]
+SplitOpt = Annotated[
+    list[str] | None,
+    typer.Option("--split", help="Split(s) to embed (repeatable; default train and test)."),
+]
+BatchTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--batch-tokens",
+        help="Token budget per batch (rows x longest); default 4096 on CPU, 65536 on CUDA.",
+        show_default=False,
+    ),
+]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
+DtypeOpt = Annotated[
+    str | None,
+    typer.Option("--dtype", help="Compute dtype (default float32 on CPU, bfloat16 on CUDA)."),
+]
+MaxLengthOpt = Annotated[
+    int | None,
+    typer.Option("--max-length", help="Tokens per input (default: the model's context)."),
+]
+PoolingOpt = Annotated[
+    str,
+    typer.Option(
+        "--pooling",
+        help="mean (all non-padding tokens), mean_nonspecial, cls (first token), "
+        "last (last real token; causal models) or max (see docs/extraction.md).",
+    ),
+]
+LayerOpt = Annotated[
+    int, typer.Option("--layer", help="Hidden layer to pool (-1 = last, 0 = embeddings).")
+]
+LayersOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--layers",
+        help="Several hidden layers from one forward, e.g. -1,-4,6: one store entry each, "
+        "keyed <model>@L<layer> (the last layer, -1, keeps the bare key).",
+        show_default=False,
+    ),
+]
+TruncationOpt = Annotated[
+    str,
+    typer.Option(
+        "--truncation",
+        help="Longer than the context: truncate, or window (weighted mean of window means).",
+    ),
+]
+StrandsOpt = Annotated[
+    str,
+    typer.Option(
+        "--strands",
+        help="forward, or both: the mean of the forward and reverse-complement embeddings.",
+    ),
+]
+NameOpt = Annotated[
+    str | None, typer.Option("--name", help="Store key for the model (one model only).")
+]
+SeedOpt = Annotated[
+    int | None, typer.Option("--seed", help="Weight seed of random:<model> (default 0).")
+]
+TrustRemoteCodeOpt = Annotated[
+    bool,
+    typer.Option("--trust-remote-code", help="Allow running a model's own Python code."),
+]
+OverwriteOpt = Annotated[
+    bool, typer.Option("--overwrite", help="Replace existing entries (stale or not).")
+]
+DataDirOpt = Annotated[
+    str | None,
+    typer.Option("--data-dir", help="Folder of task folders (default: $GENEB_DATA_DIR)."),
+]
+StorageDtypeOpt = Annotated[
+    str, typer.Option("--storage-dtype", help="float32 or float16 in the store.")
+]
+BlockRowsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--block-rows",
+        help="Rows per block: sorted and batched together, then streamed to the store.",
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", min=1, help="Spread (model, task) jobs over N local Dask "
+                 "workers (one GPU each with --device cuda, via dask-cuda)."),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", help="Spread (model, task) jobs over the running Dask "
+                 "cluster at this address (tcp://...); the store must be shared."),
+]
+
+
+@cli_errors(aliases={"models": "model", "tasks": "task", "splits": "split"})
+def extract(
+    store: StoreOpt,
+    model: ModelOpt,
+    task: TaskOpt,
+    split: SplitOpt = None,
+    batch_tokens: BatchTokensOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = None,
+    max_length: MaxLengthOpt = None,
+    pooling: PoolingOpt = "mean",
+    layer: LayerOpt = -1,
+    layers: LayersOpt = None,
+    truncation: TruncationOpt = "truncate",
+    strands: StrandsOpt = "forward",
+    name: NameOpt = None,
+    seed: SeedOpt = None,
+    trust_remote_code: TrustRemoteCodeOpt = False,
+    overwrite: OverwriteOpt = False,
+    data_dir: DataDirOpt = None,
+    storage_dtype: StorageDtypeOpt = "float32",
+    block_rows: BlockRowsOpt = None,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
-    opts = dict(locals())  # every option, checked, then handed on under its parameter name
-    layers_l = _checked_layers(opts)
-    _print_results(store, _run(opts, layers_l))
+    opts = dict(locals())  # every option, handed on under its parameter name
+    _print_results(store, _run(opts))
 
 
-def _checked_layers(opts: dict[str, Any]) -> list[int] | None:
-    """Check every option before any work (constraints: geneb.params); the parsed --layers."""
-    for key, constraint in (  # the option is the parameter's name as a flag (--batch-tokens)
-        ("batch_tokens", params.BATCH_TOKENS),
-        ("device", params.DEVICE),
-        ("dtype", params.COMPUTE_DTYPE),
-        ("max_length", params.MAX_LENGTH),
-        ("pooling", params.POOLING),
-        ("layer", params.LAYER),
-        ("truncation", params.TRUNCATION),
-        ("strands", params.STRANDS),
-        ("seed", params.SEED),
-        ("storage_dtype", params.STORAGE_DTYPE),
-        ("block_rows", params.POSITIVE_INT),
-        ("workers", params.WORKERS),
-        ("scheduler", params.SCHEDULER),
-    ):
-        params.check_option("--" + key.replace("_", "-"), opts[key], constraint)
-    layers = opts["layers"]
-    layers_l = params.parse_option_list("--layers", layers, params.LAYER) if layers else None
-    if layers is not None and not layers_l:
-        raise GenebError("--layers: expected a comma-separated list of ints, got an empty one")
-    return layers_l
-
-
-def _run(opts: dict[str, Any], layers_l: list[int] | None) -> list[Any]:
-    """The runner (or, with --workers / --scheduler, its Dask form) on the checked options."""
+def _run(opts: dict[str, Any]) -> list[Any]:
+    """The runner (or, with --workers / --scheduler, its Dask form) on the options: both
+    check them against ``extract``'s declaration before any work."""
     from geneb.extract.runner import extract as run_extract
 
     workers, scheduler = opts["workers"], opts["scheduler"]
@@ -165,24 +160,30 @@ def _run(opts: dict[str, Any], layers_l: list[int] | None) -> list[Any]:
 
         run_extract = distributed.extract_on_cluster  # type: ignore[assignment]
         cluster = {"workers": workers, "scheduler": scheduler}
-    split = opts["split"]
+    else:  # the runner's warning names parameters: shown with this command's options
+        cluster = {"on_warning": _warn}
     return run_extract(
         opts["store"],
         opts["model"],
         opts["task"],
-        tuple(split) if split else ("train", "test"),
-        layers=layers_l,
+        opts["split"] or ("train", "test"),
         progress=show_progress(),
         **{k: opts[k] for k in _RUNNER_KEYS},
         **cluster,
     )
 
 
+def _warn(line: str) -> None:
+    from geneb.commands._common import command_options, flag_message
+
+    typer.echo(flag_message(line, command_options(extract)), err=True)
+
+
 #: Options handed to the runner unchanged, under their own names.
 _RUNNER_KEYS = (
     "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name",
     "trust_remote_code", "overwrite", "data_dir", "storage_dtype", "truncation", "strands",
-    "seed", "block_rows",
+    "seed", "block_rows", "layers",
 )  # fmt: skip
 
 

@@ -7,136 +7,147 @@ from typing import Annotated, Any
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors, show_progress
-from geneb.errors import GenebError
+
+#: ``run_probes`` parameters whose option has another Python name (errors name the option).
+ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "models": "model",
+           "tasks": "task"}
 
 
-@cli_errors
+# Options of `geneb probe`, declared once (the signature stays short).
+StoreOpt = Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")]
+OutOpt = Annotated[
+    Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
+                       "results.parquet), created or extended; a single-file table of an "
+                       "older geneb is migrated.")
+]
+ModelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--model", help="Model id in the store (repeat for several; default: all)."),
+]
+TaskOpt = Annotated[
+    list[str] | None,
+    typer.Option("--task", help="Task id in the store (repeat for several; default: all)."),
+]
+ShotsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'; comma "
+                 "list or repeated. Default 1,10,full."),
+]
+SeedsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--seeds", help="Seeds of the k-shot draws; comma list or repeated. "
+                 "Default 13,17,42,123,997."),
+]
+COpt = Annotated[  # noqa: N803 - the option is called --C
+    list[str] | None,
+    typer.Option(
+        "--C",
+        help="Inverse L2 strength(s): comma list or repeated, e.g. 0.01,0.1,1,10,100. "
+        "Default 1.",
+    ),
+]
+AlphaOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--alpha",
+        help="Ridge penalties for regression tasks: comma list or repeated. Default "
+        "0.01,0.1,1,10,100.",
+    ),
+]
+ProbeKindOpt = Annotated[
+    list[str] | None,
+    typer.Option("--probe", help="linear (logistic regression) and/or mlp (one layer); "
+                 "comma list or repeated, run in turn. Default linear."),
+]
+BackendOpt = Annotated[
+    str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
+                      "torch or cuml.")
+]
+ProtocolOpt = Annotated[
+    str, typer.Option("--protocol", help="converged (every probe solved to its optimum) or "
+                      "paper (the GENEB paper's literal LogisticRegression(C, max_iter=1000); "
+                      "recorded per row, side by side with converged cells).")
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", min=1, help="Local worker processes (default: all cores; "
+                 "1 runs in this process)."),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://...)."),
+]
+StandardizeOpt = Annotated[
+    bool,
+    typer.Option("--standardize", help="Standardise features on each probe's own train "
+                 "rows (recorded)."),
+]
+TakeAllOpt = Annotated[
+    bool,
+    typer.Option("--take-all", help="When a class has fewer than k rows, take all of them "
+                 "(recorded) instead of failing."),
+]
+
+
+@cli_errors(aliases=ALIASES)
 def probe(
-    store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
-    out: Annotated[
-        Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
-                           "results.parquet), created or extended; a single-file table of an "
-                           "older geneb is migrated.")
-    ],
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="Model id in the store (repeat for several; default: all)."),
-    ] = None,
-    task: Annotated[
-        list[str] | None,
-        typer.Option("--task", help="Task id in the store (repeat for several; default: all)."),
-    ] = None,
-    shots: Annotated[
-        list[str] | None,
-        typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'; comma "
-                     "list or repeated. Default 1,10,full."),
-    ] = None,
-    seeds: Annotated[
-        list[str] | None,
-        typer.Option("--seeds", help="Seeds of the k-shot draws; comma list or repeated. "
-                     "Default 13,17,42,123,997."),
-    ] = None,
-    C: Annotated[  # noqa: N803 - the option is called --C
-        list[str] | None,
-        typer.Option(
-            "--C",
-            help="Inverse L2 strength(s): comma list or repeated, e.g. 0.01,0.1,1,10,100. "
-            "Default 1.",
-        ),
-    ] = None,
-    alpha: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--alpha",
-            help="Ridge penalties for regression tasks: comma list or repeated. Default "
-            "0.01,0.1,1,10,100.",
-        ),
-    ] = None,
-    probe_kind: Annotated[
-        list[str] | None,
-        typer.Option("--probe", help="linear (logistic regression) and/or mlp (one layer); "
-                     "comma list or repeated, run in turn. Default linear."),
-    ] = None,
-    backend: Annotated[
-        str, typer.Option("--backend", help="auto (cuML if usable, else fast), fast, sklearn, "
-                          "torch or cuml.")
-    ] = "auto",
-    protocol: Annotated[
-        str, typer.Option("--protocol", help="converged (every probe solved to its optimum) or "
-                          "paper (the GENEB paper's literal LogisticRegression(C, max_iter=1000); "
-                          "recorded per row, side by side with converged cells).")
-    ] = "converged",
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", min=1, help="Local worker processes (default: all cores; "
-                     "1 runs in this process)."),
-    ] = None,
-    scheduler: Annotated[
-        str | None,
-        typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://...)."),
-    ] = None,
-    standardize: Annotated[
-        bool,
-        typer.Option("--standardize", help="Standardise features on each probe's own train "
-                     "rows (recorded)."),
-    ] = False,
-    take_all: Annotated[
-        bool,
-        typer.Option("--take-all", help="When a class has fewer than k rows, take all of them "
-                     "(recorded) instead of failing."),
-    ] = False,
+    store: StoreOpt,
+    out: OutOpt,
+    model: ModelOpt = None,
+    task: TaskOpt = None,
+    shots: ShotsOpt = None,
+    seeds: SeedsOpt = None,
+    C: COpt = None,  # noqa: N803
+    alpha: AlphaOpt = None,
+    probe_kind: ProbeKindOpt = None,
+    backend: BackendOpt = "auto",
+    protocol: ProtocolOpt = "converged",
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    standardize: StandardizeOpt = False,
+    take_all: TakeAllOpt = False,
 ) -> None:
     """Probe stored embeddings with the GENEB protocol (k-shot and full regimes, seeds, C).
 
     Regression tasks (float labels) get ridge probes over --alpha, full regime only."""
-    opts = dict(locals())  # every option, checked, then handed on under its parameter name
-    grid = _checked_grid(opts)
-    try:
-        _run(opts, grid)
-    except GenebError as e:  # library errors name parameters; the CLI names its options
-        raise type(e)(_option_names(str(e))) from None
+    opts = dict(locals())  # every option, handed on under run_probes' parameter names
+    _run(opts)
 
 
-def _checked_grid(opts: dict[str, Any]) -> dict[str, list[Any]]:
-    """Option checks, before any work (constraints: geneb.params): the grid to probe."""
-    from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_SEEDS
+def _probes(opts: dict[str, Any]) -> list[str]:
+    """The probes to run in turn, each once; they, the backend and the protocol are checked
+    against ``run_probes``' declaration first, so that every combination is checked (below)
+    before the first probe runs. ``run_probes`` checks the rest itself."""
+    from geneb.constraints import ListOf, validate
+    from geneb.probe.engine import PROBE_PARAMS
 
-    shots_l = params.parse_option_list("--shots", opts["shots"] or ["1,10,full"], params.SHOT,
-                                       convert=str.lower)
-    seeds_l = params.parse_option_list(
-        "--seeds", opts["seeds"] or [",".join(map(str, DEFAULT_SEEDS))], params.SEED)
-    Cs = params.parse_option_list("--C", opts["C"], params.C_VALUE) or [1.0]  # noqa: N806
-    probes = list(dict.fromkeys(  # each probe once, in the order given
-        params.parse_option_list("--probe", opts["probe_kind"] or ["linear"], params.PROBE,
-                                 convert=str.strip)))
-    alphas = params.parse_option_list("--alpha", opts["alpha"], params.RIDGE_ALPHA) or list(
-        DEFAULT_ALPHA_SWEEP)
-    params.check_option("--backend", opts["backend"], params.BACKEND)
-    params.check_option("--protocol", opts["protocol"], params.PROTOCOL)
-    params.check_option("--workers", opts["workers"], params.WORKERS)
-    params.check_option("--scheduler", opts["scheduler"], params.SCHEDULER)
-    if not shots_l or not seeds_l:
-        raise GenebError(f"{'--shots' if not shots_l else '--seeds'}: expected at least one value")
-    return {"shots": shots_l, "seeds": seeds_l, "Cs": Cs, "alphas": alphas, "probes": probes}
+    probes = validate(ListOf(PROBE_PARAMS["probe"], unique=True), opts["probe_kind"] or
+                      ["linear"], "probe_kind")
+    for name in ("backend", "protocol"):
+        validate(PROBE_PARAMS[name], opts[name], name)
+    return list(probes)
 
 
-def _run(opts: dict[str, Any], grid: dict[str, list[Any]]) -> None:
+#: Options handed to ``run_probes`` when given: option name -> parameter name.
+_PASSED = {"model": "models", "task": "tasks", "shots": "shots", "seeds": "seeds", "C": "Cs",
+           "alpha": "alphas", "workers": "workers", "scheduler": "scheduler"}
+
+
+def _run(opts: dict[str, Any]) -> None:
     """Every probe's backend checked before any work, then one ``run_probes`` per probe."""
     from geneb.probe.engine import run_probes
     from geneb.probe.solvers import resolve_backend
 
-    backend, protocol, probes = opts["backend"], opts["protocol"], grid["probes"]
+    backend, protocol, probes = opts["backend"], opts["protocol"], _probes(opts)
     for probe_name in probes:
         resolve_backend(backend, probe_name, protocol)
+    given = {p: opts[o] for o, p in _PASSED.items() if opts[o]}  # None / []: the default
     for probe_name in probes:
         s = run_probes(
-            opts["store"], opts["out"], models=opts["model"] or None,
-            tasks=opts["task"] or None, shots=grid["shots"], seeds=grid["seeds"], Cs=grid["Cs"],
-            alphas=grid["alphas"], probe=probe_name, backend=backend, protocol=protocol,
-            workers=opts["workers"], scheduler=opts["scheduler"],
-            standardize=opts["standardize"], take_all=opts["take_all"], progress=show_progress(),
+            opts["store"], opts["out"], **given, probe=probe_name, backend=backend,
+            protocol=protocol, standardize=opts["standardize"], take_all=opts["take_all"],
+            progress=show_progress(),
         )  # fmt: skip
         typer.echo(  # a plain line: no rich import on the probe path
             f"{probe_name + ': ' if len(probes) > 1 else ''}"
@@ -144,13 +155,3 @@ def _run(opts: dict[str, Any], grid: dict[str, list[Any]]) -> None:
             f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
             f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
         )
-
-
-#: ``run_probes`` parameter spellings in its messages -> this command's options.
-_OPTIONS = {"protocol=": "--protocol ", "probe=": "--probe ", "backend=": "--backend "}
-
-
-def _option_names(msg: str) -> str:
-    for param, opt in _OPTIONS.items():
-        msg = msg.replace(param, opt)
-    return msg

@@ -8,9 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors
-from geneb.errors import GenebError
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -21,121 +19,136 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-@cli_errors
+# Options of `geneb report`, declared once (the signature stays short).
+ResultsOpt = Annotated[
+    Path, typer.Option("--results", "-r", help="Results table (parquet) from `geneb probe`.")
+]
+OutOpt = Annotated[
+    Path, typer.Option("--out", "-o", help="Output folder for index.html, tables/, figures/.")
+]
+ModelInfoOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--model-info",
+        help="CSV with a `model` column and e.g. architecture, tokenization, "
+        "pretraining_data; adds matched comparisons.",
+    ),
+]
+ShotsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--shots",
+        help="Regimes to include (k-shot counts and/or full, as probed with `geneb probe "
+        "--shots`); repeat or comma-separate. --regime, the old name, still works.",
+    ),
+]
+RegimeOpt = Annotated[
+    list[str] | None, typer.Option("--regime", hidden=True, help="The old name of --shots.")
+]
+COpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--C",
+        help="C values to include; the headline uses C=1 if included, else the first. "
+        "Repeat or comma-separate.",
+    ),
+]
+ExcludeFromScalingOpt = Annotated[
+    list[str] | None,
+    typer.Option("--exclude-from-scaling", help="Models to leave out of the scaling analysis."),
+]
+NBootOpt = Annotated[
+    int, typer.Option("--n-boot", help="Bootstrap resamples for the intervals (>= 100).")
+]
+ModelPropertiesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--model-properties",
+        help="CSV or TOML of model properties (model, n_params, architecture_class, "
+        "tokenization_class, pretraining_data_class, organisms, source); overrides the "
+        "model catalogue for the models it names (matched by store key).",
+    ),
+]
+TaskOrganismsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--task-organisms",
+        help="CSV task,organism (human, mammal, eukaryote, plant, prokaryote, virus) for "
+        "the in-domain scale comparison.",
+    ),
+]
+TierEdgesOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tier-edges",
+        help="Parameter counts cutting the capacity tiers, increasing (default 2e8,1e9).",
+    ),
+]
+SubsamplingOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--subsampling",
+        help="Curve CSV of `geneb probe-subsample --out`: adds the subsampling-stability "
+        "section.",
+    ),
+]
+AsJsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print the controlled comparisons (matched_pairs, tiers, "
+        "smaller_beats_larger, model_properties) as one JSON object.",
+    ),
+]
+AuditsOpt = Annotated[
+    Path | None,
+    typer.Option("--audits", help="Folder of task audits (`geneb tasks audit --out`); "
+                 "default: the audit cache under $GENEB_CACHE."),
+]
+
+
+@cli_errors(aliases={"out_dir": "out", "Cs": "C"})
 def report(
-    results: Annotated[
-        Path, typer.Option("--results", "-r", help="Results table (parquet) from `geneb probe`.")
-    ],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Output folder for index.html, tables/, figures/.")
-    ],
-    model_info: Annotated[
-        Path | None,
-        typer.Option(
-            "--model-info",
-            help="CSV with a `model` column and e.g. architecture, tokenization, "
-            "pretraining_data; adds matched comparisons.",
-        ),
-    ] = None,
-    shots: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--shots",
-            help="Regimes to include (k-shot counts and/or full, as probed with `geneb probe "
-            "--shots`); repeat or comma-separate. --regime, the old name, still works.",
-        ),
-    ] = None,
-    regime: Annotated[
-        list[str] | None, typer.Option("--regime", hidden=True, help="The old name of --shots.")
-    ] = None,
-    C: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--C",
-            help="C values to include; the headline uses C=1 if included, else the first. "
-            "Repeat or comma-separate.",
-        ),
-    ] = None,
-    exclude_from_scaling: Annotated[
-        list[str] | None,
-        typer.Option("--exclude-from-scaling", help="Models to leave out of the scaling analysis."),
-    ] = None,
-    n_boot: Annotated[
-        int, typer.Option("--n-boot", help="Bootstrap resamples for the intervals (>= 100).")
-    ] = 2000,
-    model_properties: Annotated[
-        Path | None,
-        typer.Option(
-            "--model-properties",
-            help="CSV or TOML of model properties (model, n_params, architecture_class, "
-            "tokenization_class, pretraining_data_class, organisms, source); overrides the "
-            "model catalogue for the models it names (matched by store key).",
-        ),
-    ] = None,
-    task_organisms: Annotated[
-        Path | None,
-        typer.Option(
-            "--task-organisms",
-            help="CSV task,organism (human, mammal, eukaryote, plant, prokaryote, virus) for "
-            "the in-domain scale comparison.",
-        ),
-    ] = None,
-    tier_edges: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tier-edges",
-            help="Parameter counts cutting the capacity tiers, increasing (default 2e8,1e9).",
-        ),
-    ] = None,
-    subsampling: Annotated[
-        Path | None,
-        typer.Option(
-            "--subsampling",
-            help="Curve CSV of `geneb probe-subsample --out`: adds the subsampling-stability "
-            "section.",
-        ),
-    ] = None,
-    as_json: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="Print the controlled comparisons (matched_pairs, tiers, "
-            "smaller_beats_larger, model_properties) as one JSON object.",
-        ),
-    ] = False,
-    audits: Annotated[
-        Path | None,
-        typer.Option("--audits", help="Folder of task audits (`geneb tasks audit --out`); "
-                     "default: the audit cache under $GENEB_CACHE."),
-    ] = None,
+    results: ResultsOpt,
+    out: OutOpt,
+    model_info: ModelInfoOpt = None,
+    shots: ShotsOpt = None,
+    regime: RegimeOpt = None,
+    C: COpt = None,  # noqa: N803
+    exclude_from_scaling: ExcludeFromScalingOpt = None,
+    n_boot: NBootOpt = 2000,
+    model_properties: ModelPropertiesOpt = None,
+    task_organisms: TaskOrganismsOpt = None,
+    tier_edges: TierEdgesOpt = None,
+    subsampling: SubsamplingOpt = None,
+    as_json: AsJsonOpt = False,
+    audits: AuditsOpt = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
-    opts = dict(locals())  # every option, checked, then handed on under its parameter name
-    regimes, Cs, edges = _checked_lists(opts)
+    opts = dict(locals())  # every option, handed on under its parameter name
     summary: dict[str, Any] = {}
-    index = _build(opts, regimes, Cs, edges, summary)
+    index = _build(opts, summary)
     if as_json:
         typer.echo(json.dumps({"report": str(index), **summary}, indent=1))
     else:
         typer.echo(f"report written to {index}")
 
 
-def _checked_lists(opts: dict[str, Any]) -> tuple[list[str], list[float], list[float]]:
-    """Option checks, before any work (constraints: geneb.params): (regimes, Cs, tier edges)."""
-    regimes = list(dict.fromkeys(  # each checked under the name it was given with
-        params.parse_option_list("--shots", opts["shots"], params.SHOT, convert=str.lower)
-        + params.parse_option_list("--regime", opts["regime"], params.SHOT, convert=str.lower)))
-    Cs = params.parse_option_list("--C", opts["C"], params.C_VALUE)
-    params.check_option("--n-boot", opts["n_boot"], params.N_BOOT)
-    edges = params.parse_option_list("--tier-edges", opts["tier_edges"], params.TIER_EDGE)
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
-        raise GenebError(f"--tier-edges: expected increasing values, got {edges}")
-    return regimes, Cs, edges
+def _regimes(opts: dict[str, Any]) -> list[str]:
+    """--shots and its old name --regime, each checked by ``build_report``'s own declaration
+    under the option it was given with (its other options are checked by ``build_report``)."""
+    from geneb.analysis.report.build import REPORT_PARAMS
+    from geneb.constraints import validate
+
+    out: list[str] = []
+    for name in ("shots", "regime"):
+        if opts[name]:
+            out += validate(REPORT_PARAMS["regimes"], opts[name], name)
+    return list(dict.fromkeys(out))
 
 
-def _build(opts: dict[str, Any], regimes: list[str], Cs: list[float], edges: list[float],
-           summary: dict[str, Any]) -> Path:
-    """``build_report`` on the checked options, with the published model facts."""
+def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
+    """``build_report`` on the options, with the published model facts."""
     from geneb.analysis.capacity import DEFAULT_EDGES
     from geneb.analysis.report import build_report
     from geneb.models.catalogue import published_facts
@@ -144,13 +157,13 @@ def _build(opts: dict[str, Any], regimes: list[str], Cs: list[float], edges: lis
         opts["results"],
         opts["out"],
         model_info=opts["model_info"],
-        regimes=regimes or None,
-        Cs=Cs or None,
+        regimes=_regimes(opts) or None,
+        Cs=opts["C"] or None,
         scaling_exclude=tuple(_split(opts["exclude_from_scaling"])),
         n_boot=opts["n_boot"],
         model_properties=opts["model_properties"],
         task_organisms=opts["task_organisms"],
-        tier_edges=tuple(edges) or DEFAULT_EDGES,
+        tier_edges=opts["tier_edges"] or DEFAULT_EDGES,
         summary=summary,
         subsampling=opts["subsampling"],
         audits=opts["audits"],

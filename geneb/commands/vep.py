@@ -62,7 +62,7 @@ TrustOpt = Annotated[bool, typer.Option("--trust-remote-code", help="Allow runni
 
 
 @app.command("score")
-@cli_errors
+@cli_errors(aliases={"scorers": "scorer"})
 def score(
     task: TaskOpt,
     model: ModelOpt,
@@ -104,7 +104,7 @@ def score(
 
 
 @app.command("probe")
-@cli_errors
+@cli_errors(aliases={"Cs": "C", "alphas": "alpha"})
 def probe(
     task: TaskOpt,
     model: ModelOpt,

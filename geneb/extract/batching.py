@@ -39,7 +39,8 @@ def token_budget_batches(
     ``same_cost``: a batch never mixes costs (for models that padding would change).
     """
     if batch_tokens < 1:
-        raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+        raise ModelError(f"batch_tokens: expected a positive int, got {batch_tokens}",
+                         param="batch_tokens")
     costs = np.asarray(costs, dtype=np.int64)
     order = np.argsort(costs, kind="stable")
     batches: list[np.ndarray] = []

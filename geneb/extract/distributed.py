@@ -35,8 +35,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from geneb.cluster import connect, local_cluster_options
+from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
-from geneb.extract.runner import ExtractResult, extract
+from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
 
@@ -74,8 +75,8 @@ def start_cluster(workers: int, device: str | None) -> tuple[Any, Any]:
             from dask_cuda import LocalCUDACluster
         except ImportError as e:
             raise GenebError(
-                f"--device {device} with --workers needs dask-cuda (pip install "
-                f"'geneb[gpu]' or dask-cuda): {e}"
+                f"device: {device!r} with workers needs dask-cuda (pip install "
+                f"'geneb[gpu]' or dask-cuda): {e}", param="device"
             ) from e
         cluster = LocalCUDACluster(n_workers=workers, **local_cluster_options())
     else:
@@ -115,7 +116,7 @@ def extract_on_cluster(
         raise GenebError(f"workers must be >= 1, got {workers}")
     model_list = _checked_models(models, name)
     if not task_list:
-        raise ModelError("no task given (--task)")
+        raise ModelError("tasks: no task given", param="tasks")
     if not isinstance(store, (str, os.PathLike)):
         raise GenebError("store must be a path on a cluster (workers open it themselves)")
     store_s = os.fspath(store)
@@ -123,7 +124,9 @@ def extract_on_cluster(
     resolved = _resolved_tasks(task_list, splits_t, data_dir)
     if data_dir is not None:
         data_dir = os.path.abspath(data_dir)
-    job_kwargs = dict(kwargs, device=device, name=name, data_dir=data_dir)
+    # the runner's declaration, checked here: a bad option fails before any cluster starts
+    job_kwargs = validate_all(EXTRACT_PARAMS, dict(kwargs, device=device, name=name,
+                                                   data_dir=data_dir))
     job_kwargs.pop("progress", None)  # bars from many workers would interleave
     cluster = None
     own = client is None
@@ -155,14 +158,15 @@ def _checked_models(models: str | Sequence[str], name: str | None) -> list[str]:
     """The model specs as the workers get them: strings, local folders made absolute."""
     model_list = [models] if isinstance(models, str) else list(models)
     if not model_list:
-        raise ModelError("no model given (--model)")
+        raise ModelError("models: no model given", param="models")
     if not all(isinstance(m, str) for m in model_list):
         raise ModelError("models must be spec strings on a cluster (they are loaded by the "
                          "workers), got a built embedder")
     # a local model folder travels as an absolute path (workers may run elsewhere)
     model_list = [os.path.abspath(m) if os.path.isdir(m) else m for m in model_list]
     if name is not None and len(model_list) != 1:
-        raise ModelError(f"--name {name!r} names one model, but {len(model_list)} were given")
+        raise ModelError(f"name: {name!r} names one model, but {len(model_list)} were given",
+                         param="name")
     return model_list
 
 

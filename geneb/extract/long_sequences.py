@@ -53,5 +53,5 @@ def truncation_warning(results: Sequence[Any]) -> str | None:
     return (
         f"warning: {rows:,} of {total:,} rows were longer than the model context{ctx} "
         f"and were truncated, {toks:,} tokens dropped: {where}; "
-        "--truncation window embeds them whole"
+        "truncation='window' embeds them whole"
     )

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from geneb import constraints as c
 from geneb.errors import ModelError, StaleEntryError, StoreError
 from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
 from geneb.extract.layer_entries import block_embedder, entry_targets
@@ -89,6 +90,18 @@ def _resolve_tasks(tasks: Any, data_dir: str | None) -> list[Task]:
     return out
 
 
+#: ``extract``'s parameters, checked before any work (``validate_params``); a plan's
+#: ``[[models]]`` / ``[extract]`` tables and ``geneb extract``'s options use the same ones.
+EXTRACT_PARAMS = {
+    "splits": c.ListOf(c.SPLIT), "batch_tokens": c.BATCH_TOKENS, "device": c.DEVICE,
+    "dtype": c.COMPUTE_DTYPE, "max_length": c.MAX_LENGTH, "pooling": c.POOLING,
+    "layer": c.LAYER, "layers": c.LAYERS, "truncation": c.TRUNCATION, "strands": c.STRANDS,
+    "seed": c.SEED, "storage_dtype": c.STORAGE_DTYPE, "block_rows": c.POSITIVE_INT,
+    "overwrite": c.BOOL,
+}
+
+
+@c.validate_params(EXTRACT_PARAMS)
 def extract(
     store: FeatureStore | str,
     models: str | Embedder | Sequence[str | Embedder],
@@ -134,7 +147,7 @@ def extract(
     models = _as_list(models)
     splits = _as_list(splits)
     options = _checked_options(
-        models, name, batch_tokens, block_rows, storage_dtype,
+        models, name,
         device=device, dtype=dtype, max_length=max_length, pooling=pooling, layer=layer,
         layers=None if layers_t is None else list(layers_t), truncation=truncation,
         trust_remote_code=trust_remote_code, strands=strands, seed=seed,
@@ -172,28 +185,21 @@ def extract(
 def _checked_options(
     models: list[Any],
     name: str | None,
-    batch_tokens: int | None,
-    block_rows: int | None,
-    storage_dtype: str,
     *,
     seed: int | None,
     **options: Any,
 ) -> dict[str, Any]:
-    """Check the run's arguments and every model spec before the store is touched.
+    """Check the model specs before the store is touched (the arguments of
+    :data:`EXTRACT_PARAMS` are checked by ``extract``'s declaration).
 
     Returns the keyword options handed to ``get_embedder``; hub ids that are not cached and
     code that is not allowed are refused here, before any work.
     """
     if not models:
-        raise ModelError("no model given (--model)")
+        raise ModelError("models: no model given", param="models")
     if name is not None and len(models) != 1:
-        raise ModelError(f"--name {name!r} names one model, but {len(models)} were given")
-    if batch_tokens is not None and batch_tokens < 1:
-        raise ModelError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
-    if block_rows is not None and block_rows < 1:
-        raise ModelError(f"block rows must be a positive integer, got {block_rows}")
-    if storage_dtype not in ("float32", "float16"):
-        raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
+        raise ModelError(f"name: {name!r} names one model, but {len(models)} were given",
+                         param="name")
     if seed is not None:
         options["seed"] = seed
     for spec in models:  # specs and options are checked before the store is touched
@@ -209,7 +215,7 @@ def _checked_tasks(tasks: Any, data_dir: str | None, splits: list[str]) -> list[
     """Resolve the tasks and their splits; bad task names fail before any model loads."""
     task_list = _resolve_tasks(tasks, data_dir)
     if not task_list:
-        raise ModelError("no task given (--task)")
+        raise ModelError("tasks: no task given", param="tasks")
     for t in task_list:
         for s in splits:
             t.split(s)

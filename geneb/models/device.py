@@ -37,11 +37,13 @@ def resolve_device(device: str = "auto", kinds: tuple[str, ...] = DEVICE_KINDS) 
         raise unknown_name("device", device,
                            ["auto", *kinds, *(["cuda:N"] if "cuda" in kinds else [])])
     if kind == "cuda" and not torch.cuda.is_available():
-        raise ModelError(f"--device {device} asked for, but torch sees no CUDA device")
+        raise ModelError(f"device: {device!r} asked for, but torch sees no CUDA device",
+                         param="device")
     if kind == "mps":
         mps = getattr(torch.backends, "mps", None)
         if mps is None or not mps.is_available():
-            raise ModelError(f"--device {device} asked for, but MPS is not available")
+            raise ModelError(f"device: {device!r} asked for, but MPS is not available",
+                             param="device")
     return d
 
 

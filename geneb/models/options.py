@@ -15,8 +15,6 @@ from typing import Any, Protocol
 from geneb.errors import ModelError
 
 ANY_OPTION = "**"  # in an options tuple: the adapter accepts any keyword option
-#: ``pooling`` values of the transformers adapter (what each means: ``geneb.models.pooling``).
-POOLINGS = ("mean", "mean_nonspecial", "cls", "max", "last")
 
 #: Every option an adapter may take, with the value that means "not set".
 OPTION_DEFAULTS: dict[str, Any] = {

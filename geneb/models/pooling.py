@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError, unknown_name
-from geneb.models.options import POOLINGS, check_layers
+from geneb.models.options import check_layers
+from geneb.vocabulary import POOLINGS
 
 __all__ = [
     "POOLINGS", "WINDOW_RULES", "check_layers", "check_pooling", "combine_windows", "pool_mask",
@@ -64,8 +65,8 @@ def resolve_layers(layers: Sequence[int], n_states: int, who: str) -> tuple[int,
         out.append(x % n_states)
     if len(set(out)) != len(out):
         raise ModelError(
-            f"--layers {list(layers)} name the same hidden state twice for {who} "
-            f"(hidden states 0..{n_states - 1})"
+            f"layers: {list(layers)} name the same hidden state twice for {who} "
+            f"(hidden states 0..{n_states - 1})", param="layers"
         )
     return tuple(out)
 

@@ -267,7 +267,7 @@ def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False, device: str
         raise ModelError(
             f"model {label!r} runs its own Python code (custom modelling code per "
             f"{m.source or 'its config'}); geneb never runs it unless asked: inspect the code, "
-            "then pass --trust-remote-code (trust_remote_code = true in a plan). "
+            "then pass trust_remote_code=True (trust_remote_code = true in a plan). "
             "It is not granted automatically."
         )
     missing = [p for p in m.extra_packages if importlib.util.find_spec(module_of(p)) is None]

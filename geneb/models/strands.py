@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError
+from geneb.vocabulary import STRANDS
 
-STRANDS = ("forward", "both")
 #: IUPAC complement; case is kept (a lower-case vocabulary stays lower-case)
 _COMPLEMENT = str.maketrans("ACGTUNRYKMSWBDHVacgtunrykmswbdhv", "TGCAANYRMKSWVHDBtgcaanyrmkswvhdb")
 

@@ -114,7 +114,7 @@ def enforce_trust(folder: Path, source: str, trust_remote_code: bool) -> list[st
         raise ModelError(
             f"model {source!r} needs its own Python code ({'; '.join(reasons)}). geneb runs "
             "no code from a model folder unless asked for that model: read the code, then "
-            "pass --trust-remote-code (or trust_remote_code = true for it in the plan)"
+            "pass trust_remote_code=True (trust_remote_code = true for it in a plan)"
         )
     return reasons
 

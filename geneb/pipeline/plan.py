@@ -53,7 +53,7 @@ from typing import Any
 
 from geneb.errors import PlanError
 from geneb.params import PLAN_SECTIONS, ParamError, PathParam, check_table, section_label
-from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP, DEFAULT_SEEDS, REGIMES
+from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_SEEDS, REGIMES
 from geneb.vep.pipeline import VepPlan, parse_vep
 
 #: Allowed keys per section, derived from the one declaration in :data:`PLAN_SECTIONS`.
@@ -76,7 +76,7 @@ class ModelPlan:
 class ProbePlan:
     shots: tuple[str, ...] = REGIMES
     seeds: tuple[int, ...] = DEFAULT_SEEDS
-    Cs: tuple[float, ...] = DEFAULT_C_SWEEP
+    Cs: tuple[float, ...] = DEFAULT_C  # as run_probes: C = 1 unless [probe] C is given
     probes: tuple[str, ...] = ("linear",)
     #: ridge sweep of regression tasks (``geneb.probe.ridge_probe``)
     alphas: tuple[float, ...] = DEFAULT_ALPHA_SWEEP
@@ -265,7 +265,7 @@ def _probe(pr: dict[str, Any]) -> ProbePlan:
     return ProbePlan(
         shots=tuple(dict.fromkeys(_regime(s) for s in pr.get("shots", list(REGIMES)))),
         seeds=tuple(dict.fromkeys(pr.get("seeds", list(DEFAULT_SEEDS)))),
-        Cs=tuple(dict.fromkeys(float(c) for c in pr.get("C", list(DEFAULT_C_SWEEP)))),
+        Cs=tuple(dict.fromkeys(float(c) for c in pr.get("C", list(DEFAULT_C)))),
         probes=tuple(dict.fromkeys(pr.get("probes", ["linear"]))),
         alphas=tuple(dict.fromkeys(float(a) for a in pr.get("alpha", list(DEFAULT_ALPHA_SWEEP)))),
         backend=pr.get("backend", "auto"),

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geneb import protocol as _protocol
+from geneb.constraints import validate_params
 from geneb.errors import ProbeError
-from geneb.probe.parse import parse_Cs, parse_seeds, parse_shots
+from geneb.probe.engine import PROBE_PARAMS
 from geneb.probe.plan import (
     Done,
     Pair,
@@ -29,7 +30,14 @@ from geneb.probe.plan import (
 )
 from geneb.probe.solvers import resolve_backend
 from geneb.probe.solvers.base import ProbeProblem
-from geneb.protocol import DEFAULT_PROTOCOL, DEFAULT_SEEDS, MAX_ITER, UNCATEGORIZED
+from geneb.protocol import (
+    DEFAULT_C,
+    DEFAULT_PROTOCOL,
+    DEFAULT_SEEDS,
+    MAX_ITER,
+    REGIMES,
+    UNCATEGORIZED,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,15 +75,24 @@ def _labels(name: str, y: Any, n: int, x_name: str) -> np.ndarray:
     return a
 
 
+#: ``probe_arrays``' parameters: ``run_probes``' declaration (``C`` is its ``Cs``).
+ARRAY_PARAMS = {
+    **{k: PROBE_PARAMS[k] for k in ("shots", "seeds", "probe", "backend", "protocol",
+                                    "standardize", "take_all")},
+    "C": PROBE_PARAMS["Cs"],
+}
+
+
+@validate_params(ARRAY_PARAMS)
 def probe_arrays(
     X_train: Any,  # noqa: N803 - the conventional names
     y_train: Any,
     X_test: Any,  # noqa: N803
     y_test: Any,
     *,
-    shots: str | Iterable[str | int] = ("1", "10", "full"),
+    shots: str | Iterable[str | int] = REGIMES,
     seeds: str | Iterable[int] = DEFAULT_SEEDS,
-    C: float | str | Iterable[float] = (1.0,),  # noqa: N803 - C is the conventional name
+    C: float | str | Iterable[float] = DEFAULT_C,  # noqa: N803 - C is the conventional name
     probe: str = "linear",
     backend: str = "auto",
     protocol: str = DEFAULT_PROTOCOL,
@@ -122,8 +139,8 @@ def probe_arrays(
                 task_fp=task_fingerprint or _labels_fingerprint(ytr, file_rows),
                 store_fp="", storage_dtype="float32", n_params=None, category=UNCATEGORIZED,
                 synthetic=False)
-    plan_pair(pair, shots=parse_shots(shots), seeds=parse_seeds(seeds),
-              Cs=parse_Cs([C] if isinstance(C, (int, float)) else C), probe=probe,
+    plan_pair(pair, shots=tuple(shots), seeds=tuple(seeds), Cs=tuple(C),  # type: ignore[arg-type]
+              probe=probe,
               backend_name=backend_name, protocol_name=protocol, standardize=standardize,
               take_all=take_all, done=Done(), versions=versions(),
               created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

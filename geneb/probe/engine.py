@@ -21,8 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from geneb.cluster import connect
+from geneb.constraints import (
+    BACKEND,
+    BOOL,
+    C_VALUE,
+    PROBE,
+    PROTOCOL,
+    RIDGE_ALPHA,
+    SCHEDULER,
+    SEED,
+    SHOT,
+    WORKERS,
+    ListOf,
+    validate_params,
+)
 from geneb.errors import ProbeError
-from geneb.probe.parse import parse_alphas, parse_Cs, parse_seeds, parse_shots
 from geneb.probe.plan import (
     REGRESSION,
     Done,
@@ -37,7 +50,7 @@ from geneb.probe.schedule import default_workers, progress_bar, run_dask
 from geneb.probe.solvers import PROBES, resolve_backend
 from geneb.probe.worker import solve_group
 from geneb.probe.write import ResultWriter
-from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_PROTOCOL, DEFAULT_SEEDS
+from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_PROTOCOL, DEFAULT_SEEDS, REGIMES
 from geneb.results.schema import RESULTS_SCHEMA
 from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
@@ -67,15 +80,34 @@ class ProbeRunSummary:
     pair_solve_seconds: tuple[tuple[str, str, float], ...] = ()
 
 
+#: ``run_probes``' parameters, declared once: checked before any work (``validate_params``),
+#: and the constraints of a plan's ``[probe]`` section and of ``geneb probe``'s options.
+#: List parameters also take a comma string (``shots="1,10,full"``); values are deduplicated.
+PROBE_PARAMS = {
+    "shots": ListOf(SHOT, unique=True),
+    "seeds": ListOf(SEED, unique=True),
+    "Cs": ListOf(C_VALUE, unique=True),
+    "alphas": ListOf(RIDGE_ALPHA, unique=True),
+    "probe": PROBE,
+    "backend": BACKEND,
+    "protocol": PROTOCOL,
+    "workers": WORKERS,
+    "scheduler": SCHEDULER,
+    "standardize": BOOL,
+    "take_all": BOOL,
+}
+
+
+@validate_params(PROBE_PARAMS)
 def run_probes(
     store: str | os.PathLike[str] | FeatureStore,
     out: str | os.PathLike[str],
     *,
     models: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
-    shots: str | Iterable[str | int] = ("1", "10", "full"),
+    shots: str | Iterable[str | int] = REGIMES,
     seeds: str | Iterable[int] = DEFAULT_SEEDS,
-    Cs: str | Iterable[float] = (1.0,),  # noqa: N803 - C is the conventional name
+    Cs: str | Iterable[float] = DEFAULT_C,  # noqa: N803 - C is the conventional name
     alphas: str | Iterable[float] = DEFAULT_ALPHA_SWEEP,
     probe: str = "linear",
     backend: str = "auto",
@@ -95,23 +127,19 @@ def run_probes(
     (cells recorded side by side with converged ones). ``workers=1`` (or a single (model,
     task) with ``workers=None``) runs in this process; otherwise a Dask LocalCluster
     (processes, one thread and one BLAS thread each) or the cluster at ``scheduler`` runs one
-    job per (model, task).
+    job per (model, task). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
+    one raises ``ParamError`` naming it: ``seeds[1]: expected a non-negative int, got -3``).
     """
     t0 = time.perf_counter()
-    shots_t = parse_shots(shots)
-    seeds_t = parse_seeds(seeds)
-    Cs_t = parse_Cs(Cs)
-    alphas_t = parse_alphas(alphas)
-    backend_name = resolve_backend(backend, probe, protocol)  # checks probe and protocol too
-    if workers is not None and workers < 1:
-        raise ProbeError(f"workers must be >= 1, got {workers}")
+    backend_name = resolve_backend(backend, probe, protocol)  # which combinations exist
     if workers is not None and scheduler:
         raise ProbeError("give either workers (a local cluster) or scheduler (an existing one)")
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
     client = connect(scheduler) if scheduler else None
     try:
-        return _run(fs, Path(out), client, models=models, tasks=tasks, shots=shots_t,
-                    seeds=seeds_t, Cs=Cs_t, alphas=alphas_t, probe=probe, backend_name=backend_name,
+        return _run(fs, Path(out), client, models=models, tasks=tasks, shots=tuple(shots),
+                    seeds=tuple(seeds), Cs=tuple(Cs), alphas=tuple(alphas), probe=probe,
+                    backend_name=backend_name,
                     protocol_name=protocol, workers=workers, standardize=standardize,
                     take_all=take_all, progress=progress, on_group_done=on_group_done, t0=t0)
     finally:

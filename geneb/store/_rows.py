@@ -12,6 +12,7 @@ import numpy as np
 
 from geneb.errors import StoreError
 from geneb.store.keys import StoreKey
+from geneb.vocabulary import STORAGE_DTYPES
 
 
 def check_entry_inputs(
@@ -19,8 +20,9 @@ def check_entry_inputs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(labels as int64 class ids or float64 targets, rows as int64), checked against each
     other, ``dim`` and ``storage_dtype``; an error names ``key`` and what was expected."""
-    if storage_dtype not in ("float32", "float16"):
-        raise StoreError(f"storage dtype must be float32 or float16, got {storage_dtype!r}")
+    if storage_dtype not in STORAGE_DTYPES:
+        raise StoreError(f"storage dtype must be {' or '.join(STORAGE_DTYPES)}, got "
+                         f"{storage_dtype!r}")
     labels = np.asarray(labels)
     if labels.dtype.kind == "f":  # a regression task's targets: kept as float64
         if not np.isfinite(labels).all():

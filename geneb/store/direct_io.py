@@ -52,7 +52,7 @@ def open_local(path: Path, mode: str) -> None:
                              for n in os.listdir(path)):
         raise StoreError(
             f"not a geneb store: {path} already holds other files (expected an empty or new "
-            "folder, or an existing store); pick another --store path"
+            "folder, or an existing store); pick another store path"
         )
     try:
         path.mkdir(parents=True, exist_ok=True)

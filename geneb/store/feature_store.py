@@ -269,8 +269,8 @@ class FeatureStore:
         except CorruptEntryError as e:
             if overwrite:
                 return WritePlan(key, "overwrite", f"entry with broken metadata replaced ({e})")
-            return WritePlan(key, "refuse", f"entry metadata is broken ({e}); pass --overwrite "
-                                            "to replace the entry")
+            return WritePlan(key, "refuse", f"entry metadata is broken ({e}); pass "
+                                            "overwrite=True to replace the entry")
         if a is None:
             return WritePlan(key, "write", "no entry yet")
         old = Provenance.from_dict(dict(a["provenance"])) if "provenance" in a else None
@@ -279,14 +279,14 @@ class FeatureStore:
             what = ", ".join(f"{k}: stored {a!r} != requested {b!r}" for k, (a, b) in diffs.items())
             if overwrite:
                 return WritePlan(key, "overwrite", f"stale entry replaced ({what})")
-            return WritePlan(key, "refuse", f"stale entry ({what}); pass --overwrite to replace")
+            return WritePlan(key, "refuse", f"stale entry ({what}); pass overwrite=True to replace")
         if a.get("complete") is True:
             if overwrite:
-                return WritePlan(key, "overwrite", "complete entry replaced (--overwrite)")
+                return WritePlan(key, "overwrite", "complete entry replaced (overwrite=True)")
             return WritePlan(key, "skip", "complete entry with the same provenance")
         done = int(a.get("rows_written", 0))
         if overwrite:
-            return WritePlan(key, "overwrite", "incomplete entry replaced (--overwrite)")
+            return WritePlan(key, "overwrite", "incomplete entry replaced (overwrite=True)")
         return WritePlan(key, "resume", f"resuming after {done} verified rows", start_row=done)
 
     def writer(

@@ -99,7 +99,7 @@ def resolve_task(
     where = (
         f"task folders under {root}"
         if root
-        else f"no data dir given (--data-dir or ${DATA_DIR_ENV})"
+        else f"no data dir given (data_dir=... or ${DATA_DIR_ENV})"
     )
     raise type(err)(f"{err} ({where}){_catalogue_hint(name_or_path)}")
 

@@ -33,7 +33,8 @@ TOO_LONG = "allele_longer_than_half_window"
 def check_window(window: int) -> int:
     """``window`` as an int, or a clear error: it must be even and at least 2."""
     if isinstance(window, bool) or int(window) != window or window < 2 or window % 2:
-        raise GenebError(f"--window must be an even number of bases >= 2, got {window!r}")
+        raise GenebError(f"window: expected an even number of bases >= 2, got {window!r}",
+                         param="window")
     return int(window)
 
 

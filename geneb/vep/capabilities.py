@@ -190,7 +190,7 @@ def require_scorer(caps: Capabilities, scorer: str) -> None:
     if scorer in caps.scorers:
         return
     raise ScorerUnsupported(
-        f"model {caps.model!r} cannot run --scorer {scorer}: it has no language-model head "
+        f"model {caps.model!r} cannot run scorer={scorer!r}: it has no language-model head "
         f"with trained weights. It supports: {caps.describe()}",
         scorer=scorer, supported=caps.scorers,
     )

@@ -95,7 +95,7 @@ def common_variants(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             f"task {task}: the score tables cover different variants ({sizes}); every model "
             f"is compared on the {len(common):,} variants common to all "
             f"({int((~inside).sum()):,} rows left out). Score every model on the same "
-            "variants (the same --limit) to compare on all of them."
+            "variants (the same limit) to compare on all of them."
         )
     return scores[keep], notes
 

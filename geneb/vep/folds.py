@@ -80,21 +80,22 @@ def genomic_folds(
     chroms = list(dict.fromkeys(chrom[ok].tolist()))
     if len(chroms) >= 2:
         if n_folds is not None:
-            raise GenebError(f"--folds {n_folds}: the task has {len(chroms)} chromosomes, so "
-                             "the folds are leave-one-chromosome-out (leave --folds out)")
+            raise GenebError(f"folds: {n_folds} given, but the task has {len(chroms)} "
+                             "chromosomes, so the folds are leave-one-chromosome-out (give "
+                             "folds=None)", param="folds")
         fold = np.full(len(chrom), -1, dtype=np.int64)
         for k, c in enumerate(chroms):
             fold[ok & (chrom == c)] = k
         return fold, "chromosome"
     k = DEFAULT_FOLDS if n_folds is None else int(n_folds)
     if k < 2:
-        raise GenebError(f"--folds must be >= 2, got {n_folds!r}")
+        raise GenebError(f"folds: expected an int >= 2, got {n_folds!r}", param="folds")
     n_blocks = int(block.max()) + 1 if ok.any() else 0
     if n_blocks < k:
         raise GenebError(
             f"task {task.name!r}: only {n_blocks} block(s) of variants whose windows do not "
             f"overlap at window {win.window}, fewer than the {k} folds asked for; use "
-            f"--folds {max(2, n_blocks)} (at least 2 blocks needed), a smaller --window or "
+            f"folds={max(2, n_blocks)} (at least 2 blocks needed), a smaller window=... or "
             "more variants")
     sizes = np.bincount(block[ok], minlength=n_blocks)
     ends = np.cumsum(sizes)  # variants up to and including each block

@@ -19,14 +19,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from geneb.constraints import (
+    BACKEND,
+    BOOL,
+    C_VALUE,
+    RIDGE_ALPHA,
+    Interval,
+    ListOf,
+    StrOptions,
+    validate_params,
+)
 from geneb.errors import GenebError
-from geneb.probe.parse import parse_alphas
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
 from geneb.tasks.variants import VariantTask, load_variant_task
 from geneb.tasks.windows import OK, Windows, make_windows
 from geneb.vep.capabilities import FEATURES, PROBE_SCORERS, RIDGE_SCORERS
 from geneb.vep.folds import genomic_folds
-from geneb.vep.runner import ScoreRun, check_limits, score_table, window_embeddings
+from geneb.vep.runner import LIMITS, ScoreRun, cut_to_limit, score_table, window_embeddings
 from geneb.vep.supervised import (
     logistic_learner,
     out_of_fold,
@@ -39,9 +48,22 @@ from geneb.vep.supervised import (
 NOT_IN_FOLD = "not_in_any_fold"
 
 
+#: ``probe_variants``' parameters, checked before any work.
+VEP_PROBE_PARAMS = {
+    "features": ListOf(StrOptions(tuple(FEATURES)), unique=True),
+    "Cs": ListOf(C_VALUE, unique=True),
+    "alphas": ListOf(RIDGE_ALPHA, unique=True),
+    "folds": Interval(int, 2, None),
+    "backend": BACKEND,
+    "standardize": BOOL,
+    "target": StrOptions(("label", "score")),
+    **LIMITS,
+}
+
+
 @dataclass(frozen=True)
 class ProbePlan:
-    """Everything ``probe_variants`` decided before embedding: the variants kept, their
+    """Everything ``probe_variants`` decides before embedding: the variants kept, their
     windows, folds, the penalty sweep and the learner (``plan_probe`` makes it)."""
 
     task: VariantTask
@@ -54,6 +76,7 @@ class ProbePlan:
     regression: bool
 
 
+@validate_params(VEP_PROBE_PARAMS)
 def plan_probe(
     task: str | Path | VariantTask,
     *,
@@ -69,39 +92,32 @@ def plan_probe(
     alphas: Sequence[float] | str = DEFAULT_ALPHA_SWEEP,
 ) -> ProbePlan:
     """Check a supervised probe of a variant task before any work (nothing is embedded):
-    features, target, sweep, backend, windows, folds and the classes of every training set.
-    ``geneb run`` calls it for every [vep] task before extracting anything."""
-    from geneb.probe.parse import parse_Cs
+    target, sweep, backend, windows, folds and the classes of every training set. ``geneb
+    run`` calls it for every [vep] task before extracting anything."""
     from geneb.probe.solvers import get_backend, resolve_backend
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
-    feats = tuple(dict.fromkeys(features))
-    if not feats:
-        raise GenebError("no feature set given (--features diff or concat)")
-    for f in feats:
-        if f not in FEATURES:
-            raise GenebError(f"--features {f!r}: expected one of {', '.join(FEATURES)}")
-    if target not in ("label", "score"):
-        raise GenebError(f"--target must be 'label' or 'score', got {target!r}")
     if target == "score" and not vt.has_score:
-        raise GenebError(f"--target score: task {vt.name!r} has no score column")
+        raise GenebError(f"target: 'score' asked for, but task {vt.name!r} has no score column",
+                         param="target")
     regression = target == "score"
-    cs = parse_alphas(alphas) if regression else parse_Cs(Cs)
+    cs = tuple(alphas) if regression else tuple(Cs)
     learner = (ridge_learner(standardize) if regression else
                logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
-    cut, _ = check_limits(vt, limit, batch_tokens)
+    cut, _ = cut_to_limit(vt, limit)
     win = make_windows(cut, window)
     fold, scheme = genomic_folds(cut, win, folds)
     n_folds = len(np.unique(fold[fold >= 0]))
     if len(cs) > 1 and n_folds < 3:
         raise GenebError(f"choosing {learner.param} from the sweep needs at least 3 folds (the "
                          f"training folds of each split serve as inner folds), got {n_folds}; "
-                         f"give more --folds or a single --{learner.param}")
+                         f"give more folds (folds=...) or a single {learner.param} value")
     if not regression:
         _check_classes(cut, fold, len(cs) > 1)
-    return ProbePlan(cut, win, fold, scheme, cs, learner, feats, regression)
+    return ProbePlan(cut, win, fold, scheme, cs, learner, tuple(features), regression)
 
 
+@validate_params(VEP_PROBE_PARAMS)
 def probe_variants(
     task: str | Path | VariantTask,
     model: str,
@@ -175,4 +191,5 @@ def _check_classes(vt: VariantTask, fold: np.ndarray, inner: bool) -> None:
                 raise GenebError(
                     f"task {vt.name!r}: the training variants of fold(s) "
                     f"{', '.join(map(str, s))} have label {int(labels[0])} only "
-                    "(a probe needs both classes); use fewer --folds, more variants or one --C")
+                    "(a probe needs both classes); use fewer folds (folds=...), more variants or "
+                    "one C (Cs=...)")

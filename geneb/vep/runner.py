@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from geneb.errors import GenebError, StaleEntryError, unknown_name
+from geneb.constraints import BATCH_TOKENS, POSITIVE_INT, ListOf, StrOptions, validate_params
+from geneb.errors import StaleEntryError
 from geneb.tasks.variants import VariantTask, load_variant_task
 from geneb.tasks.windows import OK, Windows, make_windows
 from geneb.vep.capabilities import (
@@ -62,6 +63,11 @@ def store_task_key(task: VariantTask, window: int, limit: int | None) -> str:
     return f"{task.name}__vep_w{window}" + (f"__first{limit}" if limit is not None else "")
 
 
+#: The run limits every entry point that embeds windows declares (checked before any work).
+LIMITS = {"limit": POSITIVE_INT, "batch_tokens": BATCH_TOKENS}
+
+
+@validate_params({"scorers": ListOf(StrOptions(SCORERS), unique=True), **LIMITS})
 def score_variants(
     task: str | Path | VariantTask,
     model: str,
@@ -80,13 +86,8 @@ def score_variants(
     from geneb.models.device import resolve_device
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
-    scorers = list(dict.fromkeys(scorers))
-    if not scorers:
-        raise GenebError("no scorer given (--scorer cosine, l2 or llr)")
-    for s in scorers:
-        if s not in SCORERS:
-            raise unknown_name("scorer", s, SCORERS)
-    vt, limit = check_limits(vt, limit, batch_tokens)
+    scorers = list(scorers)
+    vt, limit = cut_to_limit(vt, limit)
     win = make_windows(vt, window)
     dev = resolve_device(device)
     budget = batch_tokens or vep_batch_tokens(dev)
@@ -131,14 +132,8 @@ def score_variants(
     return pd.concat(parts, ignore_index=True)
 
 
-def check_limits(
-    vt: VariantTask, limit: int | None, batch_tokens: int | None
-) -> tuple[VariantTask, int | None]:
-    """Check ``limit`` / ``batch_tokens``; the task cut to ``limit`` (None when not cut)."""
-    if limit is not None and limit < 1:
-        raise GenebError(f"--limit must be a positive number of variants, got {limit}")
-    if batch_tokens is not None and batch_tokens < 1:
-        raise GenebError(f"--batch-tokens must be a positive integer, got {batch_tokens}")
+def cut_to_limit(vt: VariantTask, limit: int | None) -> tuple[VariantTask, int | None]:
+    """The task cut to its first ``limit`` variants, and the limit (None when not cut)."""
     if limit is not None and limit < len(vt):
         return _head(vt, limit), limit
     return vt, None
@@ -157,6 +152,7 @@ class WindowEmbeddings:
     model: str  # the model's name in tables and the store
 
 
+@validate_params(LIMITS)
 def window_embeddings(
     task: str | Path | VariantTask,
     model: str,
@@ -176,7 +172,7 @@ def window_embeddings(
     from geneb.models.registry import get_embedder
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
-    vt, limit = check_limits(vt, limit, batch_tokens)
+    vt, limit = cut_to_limit(vt, limit)
     win = make_windows(vt, window)
     dev = resolve_device(device)
     budget = batch_tokens or vep_batch_tokens(dev)

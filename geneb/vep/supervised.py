@@ -43,7 +43,8 @@ def variant_features(ref: np.ndarray, alt: np.ndarray, kind: str) -> np.ndarray:
         return a - r
     if kind == "concat":
         return np.concatenate([r, a, a - r], axis=1)
-    raise GenebError(f"--features {kind!r}: expected one of {', '.join(FEATURES)}")
+    raise GenebError(f"features: expected one of {', '.join(FEATURES)}, got {kind!r}",
+                     param="features")
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +76,7 @@ def logistic_learner(backend: SolverBackend, standardize: bool = False) -> Learn
         yt = y[train]
         if len(np.unique(yt)) < 2:
             raise GenebError("a training set of the cross-validation has one class only "
-                             f"({int(yt[0])}); use fewer --folds or more variants")
+                             f"({int(yt[0])}); use fewer folds (folds=...) or more variants")
         prob = ProbeProblem(X_train=X[train], y_train=yt.astype(np.int64), X_test=X[test],
                             n_classes=2, standardize=standardize)
         cells = [ProbeFit(regime="full", k=None, seed=0, C=float(c),
@@ -108,7 +109,8 @@ def choose_param(
     inner = np.unique(fold[rows])
     if len(inner) < 2:
         raise GenebError(f"choosing {learner.param} needs at least 2 training folds (3 folds "
-                         f"in all); give more --folds or a single --{learner.param}")
+                         f"in all); give more folds (folds=...) or a single {learner.param} "
+                         "value")
     pooled = {c: np.full(len(rows), np.nan) for c in grid}
     for f in inner:
         tr, te = rows[fold[rows] != f], rows[fold[rows] == f]

@@ -24,7 +24,6 @@ from typing import Any
 
 import pandas as pd
 
-from geneb import constraints
 from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
@@ -36,16 +35,23 @@ from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
 from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT
+from geneb.constraints import ALPHA, C_VALUE, SEED, SHOT, TIER_EDGE, ListOf, validate_params
+from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
 
+#: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
+#: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
+REPORT_PARAMS = {
+    "regimes": ListOf(SHOT, unique=True),
+    "Cs": ListOf(C_VALUE, unique=True),
+    "n_boot": N_BOOT_RULE,
+    "boot_seed": SEED,
+    "alpha": ALPHA,
+    "tier_edges": ListOf(TIER_EDGE),
+}
 
-def _check_options(n_boot: object, boot_seed: object, alpha: object) -> None:
-    """The numeric arguments, against the shared constraints of :mod:`geneb.constraints`."""
-    constraints.POSITIVE_INT.check(n_boot, "n_boot")
-    constraints.SEED.check(boot_seed, "boot_seed")
-    constraints.ALPHA.check(alpha, "alpha")
 
-
+@validate_params(REPORT_PARAMS)
 def build_report(
     results: str | os.PathLike[str] | pd.DataFrame,
     out_dir: str | os.PathLike[str],
@@ -83,7 +89,6 @@ def build_report(
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
     Returns the path of ``index.html``.
     """
-    _check_options(n_boot, boot_seed, alpha)
     edges = check_edges(tier_edges)
     user_props = None if model_properties is None else read_model_properties(model_properties)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)

@@ -36,8 +36,7 @@ from geneb.models.pooling import (
 )
 from geneb.models.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
 from geneb.models.trust import check_trust_flag, enforce_trust
-
-TRUNCATIONS = ("truncate", "window")
+from geneb.vocabulary import TRUNCATIONS
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,8 @@ class HFEmbedder:
         if truncation not in TRUNCATIONS:
             raise unknown_name("truncation policy", truncation, TRUNCATIONS)
         if max_length is not None and max_length < 4:
-            raise ModelError(f"--max-length must be at least 4 tokens, got {max_length}")
+            raise ModelError(f"max_length: expected at least 4 tokens, got {max_length}",
+                             param="max_length")
         self.source = str(model)
         self.pooling = pooling
         self.layer = int(layer) if self.layers is None else self.layers[0]
@@ -100,8 +100,9 @@ class HFEmbedder:
             cap = _position_limit(self.config)
             if cap is not None and max_length > cap:
                 raise ModelError(
-                    f"--max-length {max_length} exceeds what {self.source!r} can embed "
-                    f"({cap} positions); use --truncation window for longer sequences"
+                    f"max_length: {max_length} exceeds what {self.source!r} can embed "
+                    f"({cap} positions); use truncation='window' for longer sequences",
+                    param="max_length",
                 )
             self.max_length, self._max_source = int(max_length), "--max-length"
         else:
@@ -341,7 +342,8 @@ class HFEmbedder:
             except torch.OutOfMemoryError as e:
                 raise ModelError(
                     f"{self.name}: out of memory on {self.device} for a batch of "
-                    f"{ids.shape[0]} x {ids.shape[1]} tokens; lower --batch-tokens"
+                    f"{ids.shape[0]} x {ids.shape[1]} tokens; lower the token budget per "
+                    "batch (batch_tokens)"
                 ) from e
             if self._layers != (-1,):
                 self._n_states = len(states)
