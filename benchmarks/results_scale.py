@@ -130,7 +130,7 @@ def whole_runs(n_pairs: int, work: Path) -> dict:
     c2 = time.process_time()
     s2 = run_probes(fs.path, out, models=models, tasks=second, **grid)
     c3 = time.process_time()
-    res = {"pairs_per_run": s1.n_groups, "rows_before_second_run": rows_before,
+    res = {"pairs_per_run": s1.n_pairs, "rows_before_second_run": rows_before,
            "empty_table_s": s1.seconds, "full_table_s": s2.seconds,
            "ratio": s2.seconds / s1.seconds,
            # CPU seconds of this process: on a shared machine the wall ratio also measures
@@ -138,8 +138,8 @@ def whole_runs(n_pairs: int, work: Path) -> dict:
            "empty_table_cpu_s": c1 - c0, "full_table_cpu_s": c3 - c2,
            "cpu_ratio": (c3 - c2) / (c1 - c0),
            "first_timings": s1.timings, "second_timings": s2.timings}
-    print(f"  {s1.n_groups} pairs into an empty table: {s1.seconds:.1f} s ({c1 - c0:.1f} s CPU);"
-          f" {s2.n_groups} pairs into a {rows_before}-row table: {s2.seconds:.1f} s "
+    print(f"  {s1.n_pairs} pairs into an empty table: {s1.seconds:.1f} s ({c1 - c0:.1f} s CPU);"
+          f" {s2.n_pairs} pairs into a {rows_before}-row table: {s2.seconds:.1f} s "
           f"({c3 - c2:.1f} s CPU); ratio {res['ratio']:.2f} wall, {res['cpu_ratio']:.2f} CPU "
           f"(target <= 1.25)", flush=True)
     return res

@@ -121,18 +121,18 @@ def run_phase(store: str, out: Path, models: list[str], mlp: bool,
     t0 = time.perf_counter()
     c0 = time.process_time()
     lin = run_probes(store, out, models=models, workers=1, backend="fast",
-                     on_group_done=cpu_mark, **LINEAR_GRID)
+                     on_pair_done=cpu_mark, **LINEAR_GRID)
     lin_cpu = cpu_per_pair(c0)
     runs = [lin]
     mlp_cpu: list[list] = []
     if mlp:
         c0 = time.process_time()
         runs.append(run_probes(store, out, models=models, workers=1, probe="mlp",
-                               shots="1,10,full", seeds=mlp_seeds, on_group_done=cpu_mark))
+                               shots="1,10,full", seeds=mlp_seeds, on_pair_done=cpu_mark))
         mlp_cpu = cpu_per_pair(c0)
     total = time.perf_counter() - t0
     cpu_total = time.process_time() - c0 + sum(x[2] for x in lin_cpu)
-    n_pairs = lin.n_groups
+    n_pairs = lin.n_pairs
     df = read_results(out)
     comp = {k: sum(r.timings[k] for r in runs) for k in ("read", "plan", "write")}
     comp["solve_linear"] = lin.timings["solve"]

@@ -100,6 +100,7 @@ ALLOWED = {
     # whole command lines to run next (`geneb probe --out ...`, `geneb probe-subsample --out`)
     ("results/table.py", "--out"),
     ("probe/subsample.py", "--out"),
+    ("tasks/variants.py", "--reference"),  # `geneb tasks fetch NAME --reference GENOME.fa`
     # text of the HTML report, which documents the report's own inputs
     ("analysis/report/sections/controlled.py", "--model-properties"),
     ("analysis/report/sections/scaling.py", "--model-info"),
@@ -107,8 +108,6 @@ ALLOWED = {
     ("analysis/scaling.py", "--model-properties"),
     # notes printed by `geneb vep capabilities` / `geneb models info` (not errors)
     ("vep/capabilities.py", "--trust-remote-code"),
-    # the solver registry's module (owned by the solver refactor; left for its merge)
-    ("probe/solvers/cuml_backend.py", "--backend"),
 }
 
 

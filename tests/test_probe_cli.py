@@ -34,7 +34,7 @@ def test_cli_runs_the_requested_grid(store, tmp_path):
     assert sorted(df.C.unique()) == [0.1, 1.0, 10.0]
     assert set(df.regime) == {"1", "full"} and set(df.seed) == {13, 17, 42}
     assert df.standardize.all() and (df.model == "org/model-a").all()
-    assert "18 cells: 18 computed (12 fits, 1 model x task jobs" in r.output
+    assert "18 cells: 18 computed (12 fits, 1 model x task pairs" in r.output
     r = _invoke("--store", store.path, "--out", out, "--task", "t_tri", "--shots", "1,full",
                 "--seeds", "13,17,42", "--C", "0.1,1,10", "--backend", "sklearn",
                 "--standardize")

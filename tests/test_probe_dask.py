@@ -78,7 +78,7 @@ def test_grid_through_external_scheduler_matches_in_process(cluster, tmp_path):
             "sklearn"]
     r = CliRunner().invoke(app, [*base, "--out", str(out), "--scheduler", cluster])
     assert r.exit_code == 0, r.output
-    assert "3 model x task jobs" in r.output
+    assert "3 model x task pairs" in r.output
     r = CliRunner().invoke(app, [*base, "--out", str(ref), "--workers", "1"])
     assert r.exit_code == 0, r.output
     key = ["model", "task", "regime", "seed", "C"]

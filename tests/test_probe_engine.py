@@ -184,7 +184,7 @@ def test_interrupted_run_keeps_finished_groups_and_resumes(synth, tmp_path):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _run(fs, out, on_group_done=stop_after_first)
+        _run(fs, out, on_pair_done=stop_after_first)
     kept = read_results(out)
     assert len(done) == 1 and len(kept) == done[0][2] == 6
     assert set(zip(kept.model, kept.task, strict=True)) == {done[0][:2]}
@@ -203,7 +203,7 @@ def test_killed_process_keeps_finished_groups(synth):
         def die(model, task, n):
             os.kill(os.getpid(), signal.SIGKILL)
         run_probes({fs.path!r}, {str(out)!r}, seeds=(13, 17), backend="sklearn", workers=1,
-                   on_group_done=die)
+                   on_pair_done=die)
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert proc.returncode == -9
@@ -285,7 +285,7 @@ def test_unknown_model_and_task_suggest(synth):
 def test_local_cluster_matches_in_process(synth, tmp_path):
     fs, out = synth
     s = _run(fs, out, workers=2)
-    assert s.n_groups == 3
+    assert s.n_pairs == 3
     ref = tmp_path / "ref.parquet"
     _run(fs, ref, workers=1)
     _same_cells(read_results(out), read_results(ref))
@@ -304,7 +304,7 @@ def test_fast_backend_same_numbers_in_dask_workers_and_in_process(tmp_path):
                 standardize=True)
     dask_out = tmp_path / "dask.parquet"
     s = run_probes(fs.path, dask_out, workers=2, **opts)
-    assert s.n_groups == 2
+    assert s.n_pairs == 2
     solo = []
     for task in ("t_big", "t_big3"):
         out = tmp_path / f"{task}.parquet"

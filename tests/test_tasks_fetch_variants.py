@@ -294,7 +294,7 @@ def test_every_variant_entry_is_fetchable_or_names_its_missing_fact() -> None:
     for name, ref_file in NEEDS_REFERENCE.items():
         why = variants[name].fetchable()
         assert why is not None and "no sha256 published for" in why and ref_file in why
-        assert "--reference PATH" in why
+        assert "reference=PATH" in why
         assert variants[name].fetchable(reference_given=True) is None, name
         src = variants[name].source
         assert src.hub and src.revision and len(src.revision) == 40

@@ -151,7 +151,7 @@ def _run(opts: dict[str, Any]) -> None:
         )  # fmt: skip
         typer.echo(  # a plain line: no rich import on the probe path
             f"{probe_name + ': ' if len(probes) > 1 else ''}"
-            f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_groups} "
-            f"model x task jobs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
+            f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_pairs} "
+            f"model x task pairs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
             f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
         )

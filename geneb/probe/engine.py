@@ -5,8 +5,8 @@ How work flows (one module per step):
 
 1. ``geneb.probe.plan``: read only attributes, labels and row indices; draw every cell's train
    rows; drop cells already in the table; check everything that can fail.
-2. ``geneb.probe.worker``: one job per (model, task) reads its embeddings and solves its fits.
-3. ``geneb.probe.schedule``: runs the jobs here, on a local Dask cluster or on a given one.
+2. ``geneb.probe.worker``: one call per pair (model, task) reads its embeddings and solves its fits.
+3. ``geneb.probe.schedule``: runs the pairs here, on a local Dask cluster or on a given one.
 4. ``geneb.probe.write``: each finished pair is appended as one part of the results folder
    (``geneb.results.parts``): constant cost per pair, and a killed run keeps every finished pair.
 """
@@ -48,14 +48,14 @@ from geneb.probe.plan import (
 from geneb.probe.ridge_probe import plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
 from geneb.probe.solvers import PROBES, resolve_backend
-from geneb.probe.worker import solve_group
+from geneb.probe.worker import solve_pair
 from geneb.probe.write import ResultWriter
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_PROTOCOL, DEFAULT_SEEDS, REGIMES
 from geneb.results.schema import RESULTS_SCHEMA
 from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
 
-__all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_group"]
+__all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_pair"]
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,21 @@ class ProbeRunSummary:
     n_reused: int  # full-data cells copied from the same fit of another seed in the table
     n_computed: int  # new rows written from fits solved in this run
     n_fits: int  # distinct fits solved (identical cells share one fit)
-    n_groups: int  # (model, task) jobs run
+    n_pairs: int  # pairs (model, task) solved
     seconds: float
     protocol: str = DEFAULT_PROTOCOL
     #: wall seconds by component: "read" (results table + embeddings read for the finite
-    #: check), "plan", "solve" (in-process: the fits; Dask: jobs incl. their reads, overlapped
+    #: check), "plan", "solve" (in-process: the fits; Dask: pairs incl. their reads, overlapped
     #: with writing), "write" (appending parts)
     timings: dict[str, float] = field(default_factory=dict)
     #: in-process runs: (model, task, seconds solving it) per pair, in solve order
     pair_solve_seconds: tuple[tuple[str, str, float], ...] = ()
+
+    @property
+    def n_groups(self) -> int:
+        """Deprecated name of :attr:`n_pairs` (kept for code written before the vocabulary
+        pair = (model, task) was applied)."""
+        return self.n_pairs
 
 
 #: ``run_probes``' parameters, declared once: checked before any work (``validate_params``),
@@ -117,7 +123,7 @@ def run_probes(
     standardize: bool = False,
     take_all: bool = False,
     progress: bool = False,
-    on_group_done: Callable[[str, str, int], None] | None = None,
+    on_pair_done: Callable[[str, str, int], None] | None = None,
 ) -> ProbeRunSummary:
     """Probe every requested (model, task) of ``store`` and add the rows to the table ``out``.
 
@@ -127,7 +133,7 @@ def run_probes(
     (cells recorded side by side with converged ones). ``workers=1`` (or a single (model,
     task) with ``workers=None``) runs in this process; otherwise a Dask LocalCluster
     (processes, one thread and one BLAS thread each) or the cluster at ``scheduler`` runs one
-    job per (model, task). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
+    call per pair (model, task). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
     one raises ``ParamError`` naming it: ``seeds[1]: expected a non-negative int, got -3``).
     """
     t0 = time.perf_counter()
@@ -141,7 +147,7 @@ def run_probes(
                     seeds=tuple(seeds), Cs=tuple(Cs), alphas=tuple(alphas), probe=probe,
                     backend_name=backend_name,
                     protocol_name=protocol, workers=workers, standardize=standardize,
-                    take_all=take_all, progress=progress, on_group_done=on_group_done, t0=t0)
+                    take_all=take_all, progress=progress, on_pair_done=on_pair_done, t0=t0)
     finally:
         if client is not None:
             client.close()
@@ -165,7 +171,7 @@ def _run(
     standardize: bool,
     take_all: bool,
     progress: bool,
-    on_group_done: Callable[[str, str, int], None] | None,
+    on_pair_done: Callable[[str, str, int], None] | None,
     t0: float,
 ) -> ProbeRunSummary:
     """Plan, check, solve and write (see the module docstring for the order)."""
@@ -194,7 +200,7 @@ def _run(
     read = _check_entries(fs, todo, keep=in_process and len(todo) == 1)
     tm["read"] += time.perf_counter() - t
 
-    writer = ResultWriter(out_p, on_group_done)
+    writer = ResultWriter(out_p, on_pair_done)
     writer.rows(reused_rows)
     n_fits = sum(len(p.fits) for p in todo)
     todo.sort(key=lambda p: -len(p.labels) * p.dim)  # largest first: better load balance
@@ -221,7 +227,7 @@ def _run(
     return ProbeRunSummary(
         out=out_p, backend=backend_name, n_cells=n_cells, n_skipped=n_skipped,
         n_reused=len(reused_rows), n_computed=writer.n_rows - len(reused_rows), n_fits=n_fits,
-        n_groups=len(todo), seconds=time.perf_counter() - t0, protocol=protocol_name,
+        n_pairs=len(todo), seconds=time.perf_counter() - t0, protocol=protocol_name,
         timings=tm, pair_solve_seconds=tuple(pair_s),
     )
 
@@ -254,7 +260,7 @@ def _solve_in_process(
     pair_s: list[tuple[str, str, float]] = []
     for p in todo:
         ts = time.perf_counter()
-        res = solve_group(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
+        res = solve_pair(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
                           **args, storage_dtype=p.storage_dtype,
                           fit_threads=min(n_procs, default_workers()),
                           entries=read.pop((p.model, p.task), None))

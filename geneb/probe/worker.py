@@ -154,7 +154,3 @@ def _metrics(y_test: np.ndarray, fit: FitResult, n_classes: int) -> dict[str, An
         return ridge_metrics(y_test, fit.pred)  # type: ignore[arg-type]
     return compute_metrics(y_test, fit.proba, n_classes, y_pred=fit.pred)  # type: ignore[arg-type]
 
-
-#: The old name (a "group" was a pair), kept for ``geneb.probe.engine``, which imports and
-#: exports it, until the lead renames it there (issue 20 item 2).
-solve_group = solve_pair

@@ -62,7 +62,7 @@ class Source:
             if f.role == "reference" and f.url and not f.sha256 and not reference_given:
                 return (
                     f"no sha256 published for {f.url} (the reference genome); give "
-                    f"--reference PATH, a local copy of it, to fetch"
+                    f"reference=PATH, a local copy of it, to fetch"
                 )
         if self.hub:
             if not self.revision:

@@ -24,7 +24,7 @@ from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem
 
 INSTALL_HINT = (
     "install the RAPIDS cuML package matching your CUDA version (pip install 'geneb[gpu]', "
-    "i.e. cuml-cu12) on a machine with an NVIDIA GPU, or choose --backend fast or sklearn"
+    "i.e. cuml-cu12) on a machine with an NVIDIA GPU, or choose backend='fast' or 'sklearn'"
 )
 #: Relative tolerance handed to cuML's quasi-Newton solver.
 CUML_TOL = 1e-10
