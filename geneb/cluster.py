@@ -1,9 +1,12 @@
-"""Dask clusters in one place for extraction and probing alike: connecting to a running one,
-and the options every local cluster geneb starts is built with."""
+"""Dask clusters in one place for extraction and probing alike: starting a local one (CPU
+processes, or GPU workers through dask-cuda), connecting to a running one, and closing what
+geneb opened (:func:`dask_client`), with the options every local cluster is built with."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from geneb.errors import GenebError
@@ -38,3 +41,57 @@ def connect(scheduler: str, timeout: str | None = None) -> Any:
         return Client(scheduler, timeout=timeout or SCHEDULER_TIMEOUT)
     except (OSError, TimeoutError, ValueError) as e:
         raise GenebError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
+
+
+def _is_cuda(device: str | None) -> bool:
+    return bool(device) and str(device).lower().startswith("cuda")
+
+
+def start_local(workers: int, device: str | None = None) -> tuple[Any, Any]:
+    """(cluster, client) of ``workers`` local workers: GPU workers via dask-cuda when
+    ``device`` is CUDA, else CPU processes with one thread each (the nanny pins OMP,
+    OpenBLAS and MKL to one thread, so workers never oversubscribe the cores)."""
+    from distributed import Client, LocalCluster
+
+    if _is_cuda(device):
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError as e:
+            raise GenebError(
+                f"device: {device!r} with workers needs dask-cuda (pip install "
+                f"'geneb[gpu]' or dask-cuda): {e}", param="device"
+            ) from e
+        cluster = LocalCUDACluster(n_workers=workers, **local_cluster_options())
+    else:
+        cluster = LocalCluster(n_workers=workers, processes=True, **local_cluster_options())
+    return cluster, Client(cluster)
+
+
+@contextlib.contextmanager
+def dask_client(
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    client: Any | None = None,
+    device: str | None = None,
+) -> Iterator[Any]:
+    """The Dask client a piece of work runs on, for the length of a ``with`` block.
+
+    ``client``: the caller's, used and left open (several calls can share one cluster);
+    ``scheduler``: a client of that running cluster, closed at the end (the cluster keeps
+    running); otherwise a local cluster of ``workers`` (default 1), closed with its client
+    at the end, also when the block fails."""
+    if client is not None:
+        yield client
+        return
+    cluster = None
+    if scheduler:
+        client = connect(scheduler)
+    else:
+        cluster, client = start_local(int(workers or 1), device)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -35,17 +35,13 @@ def _port_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
 
 @pytest.mark.timeout(120)
 def test_extraction_cluster_is_quiet(port_8787_taken: None) -> None:
-    from geneb.extract.distributed import start_cluster
+    from geneb.cluster import dask_client
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cluster, client = start_cluster(1, "cpu")
-        try:
+        with dask_client(workers=1, device="cpu") as client:
             # the HTTP server still runs (health routes), on a port the OS chose
             assert client.scheduler_info()["services"].get("dashboard", 0) != 8787
-        finally:
-            client.close()
-            cluster.close()
     assert _port_warnings(caught) == []
 
 
@@ -61,3 +57,20 @@ def test_probe_cluster_is_quiet(tmp_path: Path, port_8787_taken: None) -> None:
     assert summary is not None
     assert len(geneb.read_results(tmp_path / "r")) == 2  # both (model, task) jobs ran
     assert _port_warnings(caught) == []
+
+
+@pytest.mark.timeout(120)
+def test_dask_client_closes_what_it_started_and_keeps_what_it_was_given() -> None:
+    """The one place geneb starts a local cluster closes it after the block, also when the
+    block fails; a client the caller passes in is used and left open."""
+    from geneb.cluster import dask_client
+
+    with pytest.raises(RuntimeError, match="boom"), dask_client(workers=1) as client:
+        cluster = client.cluster
+        assert client.submit(sum, [1, 2]).result() == 3
+        raise RuntimeError("boom")
+    assert client.status == "closed" and cluster.status.name == "closed"
+    with dask_client(workers=1) as outer, dask_client(client=outer) as inner:
+        assert inner is outer
+        assert inner.submit(sum, [2, 3]).result() == 5
+    assert outer.status == "closed"  # closed by the block that started it, not the inner one

@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from geneb.cluster import connect, local_cluster_options
+from geneb.cluster import dask_client
 from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
@@ -59,29 +59,6 @@ def _job(store: str, model: str, tasks: list[str], splits: tuple[str, ...],
          kwargs: dict[str, Any]) -> list[ExtractResult]:
     """Runs on a worker: load ``model`` once, extract every split of every task in ``tasks``."""
     return extract(store, model, tasks, splits, **kwargs)
-
-
-def _is_cuda(device: str | None) -> bool:
-    return bool(device) and str(device).lower().startswith("cuda")
-
-
-def start_cluster(workers: int, device: str | None) -> tuple[Any, Any]:
-    """(cluster, client) of ``workers`` local workers: GPU workers via dask-cuda when
-    ``device`` is CUDA, else CPU processes with one thread each."""
-    from distributed import Client, LocalCluster
-
-    if _is_cuda(device):
-        try:
-            from dask_cuda import LocalCUDACluster
-        except ImportError as e:
-            raise GenebError(
-                f"device: {device!r} with workers needs dask-cuda (pip install "
-                f"'geneb[gpu]' or dask-cuda): {e}", param="device"
-            ) from e
-        cluster = LocalCUDACluster(n_workers=workers, **local_cluster_options())
-    else:
-        cluster = LocalCluster(n_workers=workers, processes=True, **local_cluster_options())
-    return cluster, Client(cluster)
 
 
 def extract_on_cluster(
@@ -128,13 +105,8 @@ def extract_on_cluster(
     job_kwargs = validate_all(EXTRACT_PARAMS, dict(kwargs, device=device, name=name,
                                                    data_dir=data_dir))
     job_kwargs.pop("progress", None)  # bars from many workers would interleave
-    cluster = None
-    own = client is None
-    if scheduler:
-        client = connect(scheduler)
-    try:
-        if client is None:
-            cluster, client = start_cluster(int(workers or 1), device)
+    with dask_client(scheduler=scheduler, workers=workers, client=client,
+                     device=device) as client:
         n_workers = max(1, len(client.nthreads()) or (workers or 1))
         jobs = plan_jobs(model_list, resolved, n_workers)
         run = uuid.uuid4().hex[:8]
@@ -146,11 +118,6 @@ def extract_on_cluster(
         except BaseException:
             client.cancel(futures)
             raise
-    finally:
-        if own and client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
     return [r for job in results for r in job]
 
 

@@ -293,20 +293,11 @@ def _extract_cluster(plan: Plan) -> Iterator[Any]:
     if plan.extract_workers is None and not plan.extract_scheduler:
         yield None
         return
-    from geneb.cluster import connect
-    from geneb.extract.distributed import start_cluster
+    from geneb.cluster import dask_client
 
-    cluster = None
-    if plan.extract_scheduler:
-        client = connect(plan.extract_scheduler)
-    else:
-        cluster, client = start_cluster(int(plan.extract_workers or 1), plan.device)
-    try:
+    with dask_client(scheduler=plan.extract_scheduler, workers=plan.extract_workers,
+                     device=plan.device) as client:
         yield client
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def _extract_all(plan: Plan, tasks: list[Task], client: Any, summary: RunSummary,

@@ -13,6 +13,7 @@ How work flows (one module per step):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geneb.cluster import connect
+from geneb.cluster import dask_client
 from geneb.constraints import (
     BACKEND,
     BOOL,
@@ -141,16 +142,13 @@ def run_probes(
     if workers is not None and scheduler:
         raise ProbeError("give either workers (a local cluster) or scheduler (an existing one)")
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
-    client = connect(scheduler) if scheduler else None
-    try:
+    # a scheduler: its client for the whole run; else a local cluster only if _run needs one
+    with dask_client(scheduler=scheduler) if scheduler else contextlib.nullcontext() as client:
         return _run(fs, Path(out), client, models=models, tasks=tasks, shots=tuple(shots),
                     seeds=tuple(seeds), Cs=tuple(Cs), alphas=tuple(alphas), probe=probe,
                     backend_name=backend_name,
                     protocol_name=protocol, workers=workers, standardize=standardize,
                     take_all=take_all, progress=progress, on_pair_done=on_pair_done, t0=t0)
-    finally:
-        if client is not None:
-            client.close()
 
 
 def _run(

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from geneb.cluster import local_cluster_options
+from geneb.cluster import dask_client
 from geneb.probe.plan import Pair
 from geneb.probe.worker import solve_pair
 
@@ -36,15 +36,11 @@ def run_dask(
     ``client`` is an existing cluster's client; without one a LocalCluster of ``n_workers``
     processes (one thread each; the nanny pins OMP/OpenBLAS/MKL to one thread) is started.
     """
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import as_completed
 
     store_path = os.path.abspath(store_path) if "://" not in store_path else store_path
-    cluster = None
-    if client is None:
-        cluster = LocalCluster(n_workers=n_workers, processes=True, **local_cluster_options())
-        client = Client(cluster)
     run = uuid.uuid4().hex[:8]
-    try:
+    with dask_client(client=client, workers=n_workers) as client:
         futures = {}
         for i, p in enumerate(todo):
             fut = client.submit(solve_pair, store_path, p.model, p.task, p.store_fp,
@@ -59,10 +55,6 @@ def run_dask(
         except BaseException:
             client.cancel(list(futures))
             raise
-    finally:
-        if cluster is not None:
-            client.close()
-            cluster.close()
 
 
 class _NoBar:
