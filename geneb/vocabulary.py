@@ -12,6 +12,11 @@ from __future__ import annotations
 PROBES: tuple[str, ...] = ("linear", "mlp")
 #: Solver backends a user may ask for; ``auto`` picks the first usable one.
 BACKENDS: tuple[str, ...] = ("auto", "fast", "sklearn", "torch", "cuml")
+#: Probes a task kind gets in place of the one asked for, never named by a user: regression
+#: tasks get ``ridge`` for ``linear`` (``geneb.probe.solvers.TASK_PROBES``), solved exactly
+#: by its one backend ``svd`` (one SVD per set of train rows).
+STAND_IN_PROBES: tuple[str, ...] = ("ridge",)
+STAND_IN_BACKENDS: tuple[str, ...] = ("svd",)
 #: ``converged``: every probe solved to its optimum (geneb's default). ``paper``: the GENEB
 #: paper's literal ``LogisticRegression(C=C, max_iter=1000)`` with scikit-learn's defaults.
 PROTOCOLS: tuple[str, ...] = ("converged", "paper")

@@ -8,16 +8,19 @@ import ast
 from pathlib import Path
 
 from geneb import constraints, vocabulary
+from geneb.probe import solvers
 from geneb.probe.solvers import ALIASES, SOLVERS
 
 GENEB = Path(__file__).resolve().parents[1] / "geneb"
 
 
 def test_solver_registry_keys_use_the_vocabulary():
-    assert {p for p, _, _ in SOLVERS} == set(vocabulary.PROBES)
+    assert {p for p, _, _ in SOLVERS} == {*vocabulary.PROBES, *vocabulary.STAND_IN_PROBES}
+    assert solvers.PROBES == vocabulary.PROBES  # what a user may name: no stand-in
     assert {pr for _, pr, _ in SOLVERS} == set(vocabulary.PROTOCOLS)
     registry_backends = {b for _, _, b in SOLVERS} | {a for d in ALIASES.values() for a in d}
-    assert registry_backends == set(vocabulary.BACKENDS)
+    assert registry_backends == {*vocabulary.BACKENDS, *vocabulary.STAND_IN_BACKENDS}
+    assert set(solvers.BACKEND_NAMES) == set(vocabulary.BACKENDS)
     assert vocabulary.DEFAULT_PROTOCOL in vocabulary.PROTOCOLS
 
 

@@ -73,11 +73,11 @@ def validate_vep(vp: VepPlan) -> list[Any]:
     """Load (and so validate) every variant task before any work starts; with ``probe``, also
     plan each task's supervised probe (windows, folds, both classes in every training set)."""
     from geneb.tasks.variants import load_variant_task
-    from geneb.vep.probe_run import plan_probe
+    from geneb.vep.probe_run import plan_variant_probe
 
     tasks = [load_variant_task(f) for f in vp.tasks]
     for vt in tasks if vp.probe else []:
-        plan_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds, limit=vp.limit)
+        plan_variant_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds, limit=vp.limit)
     return tasks
 
 

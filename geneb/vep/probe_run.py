@@ -62,9 +62,9 @@ VEP_PROBE_PARAMS = {
 
 
 @dataclass(frozen=True)
-class ProbePlan:
+class VariantProbePlan:
     """Everything ``probe_variants`` decides before embedding: the variants kept, their
-    windows, folds, the penalty sweep and the learner (``plan_probe`` makes it)."""
+    windows, folds, the penalty sweep and the learner (``plan_variant_probe`` makes it)."""
 
     task: VariantTask
     windows: Windows
@@ -77,7 +77,7 @@ class ProbePlan:
 
 
 @validate_params(VEP_PROBE_PARAMS)
-def plan_probe(
+def plan_variant_probe(
     task: str | Path | VariantTask,
     *,
     features: Sequence[str] = tuple(FEATURES),
@@ -90,7 +90,7 @@ def plan_probe(
     standardize: bool = False,
     target: str = "label",
     alphas: Sequence[float] | str = DEFAULT_ALPHA_SWEEP,
-) -> ProbePlan:
+) -> VariantProbePlan:
     """Check a supervised probe of a variant task before any work (nothing is embedded):
     target, sweep, backend, windows, folds and the classes of every training set. ``geneb
     run`` calls it for every [vep] task before extracting anything."""
@@ -114,7 +114,7 @@ def plan_probe(
                          f"give more folds (folds=...) or a single {learner.param} value")
     if not regression:
         _check_classes(cut, fold, len(cs) > 1)
-    return ProbePlan(cut, win, fold, scheme, cs, learner, tuple(features), regression)
+    return VariantProbePlan(cut, win, fold, scheme, cs, learner, tuple(features), regression)
 
 
 @validate_params(VEP_PROBE_PARAMS)
@@ -143,7 +143,7 @@ def probe_variants(
     ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
     instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
-    pp = plan_probe(vt, features=features, Cs=Cs, window=window, folds=folds, limit=limit,
+    pp = plan_variant_probe(vt, features=features, Cs=Cs, window=window, folds=folds, limit=limit,
                     batch_tokens=batch_tokens, backend=backend, standardize=standardize,
                     target=target, alphas=alphas)
     emb = window_embeddings(vt, model, window=window, store=store, limit=limit, name=name,
@@ -152,7 +152,7 @@ def probe_variants(
     return _probe_tables(pp, emb)
 
 
-def _probe_tables(pp: ProbePlan, emb: Any) -> pd.DataFrame:
+def _probe_tables(pp: VariantProbePlan, emb: Any) -> pd.DataFrame:
     """Cross-validate one probe per feature set on the embedded windows; one table."""
     cut, win, fold, learner = pp.task, pp.windows, pp.fold, pp.learner
     ok = emb.ok
