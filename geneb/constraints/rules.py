@@ -229,7 +229,8 @@ class ListOf(Constraint):
         return f"a list of {self.item.description}"
 
     def is_satisfied_by(self, value: Any) -> bool:
-        vals = value if isinstance(value, list) else [value] if self.scalar_ok else None
+        vals = (list(value) if isinstance(value, (list, tuple))
+                else [value] if self.scalar_ok else None)
         return (
             vals is not None
             and len(vals) >= self.min_len
@@ -237,6 +238,8 @@ class ListOf(Constraint):
         )
 
     def check(self, value: Any, where: str) -> list[Any]:
+        if isinstance(value, tuple):  # the canonical form (a tuple) passes its own check
+            value = list(value)
         if not isinstance(value, list):
             if not self.scalar_ok:
                 raise ParamError(f"{where}: expected {self.description}, got {value!r}",
@@ -276,7 +279,7 @@ class Regime(Constraint):
 def _delegates(item: Constraint, value: Any) -> bool:
     """Whether ``item`` should check ``value`` itself: a container of the right kind, whose
     own check names the bad entry (``capabilities[1]``, ``sources['family']``)."""
-    return (isinstance(item, ListOf) and isinstance(value, list)) or (
+    return (isinstance(item, ListOf) and isinstance(value, (list, tuple))) or (
         isinstance(item, MappingOf) and isinstance(value, dict)
     )
 
