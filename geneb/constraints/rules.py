@@ -343,6 +343,6 @@ class MappingOf(Constraint):
 
     def check(self, value: Any, where: str) -> dict[Any, Any]:
         if not isinstance(value, dict) or len(value) < self.min_len:
-            return super().check(value, where)
+            super().check(value, where)  # raises: not an object, or too few entries
         return {self.key.check(k, f"{where} key"): self.value.check(v, f"{where}[{k!r}]")
                 for k, v in value.items()}

@@ -99,7 +99,8 @@ def opt_str(
 ) -> str | None:
     """``obj[key]``: a string (``constraint``), or None when absent or null (anything else is
     a ``TaskError``: ``<where>: <key>: expected null or a string, got 3``)."""
-    return c.check_as(constraint, obj.get(key), f"{where}: {key}", TaskError)
+    value: str | None = c.check_as(constraint, obj.get(key), f"{where}: {key}", TaskError)
+    return value
 
 
 def _file(role: str, f: Mapping[str, Any], where: str) -> FileSource:
