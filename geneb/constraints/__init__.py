@@ -53,6 +53,7 @@ __all__ = [
     "validate_params",
 ]  # fmt: skip
 
+
 # ---------------------------------------------------------------- declarations
 def _items(value: Any) -> list[Any] | None:
     """A list parameter's entries: a comma string (``"1,10,full"``) or an iterable, whose
