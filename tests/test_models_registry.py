@@ -210,11 +210,11 @@ def test_option_that_does_not_apply_is_refused() -> None:
 
 def test_option_types_are_checked() -> None:
     meta = get_model_meta("GROVER")
-    with pytest.raises(ModelError, match="'trust_remote_code' of model 'GROVER' must be bool"):
+    with pytest.raises(ModelError, match="'trust_remote_code' of model 'GROVER': expected a bool"):
         check_options(meta, {"trust_remote_code": "false"})
-    with pytest.raises(ModelError, match="'max_length' of model 'GROVER' must be int"):
+    with pytest.raises(ModelError, match="'max_length' of model 'GROVER': expected None or a"):
         check_options(meta, {"max_length": "512"})
-    with pytest.raises(ModelError, match="'layer' of model 'GROVER' must be int"):
+    with pytest.raises(ModelError, match="'layer' of model 'GROVER': expected an int, got True"):
         check_options(meta, {"layer": True})
 
 

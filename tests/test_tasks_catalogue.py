@@ -106,7 +106,7 @@ def test_a_malformed_catalogue_names_entry_and_key(tmp_path: Path) -> None:
     cases = [
         (dict(base, category="histone"), "entry 1 (nt_h3)"),
         (dict(base, source=dict(base["source"], revision="main")), "full 40-hex commit"),
-        (dict(base, n_classes="2"), "'n_classes' must be a non-negative integer"),
+        (dict(base, n_classes="2"), "n_classes: expected null or a non-negative int, got '2'"),
         (dict(base, name="a/b"), "invalid task name"),
     ]
     for i, (obj, fragment) in enumerate(cases):

@@ -115,8 +115,10 @@ def test_a_size_without_a_source_is_refused(tmp_path: Path) -> None:
     cases = [
         (dict(base, n_train=10), r"'n_train' is 10 but has no source"),
         (dict(base, sources={"n_test": "https://x"}), r"sources\['n_test'\] given but"),
-        (dict(base, n_test=5, sources={"n_test": []}), r"must be a URL or a non-empty list"),
-        (dict(base, n_test=5, sources={"size": "https://x"}), r"'sources key' is 'size'"),
+        (dict(base, n_test=5, sources={"n_test": []}),
+         r"sources\['n_test'\]: expected at least 1 entry, got an empty list"),
+        (dict(base, n_test=5, sources={"size": "https://x"}),
+         r"sources key: expected one of 'n_classes', .*, got 'size'"),
     ]
     for i, (obj, pattern) in enumerate(cases):
         path = tmp_path / f"c{i}.json"

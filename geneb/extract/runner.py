@@ -33,7 +33,7 @@ from geneb.extract.layer_entries import block_embedder, entry_targets
 from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
 from geneb.extract.provenance import build_provenance
 from geneb.models.embedder import Embedder, model_info
-from geneb.models.options import check_layers
+from geneb.models.options import MODEL_OPTION_PARAMS, check_layers
 from geneb.models.registry import check_spec, get_embedder
 from geneb.models.selftest import BatchPolicy, policy_of
 from geneb.models.trust import check_trust_flag
@@ -92,12 +92,12 @@ def _resolve_tasks(tasks: Any, data_dir: str | None) -> list[Task]:
 
 #: ``extract``'s parameters, checked before any work (``validate_params``); a plan's
 #: ``[[models]]`` / ``[extract]`` tables and ``geneb extract``'s options use the same ones.
+#: The model options are the adapters' declaration (``MODEL_OPTION_PARAMS``), not re-spelled.
 EXTRACT_PARAMS = {
-    "splits": c.ListOf(c.SPLIT), "batch_tokens": c.BATCH_TOKENS, "device": c.DEVICE,
-    "dtype": c.COMPUTE_DTYPE, "max_length": c.MAX_LENGTH, "pooling": c.POOLING,
-    "layer": c.LAYER, "layers": c.LAYERS, "truncation": c.TRUNCATION, "strands": c.STRANDS,
-    "seed": c.SEED, "storage_dtype": c.STORAGE_DTYPE, "block_rows": c.POSITIVE_INT,
-    "overwrite": c.BOOL,
+    "splits": c.ListOf(c.SPLIT), "batch_tokens": c.BATCH_TOKENS,
+    **{k: MODEL_OPTION_PARAMS[k] for k in ("device", "dtype", "max_length", "pooling", "layer",
+                                           "layers", "truncation", "strands", "seed")},
+    "storage_dtype": c.STORAGE_DTYPE, "block_rows": c.POSITIVE_INT, "overwrite": c.BOOL,
 }
 
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from geneb import constraints as c
 from geneb.errors import GenebError
 
 CATALOGUE_FILE = "model_catalogue.json"
@@ -69,8 +69,6 @@ CAPABILITIES = ("embeddings", "masked_lm", "causal_lm")
 CONTEXT_UNITS = ("tokens", "bp")
 LOADERS = ("transformers", "external")
 STUDIES = ("GENEB", "GFMBench-API")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_FIXTURE = re.compile(r"^(families|real)/[A-Za-z0-9][\w.-]*$")
 
 #: Facts that need a source when not null (the rest are names, lists or bookkeeping).
 FACTS = (
@@ -176,37 +174,49 @@ class CatalogueEntry:
         return out
 
 
-# field -> (accepted JSON types, allowed values or None)
-_SCHEMA: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
-    "name": ((str,), None),
-    "hub_id": ((str, type(None)), None),
-    "family": ((str, type(None)), None),
-    "architecture": ((str, type(None)), ARCHITECTURES),
-    "architecture_class": ((str, type(None)), ARCHITECTURE_CLASSES),
-    "tokenization": ((str, type(None)), TOKENIZATIONS),
-    "pretraining_data_class": ((str, type(None)), PRETRAINING_DATA_CLASSES),
-    "organisms": ((list, type(None)), None),
-    "n_params": ((int, type(None)), None),
-    "n_params_basis": ((str, type(None)), ("model card", "paper", "checkpoint name")),
-    "context_length": ((int, type(None)), None),
-    "context_unit": ((str, type(None)), CONTEXT_UNITS),
-    "trust_remote_code": ((bool, type(None)), None),
-    "extra_packages": ((list, type(None)), None),
-    "quirks": ((str, type(None)), None),
-    "capabilities": ((list, type(None)), None),
-    "loader": ((str, type(None)), LOADERS),
-    "revision": ((str, type(None)), None),
-    "cuda_packages": ((list, type(None)), None),
-    "test_fixture": ((str, type(None)), None),
-    "studies": ((list,), None),
-    "aliases": ((list,), None),
-    "source": ((str, type(None)), None),
-    "sources": ((dict,), None),
+def _maybe(constraint: c.Constraint) -> c.Nullable:
+    return c.Nullable(constraint)  # null: a fact nobody could check
+
+
+def _strings(item: c.Constraint = c.TEXT, min_len: int = 0) -> c.ListOf:
+    return c.ListOf(item, min_len=min_len, scalar_ok=False)
+
+
+#: What each field of an entry must be (every field is required; null where nullable).
+_SCHEMA: dict[str, c.Constraint] = {
+    "name": c.String(),
+    "hub_id": _maybe(c.TEXT),
+    "family": _maybe(c.TEXT),
+    "architecture": _maybe(c.StrOptions(ARCHITECTURES)),
+    "architecture_class": _maybe(c.StrOptions(ARCHITECTURE_CLASSES)),
+    "tokenization": _maybe(c.StrOptions(TOKENIZATIONS)),
+    "pretraining_data_class": _maybe(c.StrOptions(PRETRAINING_DATA_CLASSES)),
+    "organisms": _maybe(_strings(min_len=1)),
+    "n_params": _maybe(c.POSITIVE_INT),
+    "n_params_basis": _maybe(c.StrOptions(("model card", "paper", "checkpoint name"))),
+    "context_length": _maybe(c.POSITIVE_INT),
+    "context_unit": _maybe(c.StrOptions(CONTEXT_UNITS)),
+    "trust_remote_code": _maybe(c.BOOL),
+    "extra_packages": _maybe(_strings()),
+    "quirks": _maybe(c.TEXT),
+    "capabilities": _maybe(_strings(c.StrOptions(CAPABILITIES))),
+    "loader": _maybe(c.StrOptions(LOADERS)),
+    # a full commit: a branch name would move under a pinned study
+    "revision": _maybe(c.Pattern(r"[0-9a-f]{40}", "a full 40-hex commit")),
+    "cuda_packages": _maybe(_strings()),
+    # a folder under the shared test models whose code path covers this family
+    "test_fixture": _maybe(c.Pattern(r"(families|real)/[A-Za-z0-9][\w.-]*",
+                                     "'families/NAME' or 'real/NAME'")),
+    "studies": _strings(c.StrOptions(STUDIES)),
+    "aliases": _strings(),
+    "source": _maybe(c.TEXT),
+    "sources": c.MappingOf(c.StrOptions(FACTS), c.Pattern(r"https://\S+", "an https URL")),
 }
-_LIST_VALUES = {"capabilities": CAPABILITIES, "studies": STUDIES}
 
 
 def _entry(raw: Any, where: str) -> CatalogueEntry:
+    """One checked entry; an error names the file, the entry and the field: ``model_catalogue
+    .json: entry 3 ('GROVER'): n_params: expected null or a positive int, got '86M'``."""
     if not isinstance(raw, dict):
         raise GenebError(f"{where}: expected an object, got {type(raw).__name__}")
     name = raw.get("name", "?")
@@ -215,26 +225,9 @@ def _entry(raw: Any, where: str) -> CatalogueEntry:
     missing = sorted(set(_SCHEMA) - set(raw))
     if unknown or missing:
         raise GenebError(f"{where}: unknown keys {unknown}, missing keys {missing}")
-    for key, (types, allowed) in _SCHEMA.items():
-        v = raw[key]
-        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
-            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
-            raise GenebError(f"{where}: {key} must be {names}, got {v!r}")
-        if allowed is not None and v is not None and v not in allowed:
-            raise GenebError(f"{where}: {key} must be one of {list(allowed)}, got {v!r}")
-        if isinstance(v, list) and not all(isinstance(x, str) for x in v):
-            raise GenebError(f"{where}: {key} must be a list of strings, got {v!r}")
-        if key in _LIST_VALUES and isinstance(v, list):
-            bad = [x for x in v if x not in _LIST_VALUES[key]]
-            if bad:
-                raise GenebError(f"{where}: {key} {bad} not in {list(_LIST_VALUES[key])}")
-    for key in ("n_params", "context_length"):
-        if raw[key] is not None and raw[key] <= 0:
-            raise GenebError(f"{where}: {key} must be positive, got {raw[key]!r}")
+    for key, constraint in _SCHEMA.items():
+        c.check_as(constraint, raw[key], f"{where}: {key}", GenebError)
     srcs = raw["sources"]
-    for fact, url in srcs.items():
-        if fact not in FACTS or not isinstance(url, str) or not url.startswith("https://"):
-            raise GenebError(f"{where}: sources[{fact!r}] must name a fact with an https URL")
     for fact in FACTS:
         if raw[fact] is not None and fact not in srcs:
             raise GenebError(f"{where}: {fact} = {raw[fact]!r} has no source (set it to null)")
@@ -242,42 +235,22 @@ def _entry(raw: Any, where: str) -> CatalogueEntry:
         raise GenebError(f"{where}: n_params and n_params_basis go together")
     if (raw["context_length"] is None) != (raw["context_unit"] is None):
         raise GenebError(f"{where}: context_length and context_unit go together")
-    _check_bookkeeping(raw, where)
     ac, arch = raw["architecture_class"], raw["architecture"]
     if ac is not None and arch is not None and _ARCH_OF_CLASS[ac] != arch:
         raise GenebError(
             f"{where}: architecture_class {ac!r} needs architecture "
             f"{_ARCH_OF_CLASS[ac]!r}, got {arch!r}"
         )
-    if raw["organisms"] is not None and not raw["organisms"]:
-        raise GenebError(f"{where}: organisms must be null or a non-empty list, got []")
     return CatalogueEntry(
         **{
             **raw,
-            "extra_packages": None
-            if raw["extra_packages"] is None
-            else tuple(raw["extra_packages"]),
-            "capabilities": None if raw["capabilities"] is None else tuple(raw["capabilities"]),
-            "cuda_packages": None if raw["cuda_packages"] is None else tuple(raw["cuda_packages"]),
-            "organisms": None if raw["organisms"] is None else tuple(raw["organisms"]),
+            **{k: None if raw[k] is None else tuple(raw[k])
+               for k in ("extra_packages", "capabilities", "cuda_packages", "organisms")},
             "studies": tuple(raw["studies"]),
             "aliases": tuple(raw["aliases"]),
             "sources": dict(srcs),
         }
     )
-
-
-def _check_bookkeeping(raw: dict[str, Any], where: str) -> None:
-    """``revision`` is a full commit (a branch name would move under a pinned study);
-    ``test_fixture`` a folder name under ``families/`` or ``real/`` of the shared models."""
-    rev = raw["revision"]
-    if rev is not None and not _COMMIT.match(rev):
-        raise GenebError(f"{where}: revision must be a full 40-hex commit, got {rev!r}")
-    fixture = raw["test_fixture"]
-    if fixture is not None and not _FIXTURE.match(fixture):
-        raise GenebError(
-            f"{where}: test_fixture must be 'families/NAME' or 'real/NAME', got {fixture!r}"
-        )
 
 
 def parse_catalogue(data: Any, where: str = CATALOGUE_FILE) -> tuple[CatalogueEntry, ...]:

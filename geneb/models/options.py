@@ -3,15 +3,16 @@
 Each adapter kind accepts a fixed set of options; an option a model does not accept is
 refused with a message naming the option, the model and what it accepts (no ``**kwargs``
 swallowing anywhere), unless it is at its default: the CLI and plans pass every option, so
-a default means "not set". Types are checked for every known option (a string is not a bool).
+a default means "not set". Every known option's value is checked against its constraint
+(:data:`MODEL_OPTION_PARAMS`; a string is not a bool, ``pooling`` is one of the poolings).
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from geneb import constraints as c
 from geneb.errors import ModelError
 
 ANY_OPTION = "**"  # in an options tuple: the adapter accepts any keyword option
@@ -31,18 +32,24 @@ OPTION_DEFAULTS: dict[str, Any] = {
 }
 #: Options every model takes, whatever its adapter (applied around it by the registry).
 UNIVERSAL_OPTIONS: tuple[str, ...] = ("strands",)
-#: Python types each option accepts (None: may be left unset).
-OPTION_TYPES: dict[str, tuple[type, ...]] = {
-    "device": (str,),
-    "dtype": (str, type(None)),
-    "max_length": (int, type(None)),
-    "pooling": (str,),
-    "layer": (int,),
-    "layers": (list, tuple, type(None)),
-    "truncation": (str,),
-    "trust_remote_code": (bool,),
-    "seed": (int, type(None)),
-    "strands": (str,),
+#: What each option's value must be, declared once: ``extract`` (``EXTRACT_PARAMS``), plans and
+#: the CLI take these entries. None also passes where the default is None (left unset), as in
+#: :func:`geneb.constraints.validate_params`.
+MODEL_OPTION_PARAMS: dict[str, c.Constraint] = {
+    "device": c.DEVICE,
+    "dtype": c.COMPUTE_DTYPE,
+    "max_length": c.MAX_LENGTH,
+    "pooling": c.POOLING,
+    "layer": c.LAYER,
+    "layers": c.LAYERS,
+    "truncation": c.TRUNCATION,
+    "trust_remote_code": c.BOOL,
+    "seed": c.SEED,
+    "strands": c.STRANDS,
+}
+_CHECKS: dict[str, c.Constraint] = {
+    k: c.Nullable(v, null="None") if OPTION_DEFAULTS[k] is None else v
+    for k, v in MODEL_OPTION_PARAMS.items()
 }
 _NEURAL = (
     "device", "dtype", "max_length", "pooling", "layer", "layers", "truncation",
@@ -68,18 +75,15 @@ class _Described(Protocol):
 def check_options(meta: _Described, options: dict[str, Any]) -> dict[str, Any]:
     """Check ``options`` against what the model accepts; return those that apply and are set.
 
-    Types are checked for every known option (a string is not a bool). An option the model
+    Every known option is checked against :data:`MODEL_OPTION_PARAMS` (``"option 'max_length'
+    of model 'X': expected ..., got ..."``; a string is not a bool). An option the model
     does not accept is refused unless it is at its default ("not set"): the message names the
     option, the model and what it accepts.
     """
     out: dict[str, Any] = {}
     for opt, value in options.items():
-        types = OPTION_TYPES.get(opt)
-        if types is not None and (
-            not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
-        ):
-            want = " or ".join("unset" if t is type(None) else t.__name__ for t in types)
-            raise ModelError(f"option {opt!r} of model {meta.spec!r} must be {want}, got {value!r}")
+        if opt in _CHECKS:
+            c.check_as(_CHECKS[opt], value, f"option {opt!r} of model {meta.spec!r}", ModelError)
         if opt in meta.options or ANY_OPTION in meta.options or opt in UNIVERSAL_OPTIONS:
             if opt not in OPTION_DEFAULTS or value != OPTION_DEFAULTS[opt]:
                 out[opt] = value
@@ -96,6 +100,9 @@ def check_options(meta: _Described, options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_LAYER_LIST = c.ListOf(c.LAYER, scalar_ok=False)  # in Python, ``layers=3`` is not a list
+
+
 def check_layers(layers: Sequence[int] | None, layer: int = -1) -> tuple[int, ...] | None:
     """The ``layers`` option as a tuple (None: not set), checked before any model loads.
 
@@ -104,15 +111,7 @@ def check_layers(layers: Sequence[int] | None, layer: int = -1) -> tuple[int, ..
     """
     if layers is None:
         return None
-    if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence):
-        raise ModelError(f"layers must be a list of ints, got {layers!r}")
-    out = tuple(layers)
-    if not out:
-        raise ModelError("layers must name at least one hidden layer, got an empty list")
-    bad = [x for x in out if isinstance(x, bool) or not isinstance(x, numbers.Integral)]
-    if bad:
-        raise ModelError(f"layers must be ints, got {bad[0]!r} in {list(out)}")
-    out = tuple(int(x) for x in out)
+    out = tuple(int(x) for x in c.check_as(_LAYER_LIST, layers, "layers", ModelError))
     dup = sorted({x for x in out if out.count(x) > 1})
     if dup:
         raise ModelError(f"layers lists {dup[0]} twice: {list(out)}")

@@ -37,8 +37,8 @@ from geneb.models.embedder import Embedder
 from geneb.models.options import (  # noqa: F401  (re-exported: one place to import from)
     ADAPTER_OPTIONS,
     ANY_OPTION,
+    MODEL_OPTION_PARAMS,
     OPTION_DEFAULTS,
-    OPTION_TYPES,
     check_options,
 )
 from geneb.models.spec import (

@@ -19,9 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from geneb import constraints as c
 from geneb.errors import TaskError, UnknownNameError, did_you_mean
 from geneb.tasks.loader import check_task_name
-from geneb.tasks.sources import Source, opt_str, parse_source
+from geneb.tasks.sources import Source, parse_source
 from geneb.tasks.spec import CATEGORIES
 
 CATALOGUE_FILE = Path(__file__).with_name("catalogue.json")
@@ -116,13 +117,34 @@ class TaskCatalogueEntry:
         }
 
 
-def _opt_int(obj: Mapping[str, Any], key: str, where: str) -> int | None:
-    v = obj.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise TaskError(f"{where}: {key!r} must be a non-negative integer or null, got {v!r}")
-    return v
+_COUNT = c.Nullable(c.Interval(int, 0, None))  # a size or class count; null: not checked
+_FREE_TEXT = c.Nullable(c.TEXT)
+#: What each key of an entry must be (absent = null); ``source`` and the rules between keys
+#: are checked in :func:`parse_entry`.
+_ENTRY: dict[str, c.Constraint] = {
+    "suite": c.String(),
+    "kind": c.StrOptions(KINDS),
+    "category": c.Nullable(c.StrOptions(CATEGORIES)),
+    "category_reason": c.String(),
+    "format": c.Nullable(c.StrOptions(FORMATS)),
+    "columns": c.Nullable(c.MappingOf(c.TEXT, c.TEXT)),  # geneb column -> source column
+    "license": _FREE_TEXT,
+    "n_classes": _COUNT,
+    **{f"n_{s}": _COUNT for s in SPLITS},
+    "seq_len": _COUNT,
+    "checked": c.Nullable(c.ListOf(c.TEXT, min_len=0, scalar_ok=False)),  # fact names
+    "evidence": _FREE_TEXT,
+    "notes": _FREE_TEXT,
+    "description": _FREE_TEXT,
+    # fact -> where its number was read: one URL/path, or a non-empty list of them
+    "sources": c.Nullable(c.MappingOf(c.StrOptions(SOURCED_FACTS), c.ListOf(c.String()))),
+}
+
+
+def _check(obj: Mapping[str, Any], key: str, where: str) -> Any:
+    """``obj[key]`` (None when absent) checked against :data:`_ENTRY`; a failure is a
+    ``TaskError`` (what callers catch) naming file, entry and key."""
+    return c.check_as(_ENTRY[key], obj.get(key), f"{where}: {key}", TaskError)
 
 
 def _parse_sources(obj: Mapping[str, Any], where: str) -> dict[str, tuple[str, ...]]:
@@ -130,26 +152,10 @@ def _parse_sources(obj: Mapping[str, Any], where: str) -> dict[str, tuple[str, .
 
     A source for a null fact is refused too (it would document nothing).
     """
-    raw = obj.get("sources")
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise TaskError(f"{where}: 'sources' must be an object of fact -> URL(s), got {raw!r}")
-    out: dict[str, tuple[str, ...]] = {}
-    for fact, value in raw.items():
-        if fact not in SOURCED_FACTS:
-            raise _bad_choice(where, "sources key", fact, SOURCED_FACTS)
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list) or not items or not all(
-            isinstance(v, str) and v.strip() for v in items
-        ):
-            raise TaskError(
-                f"{where}: sources[{fact!r}] must be a URL or a non-empty list of them, "
-                f"got {value!r}"
-            )
+    out = {fact: tuple(urls) for fact, urls in (_check(obj, "sources", where) or {}).items()}
+    for fact in out:
         if obj.get(fact) is None:
             raise TaskError(f"{where}: sources[{fact!r}] given but {fact!r} is null")
-        out[fact] = tuple(items)
     for fact in SIZE_FACTS:
         if obj.get(fact) is not None and fact not in out:
             raise TaskError(
@@ -159,59 +165,35 @@ def _parse_sources(obj: Mapping[str, Any], where: str) -> dict[str, tuple[str, .
     return out
 
 
-def _bad_choice(where: str, key: str, value: object, valid: Iterable[str]) -> TaskError:
-    close = did_you_mean(str(value), valid)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return TaskError(f"{where}: {key!r} is {value!r}{hint}; expected one of {', '.join(valid)}")
-
-
 def parse_entry(obj: Any, where: str) -> TaskCatalogueEntry:
-    """Validate one catalogue object; errors name the file, the entry and the key."""
+    """Validate one catalogue object; errors name the file, the entry and the key
+    (``task catalogue F entry 3 (nt_h3): n_classes: expected null or a non-negative int,
+    got '2'``)."""
     if not isinstance(obj, dict):
         raise TaskError(f"{where}: expected an object, got {obj!r}")
-    name = obj.get("name")
-    if not isinstance(name, str):
-        raise TaskError(f"{where}: 'name' must be a string, got {name!r}")
+    name = c.check_as(c.TEXT, obj.get("name"), f"{where}: name", TaskError)
     check_task_name(name, where)
     where = f"{where} ({name})"
-    for key in ("suite", "kind", "category_reason"):
-        if not isinstance(obj.get(key), str) or not obj[key]:
-            raise TaskError(f"{where}: {key!r} must be a non-empty string, got {obj.get(key)!r}")
-    if obj["kind"] not in KINDS:
-        raise _bad_choice(where, "kind", obj["kind"], KINDS)
-    category = obj.get("category")
-    if category is not None and category not in CATEGORIES:
-        raise _bad_choice(where, "category", category, CATEGORIES)
-    if category is None and obj["kind"] == "classification":
+    v = {key: _check(obj, key, where) for key in _ENTRY if key != "sources"}
+    if v["category"] is None and v["kind"] == "classification":
         raise TaskError(f"{where}: a classification task needs a 'category' (one of the 13)")
-    fmt = obj.get("format")
-    if fmt is not None and fmt not in FORMATS:
-        raise _bad_choice(where, "format", fmt, FORMATS)
-    columns = obj.get("columns")
-    if columns is not None and not (
-        isinstance(columns, dict) and all(isinstance(v, str) for v in columns.values())
-    ):
-        raise TaskError(f"{where}: 'columns' must map geneb column -> source column")
-    checked = obj.get("checked", [])
-    if not isinstance(checked, list) or not all(isinstance(c, str) for c in checked):
-        raise TaskError(f"{where}: 'checked' must be a list of fact names")
     return TaskCatalogueEntry(
         name=name,
-        suite=obj["suite"],
-        kind=obj["kind"],
-        category=category,
-        category_reason=obj["category_reason"],
+        suite=v["suite"],
+        kind=v["kind"],
+        category=v["category"],
+        category_reason=v["category_reason"],
         source=parse_source(obj.get("source"), where),
-        format=fmt,
-        columns=columns,
-        license=opt_str(obj, "license", where),
-        n_classes=_opt_int(obj, "n_classes", where),
-        sizes={s: _opt_int(obj, f"n_{s}", where) for s in SPLITS},
-        seq_len=_opt_int(obj, "seq_len", where),
-        checked=tuple(checked),
-        evidence=opt_str(obj, "evidence", where) or "",
-        notes=opt_str(obj, "notes", where) or "",
-        description=opt_str(obj, "description", where) or "",
+        format=v["format"],
+        columns=v["columns"],
+        license=v["license"],
+        n_classes=v["n_classes"],
+        sizes={s: v[f"n_{s}"] for s in SPLITS},
+        seq_len=v["seq_len"],
+        checked=tuple(v["checked"] or ()),
+        evidence=v["evidence"] or "",
+        notes=v["notes"] or "",
+        description=v["description"] or "",
         sources=_parse_sources(obj, where),
     )
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from geneb import constraints as c
 from geneb.errors import TaskError
 
 
@@ -88,20 +89,34 @@ class Source:
         return any(f.role == "reference" and f.url and not f.sha256 for f in self.files)
 
 
-def opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
-    """``obj[key]``: a string, or None when absent or null (anything else is an error)."""
-    v = obj.get(key)
-    if v is not None and not isinstance(v, str):
-        raise TaskError(f"{where}: {key!r} must be a string or null, got {v!r}")
-    return v
+_OPT_STR = c.Nullable(c.TEXT)
+_REVISION = c.Nullable(c.Pattern(r"[0-9a-f]{40}", "a full 40-hex commit"))
+_SHA256 = c.Nullable(c.Pattern(r"[0-9a-f]{64}", "64 hex digits"))
+
+
+def opt_str(
+    obj: Mapping[str, Any], key: str, where: str, constraint: c.Constraint = _OPT_STR
+) -> str | None:
+    """``obj[key]``: a string (``constraint``), or None when absent or null (anything else is
+    a ``TaskError``: ``<where>: <key>: expected null or a string, got 3``)."""
+    value: str | None = c.check_as(constraint, obj.get(key), f"{where}: {key}", TaskError)
+    return value
+
+
+def _file(role: str, f: Mapping[str, Any], where: str) -> FileSource:
+    where = f"{where}: file {role!r}"
+    return FileSource(role, path=opt_str(f, "path", where), url=opt_str(f, "url", where),
+                      sha256=opt_str(f, "sha256", where, _SHA256),
+                      member=opt_str(f, "member", where))
 
 
 def parse_source(raw: Any, where: str) -> Source:
     """Validate a catalogue entry's ``source`` object; errors name the entry and the key."""
     if not isinstance(raw, dict):
         raise TaskError(f"{where}: 'source' must be an object, got {raw!r}")
-    hub = opt_str(raw, "hub", where)
-    revision = opt_str(raw, "revision", where)
+    at = f"{where}: source"
+    hub = opt_str(raw, "hub", at)
+    revision = opt_str(raw, "revision", at, _REVISION)
     files: list[FileSource] = []
     spec = raw.get("files")
     if spec is not None and not isinstance(spec, dict):
@@ -112,40 +127,11 @@ def parse_source(raw: Any, where: str) -> Source:
                 raise TaskError(f"{where}: file {role!r} is a path but the source has no 'hub'")
             files.append(FileSource(role, path=f))
         elif isinstance(f, dict):
-            files.append(
-                FileSource(
-                    role,
-                    path=opt_str(f, "path", where),
-                    url=opt_str(f, "url", where),
-                    sha256=opt_str(f, "sha256", where),
-                    member=opt_str(f, "member", where),
-                )
-            )
+            files.append(_file(role, f, at))
         else:
             raise TaskError(f"{where}: file {role!r} must be a path or an object, got {f!r}")
     ref = raw.get("reference")
     if isinstance(ref, dict):
-        files.append(
-            FileSource(
-                "reference",
-                path=opt_str(ref, "path", where),
-                url=opt_str(ref, "url", where),
-                sha256=opt_str(ref, "sha256", where),
-                member=opt_str(ref, "member", where),
-            )
-        )
-    if revision is not None and (
-        len(revision) != 40 or not all(c in "0123456789abcdef" for c in revision)
-    ):
-        raise TaskError(
-            f"{where}: 'source.revision' must be a full 40-hex commit, got {revision!r}"
-        )
-    for f in files:
-        if f.sha256 is not None and (
-            len(f.sha256) != 64 or not all(c in "0123456789abcdef" for c in f.sha256)
-        ):
-            raise TaskError(
-                f"{where}: sha256 of {f.role!r} must be 64 hex digits, got {f.sha256!r}"
-            )
-    missing = opt_str(raw, "missing", where)
+        files.append(_file("reference", ref, at))
+    missing = opt_str(raw, "missing", at)
     return Source(hub=hub, revision=revision, files=tuple(files), raw=raw, missing=missing)

@@ -1,31 +1,21 @@
-"""Parameter constraints: small objects that say what a value must be, and check it.
+"""The constraint classes of :mod:`geneb.constraints`: small objects that say what a value
+must be and check it (import them from :mod:`geneb.constraints`).
 
-Types are strict, as a user of a typed file expects: an int is not a bool, a TOML string
+Types are strict, as a user of a typed file expects: an int is not a bool, a JSON/TOML string
 ``"512"`` is not an int, ``"false"`` is not a bool. A failed check raises :class:`ParamError`
-with ``'<where>: expected <description>, got <value>'`` and ``param`` (the parameter's name;
-the CLI replaces it with its option, see ``geneb.commands._common.flag_message``).
-
-Library functions declare their parameters beside themselves with :func:`validate_params`
-(scikit-learn's pattern): ``@validate_params({"seeds": ListOf(SEED), ...})`` checks the named
-arguments before the body runs; the declaration is ``fn.__geneb_params__``, from which plans
-(:data:`geneb.params.PLAN_SECTIONS`) and the CLI take the same constraints. The named
-parameters (:data:`SEED`, :data:`SHOT`, :data:`C_VALUE`, ...) are at the end of this module;
-the vocabularies they use are in :mod:`geneb.vocabulary`. No numpy, no pandas.
+with ``'<where>: expected <description>, got <value>'``. The same classes check function
+parameters, plan tables, CLI options and the JSON catalogues (:class:`Nullable` for
+``null``, :class:`MappingOf` for objects). No numpy, no pandas.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
-from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
-from geneb import vocabulary as vocab
 from geneb.errors import GenebError, UnknownNameError, did_you_mean
 
 
@@ -239,7 +229,8 @@ class ListOf(Constraint):
         return f"a list of {self.item.description}"
 
     def is_satisfied_by(self, value: Any) -> bool:
-        vals = value if isinstance(value, list) else [value] if self.scalar_ok else None
+        vals = (list(value) if isinstance(value, (list, tuple))
+                else [value] if self.scalar_ok else None)
         return (
             vals is not None
             and len(vals) >= self.min_len
@@ -247,6 +238,8 @@ class ListOf(Constraint):
         )
 
     def check(self, value: Any, where: str) -> list[Any]:
+        if isinstance(value, tuple):  # the canonical form (a tuple) passes its own check
+            value = list(value)
         if not isinstance(value, list):
             if not self.scalar_ok:
                 raise ParamError(f"{where}: expected {self.description}, got {value!r}",
@@ -283,106 +276,73 @@ class Regime(Constraint):
         return "full" if value == "full" else str(int(value))  # "010" and 10 -> "10"
 
 
-# ---------------------------------------------------------------- declarations
-def _items(value: Any) -> list[Any] | None:
-    """A list parameter's entries: a comma string (``"1,10,full"``) or an iterable, whose
-    string entries may be comma lists too (repeated CLI options); None for a lone value."""
-    if isinstance(value, str):
-        value = [value]
-    elif not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping)):
-        return None
-    out: list[Any] = []
-    for v in value:
-        if isinstance(v, str):
-            out += [p.strip() for p in v.split(",") if p.strip()]
-        else:
-            out.append(v)
-    return out
+def _delegates(item: Constraint, value: Any) -> bool:
+    """Whether ``item`` should check ``value`` itself: a container of the right kind, whose
+    own check names the bad entry (``capabilities[1]``, ``sources['family']``)."""
+    return (isinstance(item, ListOf) and isinstance(value, (list, tuple))) or (
+        isinstance(item, MappingOf) and isinstance(value, dict)
+    )
 
 
-def validate(constraint: Constraint, value: Any, where: str) -> Any:
-    """``value`` checked against ``constraint``, in its canonical form. A :class:`ListOf` also
-    takes a comma string or any iterable (string entries are read as text: ``"13"`` -> 13)
-    and gives a tuple; an error names the entry (``seeds[1]: expected ...``)."""
-    if isinstance(constraint, ListOf):
-        items = _items(value)
-        if items is not None:
-            item = constraint.item
-            value = [item.from_text(v) if isinstance(v, str) else v for v in items]
-    return constraint.canonical(constraint.check(value, where))
+@dataclass(frozen=True)
+class Nullable(Constraint):
+    """``None`` (JSON ``null``: a fact nobody checked, an option left unset) or ``item``.
 
-
-def validate_all(spec: Mapping[str, Constraint], values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with each one ``spec`` names (and ``values`` holds, None aside) validated."""
-    return {k: validate(spec[k], v, k) if k in spec and v is not None else v
-            for k, v in values.items()}
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def validate_params(spec: Mapping[str, Constraint]) -> Callable[[F], F]:
-    """Declare a function's parameter constraints beside it and check them before its body
-    runs (as ``sklearn.utils._param_validation.validate_params``).
-
-    Each named argument, defaults included, is replaced by :func:`validate`'s canonical form;
-    None passes where the parameter's default is None. The declaration is kept as
-    ``fn.__geneb_params__`` (plans and the CLI read their constraints from it).
+    ``null`` is how the message spells None: ``"null"`` in a JSON file, ``"None"`` for a
+    Python argument.
     """
 
-    def decorate(fn: F) -> F:
-        sig = inspect.signature(fn)
-        missing = [n for n in spec if n not in sig.parameters]
-        if missing:
-            raise TypeError(f"{fn.__qualname__} has no parameter(s) {missing}")
+    item: Constraint
+    null: str = "null"
 
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            for name, constraint in spec.items():
-                value = bound.arguments[name]
-                if value is None and sig.parameters[name].default is None:
-                    continue
-                bound.arguments[name] = validate(constraint, value, name)
-            return fn(*bound.args, **bound.kwargs)
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return f"{self.null} or {self.item.description}"
 
-        wrapper.__geneb_params__ = MappingProxyType(dict(spec))  # type: ignore[attr-defined]
-        return wrapper  # type: ignore[return-value]
+    @property
+    def error(self) -> type[ParamError]:  # type: ignore[override]
+        return self.item.error
 
-    return decorate
+    def is_satisfied_by(self, value: Any) -> bool:
+        return value is None or self.item.is_satisfied_by(value)
+
+    def hint(self, value: Any) -> str:
+        return self.item.hint(value)
+
+    def canonical(self, value: Any) -> Any:
+        return None if value is None else self.item.canonical(value)
+
+    def check(self, value: Any, where: str) -> Any:
+        if value is None:
+            return None
+        if _delegates(self.item, value):
+            return self.item.check(value, where)
+        return super().check(value, where)
 
 
-# ---------------------------------------------------------------- named parameters
-# One declaration per concept: library functions declare their arguments with these, plans
-# (geneb.params.PLAN_SECTIONS) and CLI options check against the same objects.
-SEED = Interval(int, 0, None)
-POSITIVE_INT = Interval(int, 1, None)
-ALPHA = Interval(float, 0, 1, closed="neither")  # a significance level
-C_VALUE = Interval(float, 0, None, closed="neither")  # inverse L2 strength of the probe
-RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
-SHOT = Regime()
-BATCH_TOKENS = POSITIVE_INT
-MAX_LENGTH = POSITIVE_INT
-WORKERS = POSITIVE_INT
-LAYER = Interval(int, None, None)
-LAYERS = ListOf(LAYER)  # several hidden layers from one forward: one store entry each
-#: Bootstrap resamples of a confidence interval: fewer than 100 give intervals too coarse to
-#: report, so the library (``build_report``), plans and ``geneb report --n-boot`` refuse them.
-N_BOOT = Interval(int, 100, None)
-TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
-POOLING = StrOptions(vocab.POOLINGS)
-TRUNCATION = StrOptions(vocab.TRUNCATIONS)
-STRANDS = StrOptions(vocab.STRANDS)
-STORAGE_DTYPE = StrOptions(vocab.STORAGE_DTYPES)
-COMPUTE_DTYPE = StrOptions(vocab.COMPUTE_DTYPES)
-DEVICE = Pattern(r"auto|cpu|mps|cuda(:[0-9]+)?", "auto, cpu, cuda, cuda:N or mps")
-PROBE = StrOptions(vocab.PROBES)
-BACKEND = StrOptions(vocab.BACKENDS)
-PROTOCOL = StrOptions(vocab.PROTOCOLS)
-SCHEDULER = Pattern(
-    r"(tcp|tls|inproc|ucx|ws|wss)://\S+|[^\s:/]+:[0-9]+",
-    "a Dask scheduler address (tcp://host:port or host:port)",
-)
-SPLIT = String()
-BOOL = Boolean()
+@dataclass(frozen=True)
+class MappingOf(Constraint):
+    """A JSON object (a ``dict``) whose keys satisfy ``key`` and values ``value``, with at
+    least ``min_len`` entries. Errors name the entry: ``sources['family']``."""
+
+    key: Constraint
+    value: Constraint
+    min_len: int = 0
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return f"an object of {self.key.description} -> {self.value.description}"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return (
+            isinstance(value, dict)
+            and len(value) >= self.min_len
+            and all(self.key.is_satisfied_by(k) and self.value.is_satisfied_by(v)
+                    for k, v in value.items())
+        )
+
+    def check(self, value: Any, where: str) -> dict[Any, Any]:
+        if not isinstance(value, dict) or len(value) < self.min_len:
+            super().check(value, where)  # raises: not an object, or too few entries
+        return {self.key.check(k, f"{where} key"): self.value.check(v, f"{where}[{k!r}]")
+                for k, v in value.items()}
