@@ -83,8 +83,21 @@ def test_cli_json_and_csv(store, tmp_path) -> None:
     obj = json.loads(res.output)
     assert [r["size"] for r in obj["curve"]] == [60, 300] and len(obj["summary"]) == 2
     assert out.read_text().splitlines()[0].startswith("model,task,n_train,size,seed,C,mcc")
-    res = CliRunner().invoke(app, [*args[:7], "--sizes", "0"])
-    assert res.exit_code == 2 and "expected" in res.output and "Traceback" not in res.output
+    for bad, msg in [
+        (["--sizes", "60,0"], "error: --sizes: expected a positive int, got 0"),
+        (["--seeds", "13,-1"], "error: --seeds: expected a non-negative int, got -1"),
+        (["--C", "0"], "error: --C: expected a positive number, got 0.0"),
+        (["--tol", "0"], "error: --tol: expected a positive number, got 0.0"),
+        (["--backend", "fst"], "error: --backend: expected one of"),
+    ]:
+        res = CliRunner().invoke(app, [*args[:7], *bad])
+        assert res.exit_code == 2 and msg in " ".join(res.output.split()), (bad, res.output)
+    # the same declaration speaks to Python callers in parameter names
+    from geneb.errors import GenebError
+    from geneb.probe.subsample import subsample_curve
+
+    with pytest.raises(GenebError, match=r"^sizes\[1\]: expected a positive int, got 0"):
+        subsample_curve(store, "m", "t", [60, 0], [13])
 
 
 def test_report_section_from_the_curve(store, tmp_path) -> None:

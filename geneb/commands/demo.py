@@ -28,10 +28,9 @@ def demo(
     """
     from geneb.pipeline.demo import run_demo
 
-    # option checks, before any work (constraints: geneb.params)
-    params.check_option("--n-train", n_train, params.POSITIVE_INT)
-    params.check_option("--n-test", n_test, params.POSITIVE_INT)
-    params.PathParam("not_file").check_exists(out, "--out")
+    # checked before any work by the library's declarations (write_demo_inputs), except the
+    # output folder, which run_demo resolves: a file there is refused here
+    params.PathParam("not_file").check_exists(out, "out")
     res = run_demo(
         out,
         progress=show_progress(),

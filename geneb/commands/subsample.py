@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors
 
 
@@ -47,13 +46,20 @@ def probe_subsample(
     each size, and say whether MCC has stabilised (docs/probing.md)."""
     import pandas as pd
 
-    from geneb.probe.subsample import default_sizes, stability_summary, subsample_curve
+    from geneb.constraints import validate_all
+    from geneb.probe.subsample import (
+        SUBSAMPLE_PARAMS,
+        TOL,
+        default_sizes,
+        stability_summary,
+        subsample_curve,
+    )
 
-    size_list = params.parse_option_list("--sizes", sizes, params.POSITIVE_INT)
-    seed_list = params.parse_option_list("--seeds", seeds, params.SEED)
-    params.check_option("--C", C, params.C_VALUE)
-    params.check_option("--tol", tol, params.C_VALUE)
-    params.check_option("--backend", backend, params.BACKEND)
+    # the library's declarations, checked before the first pair (errors name the flags)
+    opts = validate_all({**SUBSAMPLE_PARAMS, "tol": TOL},
+                        {"sizes": sizes or None, "seeds": seeds, "C": C, "tol": tol,
+                         "backend": backend})
+    size_list, seed_list = list(opts["sizes"] or ()), list(opts["seeds"])
     curves, skipped = [], []
     for m in model:
         for t in task:

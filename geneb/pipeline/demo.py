@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geneb.constraints import POSITIVE_INT, validate_params
 from geneb.pipeline.execute import RunSummary, run_plan
 from geneb.pipeline.plan import load_plan
 
@@ -33,6 +34,7 @@ class DemoResult:
     seconds: float
 
 
+@validate_params({"n_train": POSITIVE_INT, "n_test": POSITIVE_INT})
 def write_demo_inputs(
     out: Path,
     *,

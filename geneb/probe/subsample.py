@@ -23,6 +23,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from geneb.constraints import (
+    BACKEND,
+    BOOL,
+    C_VALUE,
+    POSITIVE_INT,
+    SEED,
+    Interval,
+    ListOf,
+    validate_params,
+)
 from geneb.errors import ProbeError
 from geneb.probe.metrics import compute_metrics
 from geneb.protocol import MAX_ITER, TRAIN_ROW_CAP, full_rows
@@ -30,6 +40,17 @@ from geneb.protocol import MAX_ITER, TRAIN_ROW_CAP, full_rows
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0)
 STABLE_TOL = 0.01
 CURVE_COLUMNS = ["model", "task", "n_train", "size", "seed", "C", "mcc"]
+#: ``subsample_curve``'s parameters, checked before any work (and ``geneb probe-subsample``'s
+#: options: the command validates with these before its first pair).
+SUBSAMPLE_PARAMS = {
+    "sizes": ListOf(POSITIVE_INT, unique=True),
+    "seeds": ListOf(SEED, unique=True),
+    "C": C_VALUE,
+    "backend": BACKEND,
+    "standardize": BOOL,
+}
+#: The largest change of the mean MCC between the two largest sizes still called stable.
+TOL = Interval(float, 0, None, closed="neither")
 
 
 def default_sizes(n_train: int, cap: int = TRAIN_ROW_CAP) -> list[int]:
@@ -54,6 +75,7 @@ def check_sizes(sizes: Sequence[int], n_train: int, n_classes: int) -> list[int]
     return out
 
 
+@validate_params(SUBSAMPLE_PARAMS)
 def subsample_curve(
     store_path: str,
     model: str,
@@ -123,6 +145,7 @@ def read_curve(path: str | Path) -> pd.DataFrame:
     return df[CURVE_COLUMNS]
 
 
+@validate_params({"tol": TOL})
 def stability_summary(curve: pd.DataFrame, tol: float = STABLE_TOL) -> pd.DataFrame:
     """Per (model, task, size): n_seeds, mean and sd of MCC, the change of the mean from the
     next smaller size, and ``stabilised`` (on the largest size's row: change <= ``tol``)."""
