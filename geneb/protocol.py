@@ -38,7 +38,20 @@ TRAIN_ROW_CAP = 100_000
 #: Category of a task whose task.json names none (not a GENEB category; shown as such).
 UNCATEGORIZED = "uncategorized"
 
+#: Bootstrap confidence intervals: the RNG seed and level everywhere, and the resamples by
+#: default: ``N_BOOT_REPORT`` for the report's aggregates (``geneb.analysis``; ``geneb report
+#: --n-boot``), ``N_BOOT_METRIC`` for the intervals computed per cell (ridge rows in the
+#: results table) and per VEP table row, which are many, so fewer resamples each.
+BOOT_SEED = 0
+CI_LEVEL = 0.95
+N_BOOT_REPORT = 2000
+N_BOOT_METRIC = 1000
+
 __all__ = [
+    "BOOT_SEED",
+    "CI_LEVEL",
+    "N_BOOT_METRIC",
+    "N_BOOT_REPORT",
     "DEFAULT_ALPHA_SWEEP",
     "DEFAULT_C",
     "DEFAULT_C_SWEEP",

@@ -18,11 +18,9 @@ import pandas as pd
 from scipy import stats
 
 from geneb.analysis.table import CONTEXT
-from geneb.protocol import macro_mcc
-
-N_BOOT = 2000
-BOOT_SEED = 0
-LEVEL = 0.95
+from geneb.protocol import BOOT_SEED, macro_mcc
+from geneb.protocol import CI_LEVEL as LEVEL
+from geneb.protocol import N_BOOT_REPORT as N_BOOT
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:

@@ -31,11 +31,9 @@ import numpy as np
 from geneb.probe.plan import REGRESSION, PlannedFit
 from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
 from geneb.probe.solvers import serving
+from geneb.protocol import BOOT_SEED  # the metric intervals' bootstrap: seed, resamples
+from geneb.protocol import N_BOOT_METRIC as N_BOOT
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, cell_id
-
-#: Bootstrap of the metric intervals: resamples of the test rows, and their RNG seed.
-N_BOOT = 1000
-BOOT_SEED = 0
 
 
 def plan_ridge_pair(

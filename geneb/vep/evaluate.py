@@ -27,12 +27,12 @@ from scipy import stats
 
 from geneb.probe.metrics import _binary_auroc
 from geneb.probe.regression_metrics import pearson, r2
+from geneb.protocol import BOOT_SEED
+from geneb.protocol import CI_LEVEL as LEVEL
+from geneb.protocol import N_BOOT_METRIC as N_BOOT
 from geneb.vep.scorers import ORIENTATION
 
 GROUP = ["task", "model", "scorer", "window"]
-N_BOOT = 1000
-BOOT_SEED = 0
-LEVEL = 0.95
 
 
 def auroc(labels: np.ndarray, scores: np.ndarray) -> float:
