@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "geneb"
 #: The layers, first to last: (layer, module prefixes under ``geneb``). A module belongs to
 #: the layer of its longest matching prefix ("" is the ``geneb`` package itself).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("errors", "vocabulary", "constraints", "protocol", "_fs", "_lazy", "_version",
+    ("base", ("errors", "vocabulary", "dna", "constraints", "protocol", "_fs", "_lazy", "_version",
               "cluster")),
     ("tasks", ("tasks",)),
     ("store", ("store",)),

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from geneb.audit.seqcodes import reverse_complement
+from geneb.dna import reverse_complement
 
 
 def labels_by_sequence(seqs: Sequence[str], labels: np.ndarray) -> dict[str, set[int]]:

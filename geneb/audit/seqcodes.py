@@ -19,15 +19,6 @@ for _i, _b in enumerate(b"ACGT"):
     _LUT[_b] = _i
     _LUT[ord(chr(_b).lower())] = _i
 
-#: Complement of every IUPAC code (upper case); used for reverse complements.
-_COMPLEMENT = str.maketrans("ACGTURYKMSWBDHVN", "TGCAAYRMKSWVHDBN")
-
-
-def reverse_complement(seq: str) -> str:
-    """The reverse complement of an (upper-case) IUPAC sequence."""
-    return seq.translate(_COMPLEMENT)[::-1]
-
-
 @dataclass(frozen=True, eq=False)
 class Encoded:
     """Base codes of ``n`` sequences back to back; sequence ``i`` is

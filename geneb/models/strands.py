@@ -16,16 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from geneb.dna import reverse_complement
 from geneb.errors import ModelError
 from geneb.vocabulary import STRANDS
-
-#: IUPAC complement; case is kept (a lower-case vocabulary stays lower-case)
-_COMPLEMENT = str.maketrans("ACGTUNRYKMSWBDHVacgtunrykmswbdhv", "TGCAANYRMKSWVHDBtgcaanyrmkswvhdb")
-
-
-def reverse_complement(seq: str) -> str:
-    """The reverse complement of ``seq`` (IUPAC codes complemented, N stays N)."""
-    return seq.translate(_COMPLEMENT)[::-1]
 
 
 def check_strands(strands: str) -> str:
