@@ -11,63 +11,30 @@ functions declare theirs beside themselves (``validate_params``: ``run_probes``,
 ``build_report``, ``extract``, ...). The plan's sections, :data:`PLAN_SECTIONS` (section ->
 key -> constraint), are taken from those declarations; :mod:`geneb.pipeline.plan` derives its
 allowed keys from them. ``geneb probe``, ``report`` and ``extract`` hand their options to the
-library, which checks them (errors are translated to option names by the CLI); other commands
-check theirs with :func:`check_option` / :func:`parse_option_list` against the same named
-constraints. This is the interface layer: the library never imports it.
+library, which checks them (errors are translated to option names by the CLI); the other
+commands validate with the same declarations (``geneb.constraints.validate``). This is the
+interface layer: the library never imports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from geneb.constraints import (  # the named parameters: declared once, in constraints
-    ALPHA,
-    BACKEND,
-    BATCH_TOKENS,
+from geneb.constraints import (
     BOOL,
-    C_VALUE,
-    COMPUTE_DTYPE,
-    DEVICE,
-    LAYER,
-    LAYERS,
-    MAX_LENGTH,
-    N_BOOT,
-    POOLING,
-    POSITIVE_INT,
-    PROBE,
-    PROTOCOL,
-    RIDGE_ALPHA,
     SCHEDULER,
-    SEED,
-    SHOT,
-    SPLIT,
-    STORAGE_DTYPE,
-    STRANDS,
-    TIER_EDGE,
-    TRUNCATION,
     WORKERS,
-    Boolean,
     Constraint,
     Interval,
     ListOf,
     ParamError,
     PathParam,
-    Pattern,
-    Regime,
     String,
-    StrOptions,
 )
 from geneb.errors import did_you_mean
 
-__all__ = [
-    "ALPHA", "BACKEND", "BATCH_TOKENS", "BOOL", "C_VALUE", "COMPUTE_DTYPE", "DEVICE", "LAYER",
-    "LAYERS", "MAX_LENGTH", "N_BOOT", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
-    "RIDGE_ALPHA", "SCHEDULER", "SEED", "SHOT", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TIER_EDGE",
-    "TRUNCATION", "WORKERS", "Boolean", "Constraint", "Interval", "ListOf",
-    "ParamError", "PathParam", "Pattern", "Regime", "StrOptions", "String", "check_option",
-    "check_table", "parse_option_list", "section_label",
-]  # fmt: skip
+__all__ = ["PLAN_SECTIONS", "check_table", "section_label"]
 
 
 #: (built on first use, see ``__getattr__``)
@@ -170,42 +137,4 @@ def check_table(
                 f"unknown key {key!r} in {where}.{hint} Allowed keys: {', '.join(sorted(spec))}"
             )
         out[key] = spec[key].check(value, f"{prefix}{key}")
-    return out
-
-
-def check_option(option: str, value: Any, constraint: Constraint) -> Any:
-    """Check one CLI option value (None = not given) and name the option on failure."""
-    if value is None:
-        return None
-    return constraint.check(value, option)
-
-
-def parse_option_list(
-    option: str,
-    values: str | Iterable[str] | None,
-    constraint: Constraint,
-    *,
-    convert: Callable[[str], Any] | None = None,
-) -> list[Any]:
-    """Split comma lists (and repeated options), convert each item from text, check it.
-
-    ``--seeds 1,-3`` fails as ``--seeds: expected a non-negative int, got -3``.
-    """
-    if values is None:
-        return []
-    items: Sequence[str] = [values] if isinstance(values, str) else list(values)
-    conv = convert or constraint.from_text
-    out = []
-    for v in items:
-        for part in str(v).split(","):
-            text = part.strip()
-            if not text:
-                continue
-            value = conv(text)
-            if not constraint.is_satisfied_by(value):
-                raise ParamError(
-                    f"{option}: expected {constraint.description}, got {text}"
-                    f"{constraint.hint(value)}"
-                )
-            out.append(value)
     return out

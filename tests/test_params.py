@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from geneb import params
+from geneb import constraints as cs
 from geneb.cli import app
 from geneb.errors import GenebError, PlanError
 from geneb.pipeline.plan import load_plan
@@ -43,16 +43,16 @@ def write(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     ("constraint", "good", "bad"),
     [
-        (params.SEED, [0, 13, 2**40], [-1, 1.0, True, "13", None]),
-        (params.C_VALUE, [1e-9, 1, 0.5, 100], [0, -1, float("inf"), float("nan"), True, "1"]),
-        (params.POSITIVE_INT, [1, 512], [0, -5, 1.5, "512", False]),
-        (params.LAYER, [-1, 0, 12], ["last", 1.0, True]),
-        (params.BOOL, [True, False], ["false", "true", 0, 1, None]),
-        (params.POOLING, ["mean", "mean_nonspecial", "cls", "last", "max"], ["min", "MEAN", 1]),
-        (params.STORAGE_DTYPE, ["float32", "float16"], ["float64", "bfloat16"]),
-        (params.SHOT, ["full", "1", "10", 1, 10], ["0", 0, "one", -1, "FULL", True]),
-        (params.SCHEDULER, ["tcp://h:8786", "host:8786"], [5, "big", ""]),
-        (params.DEVICE, ["auto", "cpu", "cuda", "cuda:1", "mps"], ["gpu", "cuda:", 0]),
+        (cs.SEED, [0, 13, 2**40], [-1, 1.0, True, "13", None]),
+        (cs.C_VALUE, [1e-9, 1, 0.5, 100], [0, -1, float("inf"), float("nan"), True, "1"]),
+        (cs.POSITIVE_INT, [1, 512], [0, -5, 1.5, "512", False]),
+        (cs.LAYER, [-1, 0, 12], ["last", 1.0, True]),
+        (cs.BOOL, [True, False], ["false", "true", 0, 1, None]),
+        (cs.POOLING, ["mean", "mean_nonspecial", "cls", "last", "max"], ["min", "MEAN", 1]),
+        (cs.STORAGE_DTYPE, ["float32", "float16"], ["float64", "bfloat16"]),
+        (cs.SHOT, ["full", "1", "10", 1, 10], ["0", 0, "one", -1, "FULL", True]),
+        (cs.SCHEDULER, ["tcp://h:8786", "host:8786"], [5, "big", ""]),
+        (cs.DEVICE, ["auto", "cpu", "cuda", "cuda:1", "mps"], ["gpu", "cuda:", 0]),
     ],
 )
 def test_constraints_accept_and_refuse(constraint, good, bad):
@@ -61,30 +61,30 @@ def test_constraints_accept_and_refuse(constraint, good, bad):
         assert constraint.check(v, "x") == v
     for v in bad:
         assert not constraint.is_satisfied_by(v), v
-        with pytest.raises(params.ParamError, match=r"^x: expected .*, got "):
+        with pytest.raises(cs.ParamError, match=r"^x: expected .*, got "):
             constraint.check(v, "x")
 
 
 def test_interval_descriptions_and_bounds():
-    assert params.SEED.description == "a non-negative int"
-    assert params.C_VALUE.description == "a positive number"
-    assert params.POSITIVE_INT.description == "a positive int"
-    assert params.Interval(float, 0, 1, closed="neither").description == "a number in (0, 1)"
-    half_open = params.Interval(float, 0, 1, closed="left")
+    assert cs.SEED.description == "a non-negative int"
+    assert cs.C_VALUE.description == "a positive number"
+    assert cs.POSITIVE_INT.description == "a positive int"
+    assert cs.Interval(float, 0, 1, closed="neither").description == "a number in (0, 1)"
+    half_open = cs.Interval(float, 0, 1, closed="left")
     assert half_open.is_satisfied_by(0) and not half_open.is_satisfied_by(1)
 
 
 def test_list_names_the_entry():
-    with pytest.raises(params.ParamError) as e:
-        params.ListOf(params.SEED).check([1, 2, -3], "seeds")
+    with pytest.raises(cs.ParamError) as e:
+        cs.ListOf(cs.SEED).check([1, 2, -3], "seeds")
     assert str(e.value) == "seeds[2]: expected a non-negative int, got -3"
-    assert params.ListOf(params.C_VALUE).check(1, "C") == [1]  # a lone value is a list of one
-    with pytest.raises(params.ParamError, match="at least 1 entry"):
-        params.ListOf(params.SEED).check([], "seeds")
+    assert cs.ListOf(cs.C_VALUE).check(1, "C") == [1]  # a lone value is a list of one
+    with pytest.raises(cs.ParamError, match="at least 1 entry"):
+        cs.ListOf(cs.SEED).check([], "seeds")
 
 
 def test_errors_are_geneb_errors():
-    assert issubclass(params.ParamError, GenebError)
+    assert issubclass(cs.ParamError, GenebError)
 
 
 # ---------------------------------------------------------------- issue 15: plan cases

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from geneb import params
 from geneb.commands._common import cli_errors, show_progress
+from geneb.constraints import PathParam
 
 
 @cli_errors
@@ -30,7 +30,7 @@ def demo(
 
     # checked before any work by the library's declarations (write_demo_inputs), except the
     # output folder, which run_demo resolves: a file there is refused here
-    params.PathParam("not_file").check_exists(out, "out")
+    PathParam("not_file").check_exists(out, "out")
     res = run_demo(
         out,
         progress=show_progress(),

@@ -346,11 +346,12 @@ def fetch(
 
 def _user_reference(reference: str | None, flank: int | None) -> Any:
     """``--reference`` / ``--flank`` as a :class:`geneb.tasks.reference.UserReference`."""
-    from geneb import params
+    from geneb.constraints import POSITIVE_INT, validate
     from geneb.errors import TaskError
     from geneb.tasks.reference import DEFAULT_FLANK, UserReference
 
-    params.check_option("--flank", flank, params.POSITIVE_INT)
+    if flank is not None:
+        validate(POSITIVE_INT, flank, "flank")  # the CLI names the flag (--flank)
     if reference is None:
         if flank is not None:
             raise TaskError("--flank is given without --reference (it sizes its windows)")
