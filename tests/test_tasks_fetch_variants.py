@@ -268,6 +268,25 @@ def test_bad_label_in_the_served_table_names_file_and_row(hub: dict) -> None:
     assert not (hub["cache"] / "variants" / EQTL).exists()
 
 
+def test_table_without_ref_whose_alt_is_the_genome_base_is_refused(hub: dict) -> None:
+    """No REF column: ref comes from the genome; an ALT equal to it (a table made on another
+    genome) is refused by the converted folder's load, naming the row; nothing is kept."""
+    entry = hub["entries"][EQTL]
+    bad = hub["eqtl"].copy()
+    c, p = bad.loc[3, "CHROM"][3:], int(bad.loc[3, "POS"])
+    bad.loc[3, "ALT"] = hub["genome"][c][p - 1]
+    h = hub["hub"]
+    h.repo(str(entry.source.hub)).commits[str(entry.source.revision)][
+        "variant_effect_causal_eqtl/All_Tissues.csv"
+    ] = bad.to_csv(index=False).encode()
+    ref = _fasta(hub["genome"], "ucsc", hub["tmp"] / "g.fa")
+    plan = plan_fetch([entry], None, UserReference(ref, FLANK))
+    with pytest.raises(FetchError, match=r"converted variants.csv line 5 \(row 3\): alt equals "
+                       rf"ref \('{bad.loc[3, 'ALT']}'\)"):  # fmt: skip
+        run_fetch(plan)
+    assert not (hub["cache"] / "variants" / EQTL).exists() and _leftovers(hub["cache"]) == []
+
+
 EXPECTED_REFUSALS = {
     "clinvar": "which ClinVar release and filters the benchmark used is not published",
     "brca1_findlay2018": "no sha256 published for the Evo 2 repository's notebooks/brca1/",

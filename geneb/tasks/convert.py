@@ -24,14 +24,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import numpy as np
 import pandas as pd
 
 from geneb.errors import TaskError
 from geneb.tasks.limits import FetchLimits, copy_capped, format_bytes
 from geneb.tasks.readers import read_labelled_fasta
 from geneb.tasks.reference import UserReference, extract_windows
-from geneb.tasks.variants import RefRecord, check_variant_rows, parse_records
+from geneb.tasks.variants import RefRecord, check_variant_rows, parse_records, row_location
 
 SPLIT_ROLES = ("train", "valid", "test")
 VARIANT_COLUMNS = ("chrom", "pos", "ref", "alt", "label")
@@ -210,17 +209,14 @@ def convert_variants(
             f"{path}: missing variant column(s) {', '.join(map(repr, missing))}; expected "
             f"{', '.join(VARIANT_COLUMNS)} (map source names in the entry's 'columns')"
         )
-    if derive_ref:  # a stand-in the row check accepts; replaced by the reference base below
-        alt = df["alt"].astype(str).str.strip().str.upper()
-        df.insert(df.columns.get_loc("alt"), "ref", np.where(alt == "N", "A", "N"))
-    df = check_variant_rows(path, df)
+    df = check_variant_rows(path, df, with_ref=not derive_ref)
     provenance = None
     if reference is None:
         _copy_reference(files["reference"], out, limits or FetchLimits())
     else:
         provenance = extract_windows(reference, _windows(df, reference.flank), out / "reference.fa")
-        if derive_ref:
-            df["ref"] = _bases_at(path, df, out / "reference.fa")
+        if derive_ref:  # checked against alt and the windows by the folder's load
+            df.insert(df.columns.get_loc("alt"), "ref", _bases_at(path, df, out / "reference.fa"))
             provenance["ref_from_reference"] = True
     ordered = [*VARIANT_COLUMNS, *(["score"] if "score" in df.columns else [])]
     df = df[ordered + [c for c in df.columns if c not in ordered]]
@@ -229,9 +225,10 @@ def convert_variants(
 
 
 def _windows(df: pd.DataFrame, flank: int) -> dict[str, list[tuple[int, int]]]:
-    """Per chromosome, the spans ``[pos - flank, pos + len(ref) - 1 + flank]`` (1-based)."""
+    """Per chromosome, the spans ``[pos - flank, pos + len(ref) - 1 + flank]`` (1-based; a
+    table without ``ref`` gets its reference base: length 1)."""
     out: dict[str, list[tuple[int, int]]] = {}
-    lens = df["ref"].str.len().tolist()
+    lens = df["ref"].str.len().tolist() if "ref" in df.columns else [1] * len(df)
     for chrom, pos, n in zip(df["chrom"].tolist(), df["pos"].tolist(), lens, strict=True):
         out.setdefault(chrom, []).append((max(1, pos - flank), pos + n - 1 + flank))
     return out
@@ -248,9 +245,8 @@ def _bases_at(src: Path, df: pd.DataFrame, fasta: Path) -> list[str]:
         recs = by_chrom.get(chrom, [])
         j = bisect.bisect_right(starts.get(chrom, []), pos) - 1
         if j < 0 or pos > recs[j].end:
-            where = f"row {i}" if src.suffix == ".parquet" else f"line {i + 2} (row {i})"
             raise TaskError(
-                f"{src} {where}: {chrom}:{pos} is past the end of chromosome "
+                f"{row_location(src, df, i)}: {chrom}:{pos} is past the end of chromosome "
                 f"{chrom} in the reference; expected a position on it"
             )
         bases.append(recs[j].seq[pos - recs[j].start])

@@ -278,10 +278,10 @@ def _convert(
     tmp: Path,
     limits: FetchLimits,
     reference: UserReference | None = None,
-) -> tuple[dict[str, int], dict[str, Any]]:
+) -> tuple[dict[str, int], dict[str, Any], dict[str, Any] | None]:
     """Convert into ``tmp`` and load the result as any folder is loaded (one validation);
-    return the row counts and what the load subsampled (variant sets: the user reference's
-    provenance under ``"reference"``)."""
+    return the row counts, what the load subsampled and (variant sets fetched with the
+    user's genome) that reference's provenance."""
     assert e.format is not None
     if e.kind == "variants":
         counts, provenance = convert_variants(files, e.columns, tmp, limits, reference)
@@ -289,7 +289,7 @@ def _convert(
             load_variant_task(tmp)  # reference.fa parsed, every ref allele checked against it
         except TaskError as exc:
             raise TaskError(str(exc).replace(f"{tmp}{os.sep}", "converted ")) from None
-        return counts, ({"reference": provenance} if provenance else {})
+        return counts, {}, provenance
     counts = convert_classification(files, e.format, e.columns, tmp, limits)
     meta: dict[str, Any] = {"name": e.name, "category": e.category}
     meta.update(
@@ -308,7 +308,7 @@ def _convert(
     # the class facts the load found, so `geneb tasks list` need not load the folder
     meta.update(n_classes=task.spec.n_classes, label_names=list(task.spec.label_names))
     (tmp / TASK_JSON).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    return counts, dict(task.metadata.get("subsampled", {}))
+    return counts, dict(task.metadata.get("subsampled", {})), None
 
 
 def _fetch_one(
@@ -325,8 +325,7 @@ def _fetch_one(
         scratch.mkdir()
         files = _get_files(e, root, scratch, limits, reference is not None)
         digests = {role: sha256_file(p) for role, p in files.items()}
-        counts, subsampled = _convert(e, files, tmp, limits, reference)
-        user_ref = subsampled.pop("reference", None)
+        counts, subsampled, user_ref = _convert(e, files, tmp, limits, reference)
         shutil.rmtree(scratch)
         record = {
             "name": e.name,

@@ -234,7 +234,9 @@ def _source(folder: Path) -> Path:
     return found[0]
 
 
-def _where(src: Path, df: pd.DataFrame, i: int) -> str:
+def row_location(src: Path, df: pd.DataFrame, i: int) -> str:
+    """Where row ``i`` of a variant table is, for messages: ``<file> line N`` (its line in
+    a CSV/VCF; row index as well when the table has no recorded lines)."""
     if "_line" in df.columns:
         return f"{src} line {int(df['_line'].iloc[i])}"
     return f"{src} line {i + 2} (row {i})"
@@ -306,39 +308,41 @@ def load_variant_task(folder: str | Path) -> VariantTask:
     return VariantTask(folder.resolve().name, folder, src, table, records, fingerprint)
 
 
-def check_variant_rows(src: Path, df: pd.DataFrame) -> pd.DataFrame:
+def check_variant_rows(src: Path, df: pd.DataFrame, *, with_ref: bool = True) -> pd.DataFrame:
     """The one row check of a variant table, for a folder's load and a fetch's conversion alike.
 
     Positions must be integers >= 1 (``41276135.9`` is refused, never truncated), labels 0/1,
     alleles A/C/G/T/N with alt != ref, scores numbers. Returns the table normalised (int
     ``pos``/``label``, upper-case alleles, float ``score``); the first bad row raises, named
-    by ``src`` and its line.
+    by ``src`` and its line. ``with_ref=False``: a published table with no ``ref`` column (the
+    converter takes ref from the reference genome, and the folder's load then checks it).
     """
     df = df.copy()
     n = len(df)
-    for col in ("chrom", "ref", "alt"):
+    allele_cols = ("ref", "alt") if with_ref else ("alt",)
+    for col in ("chrom", *allele_cols):
         df[col] = df[col].astype(str).str.strip()
-    df["ref"] = df["ref"].str.upper()
-    df["alt"] = df["alt"].str.upper()
+    for col in allele_cols:
+        df[col] = df[col].str.upper()
     pos = pd.to_numeric(df["pos"], errors="coerce")
     lab = df["label"].astype(str).str.strip()
     pos_l, raw_pos, lab_l = pos.tolist(), df["pos"].tolist(), lab.tolist()
-    alleles = {"ref": df["ref"].tolist(), "alt": df["alt"].tolist()}
+    alleles = {col: df[col].tolist() for col in allele_cols}
     for i in range(n):
         pv = pos_l[i]
         if pd.isna(pv) or not 1 <= pv < 2**53 or pv != int(pv):
-            raise TaskError(f"{_where(src, df, i)}: pos {raw_pos[i]!r} is not a "
+            raise TaskError(f"{row_location(src, df, i)}: pos {raw_pos[i]!r} is not a "
                             "1-based position (expected an integer >= 1)")
         if lab_l[i] == "":
-            raise TaskError(f"{_where(src, df, i)}: missing label (expected 0 or 1)")
+            raise TaskError(f"{row_location(src, df, i)}: missing label (expected 0 or 1)")
         if lab_l[i] not in LABEL_VALUES:
-            raise TaskError(f"{_where(src, df, i)}: label {lab_l[i]!r} (expected 0 or 1)")
-        for col in ("ref", "alt"):
+            raise TaskError(f"{row_location(src, df, i)}: label {lab_l[i]!r} (expected 0 or 1)")
+        for col in allele_cols:
             if not ALLELE.match(alleles[col][i]):
-                raise TaskError(f"{_where(src, df, i)}: {col} allele {alleles[col][i]!r} "
+                raise TaskError(f"{row_location(src, df, i)}: {col} allele {alleles[col][i]!r} "
                                 "(expected letters A, C, G, T, N only)")
-        if alleles["ref"][i] == alleles["alt"][i]:
-            raise TaskError(f"{_where(src, df, i)}: alt equals ref ({alleles['alt'][i]!r})")
+        if with_ref and alleles["ref"][i] == alleles["alt"][i]:
+            raise TaskError(f"{row_location(src, df, i)}: alt equals ref ({alleles['alt'][i]!r})")
     df["pos"] = pos.astype(np.int64)
     df["label"] = lab.map(LABEL_VALUES).astype(np.int64)
     if "score" in df.columns:
@@ -346,7 +350,8 @@ def check_variant_rows(src: Path, df: pd.DataFrame) -> pd.DataFrame:
         bad = sc.isna() & (df["score"].astype(str).str.strip() != "")
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise TaskError(f"{_where(src, df, i)}: score {df['score'].iloc[i]!r} is not a number")
+            raise TaskError(f"{row_location(src, df, i)}: score {df['score'].iloc[i]!r} is not "
+                            "a number")
         df["score"] = sc.astype(float)
     return df
 
@@ -363,19 +368,19 @@ def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd
     for i in range(n):
         chrom, p, ref = chroms[i], int(poss[i]), refs[i]
         if chrom not in by_chrom:
-            raise TaskError(f"{_where(src, df, i)}: chrom {chrom!r} has no record in "
+            raise TaskError(f"{row_location(src, df, i)}: chrom {chrom!r} has no record in "
                             f"reference.fa (records: {', '.join(sorted(by_chrom))})")
         hit = [j for j in by_chrom[chrom]
                if records[j].start <= p and p + len(ref) - 1 <= records[j].end]
         if not hit:
             spans = ", ".join(f"{records[j].start}-{records[j].end}" for j in by_chrom[chrom])
-            raise TaskError(f"{_where(src, df, i)}: {chrom}:{p} ({ref}) is outside the reference "
-                            f"(reference.fa covers {chrom}:{spans})")
+            raise TaskError(f"{row_location(src, df, i)}: {chrom}:{p} ({ref}) is outside the "
+                            f"reference (reference.fa covers {chrom}:{spans})")
         j = hit[0]
         o = p - records[j].start
         got = records[j].seq[o : o + len(ref)]
         if got != ref:
-            raise TaskError(f"{_where(src, df, i)}: ref {ref!r} does not match the reference "
+            raise TaskError(f"{row_location(src, df, i)}: ref {ref!r} does not match the reference "
                             f"at {chrom}:{p} ({got!r} in reference.fa)")
         rec_idx[i], offset[i] = j, o
     df["record"] = rec_idx
