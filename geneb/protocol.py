@@ -21,14 +21,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from geneb.errors import ProbeError
-from geneb.vocabulary import DEFAULT_C, DEFAULT_PROTOCOL, PROTOCOLS  # defined there, used here
+from geneb.vocabulary import (  # defined there (no imports: the CLI's help reads them too)
+    DEFAULT_ALPHA_SWEEP,
+    DEFAULT_C,
+    DEFAULT_C_SWEEP,
+    DEFAULT_PROTOCOL,
+    DEFAULT_SEEDS,
+    PROTOCOLS,
+    REGIMES,
+)
 
-#: Regime names as stored in the ``regime`` column. ``k`` holds the shots per class (null: full).
-REGIMES: tuple[str, ...] = ("1", "10", "full")
-DEFAULT_SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
-DEFAULT_C_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
-#: The ridge penalty sweep of regression tasks (``geneb probe --alpha``): the C sweep's decades.
-DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 MAX_ITER = 1000
 
 

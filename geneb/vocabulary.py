@@ -22,8 +22,21 @@ STAND_IN_BACKENDS: tuple[str, ...] = ("svd",)
 PROTOCOLS: tuple[str, ...] = ("converged", "paper")
 DEFAULT_PROTOCOL = "converged"
 #: The C values probed when none are given (``run_probes``, ``probe_arrays``, ``geneb probe``
-#: and a plan without ``C``): C = 1; ``protocol.DEFAULT_C_SWEEP`` is the sweep to ask for.
+#: and a plan without ``C``): C = 1; ``DEFAULT_C_SWEEP`` is the sweep to ask for.
 DEFAULT_C: tuple[float, ...] = (1.0,)
+#: GENEB's protocol: regime names as stored in the ``regime`` column (k shots per class, or
+#: ``full``), the seeds of the k-shot draws, the C sweep, and the ridge penalty sweep of
+#: regression tasks (the C sweep's decades). ``geneb.protocol`` uses them; here because the
+#: CLI's help texts show them and must not import numpy.
+REGIMES: tuple[str, ...] = ("1", "10", "full")
+DEFAULT_SEEDS: tuple[int, ...] = (13, 17, 42, 123, 997)
+DEFAULT_C_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
+
+
+def as_list_text(values: tuple[object, ...]) -> str:
+    """A default as a CLI user types it: ``(0.01, 1.0, 10.0)`` -> ``"0.01,1,10"``."""
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
 
 #: ``pooling`` values of the transformers adapter (what each means: ``geneb.models.pooling``).
 POOLINGS: tuple[str, ...] = ("mean", "mean_nonspecial", "cls", "max", "last")

@@ -8,6 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from geneb.commands._common import cli_errors, show_progress
+from geneb.vocabulary import (
+    DEFAULT_ALPHA_SWEEP,
+    DEFAULT_C,
+    DEFAULT_C_SWEEP,
+    DEFAULT_SEEDS,
+    REGIMES,
+    as_list_text,
+)
 
 #: ``run_probes`` parameters whose option has another Python name (errors name the option).
 ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "models": "model",
@@ -32,19 +40,19 @@ TaskOpt = Annotated[
 ShotsOpt = Annotated[
     list[str] | None,
     typer.Option("--shots", help="Regimes: k-shot counts per class and/or 'full'; comma "
-                 "list or repeated. Default 1,10,full."),
+                 f"list or repeated. Default {as_list_text(REGIMES)}."),
 ]
 SeedsOpt = Annotated[
     list[str] | None,
     typer.Option("--seeds", help="Seeds of the k-shot draws; comma list or repeated. "
-                 "Default 13,17,42,123,997."),
+                 f"Default {as_list_text(DEFAULT_SEEDS)}."),
 ]
 COpt = Annotated[  # noqa: N803 - the option is called --C
     list[str] | None,
     typer.Option(
         "--C",
-        help="Inverse L2 strength(s): comma list or repeated, e.g. 0.01,0.1,1,10,100. "
-        "Default 1.",
+        help="Inverse L2 strength(s): comma list or repeated, e.g. "
+        f"{as_list_text(DEFAULT_C_SWEEP)}. Default {as_list_text(DEFAULT_C)}.",
     ),
 ]
 AlphaOpt = Annotated[
@@ -52,7 +60,7 @@ AlphaOpt = Annotated[
     typer.Option(
         "--alpha",
         help="Ridge penalties for regression tasks: comma list or repeated. Default "
-        "0.01,0.1,1,10,100.",
+        f"{as_list_text(DEFAULT_ALPHA_SWEEP)}.",
     ),
 ]
 ProbeKindOpt = Annotated[

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from geneb.commands._common import cli_errors
+from geneb.vocabulary import DEFAULT_SEEDS, as_list_text
 
 
 @cli_errors
@@ -25,7 +26,7 @@ def probe_subsample(
         ),
     ] = None,
     seeds: Annotated[str, typer.Option("--seeds", help="Comma-separated seeds.")] = (
-        "13,17,42,123,997"
+        as_list_text(DEFAULT_SEEDS)
     ),
     C: Annotated[float, typer.Option("--C", help="Inverse regularisation strength.")] = 1.0,  # noqa: N803
     backend: Annotated[str, typer.Option("--backend", help="Linear-probe backend.")] = "auto",

@@ -9,6 +9,7 @@ import typer
 
 from geneb.commands._common import cli_errors, console, err_console
 from geneb.errors import GenebError
+from geneb.vocabulary import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP, as_list_text
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -115,8 +116,9 @@ def probe(
     features: Annotated[list[str] | None, typer.Option("--features", help="diff (alt - ref) "
                                                        "or concat ([ref, alt, alt - ref]); "
                                                        "repeatable; default both.")] = None,
-    C: Annotated[str, typer.Option("--C", help="C sweep, comma-separated; chosen per fold by "  # noqa: N803
-                                   "inner block CV.")] = "0.01,0.1,1,10,100",
+    C: Annotated[str | None, typer.Option(  # noqa: N803
+        "--C", help="C sweep, comma-separated; chosen per fold by inner block CV. Default "
+        f"{as_list_text(DEFAULT_C_SWEEP)}.", show_default=False)] = None,
     folds: Annotated[int | None, typer.Option("--folds", help="Folds of contiguous genomic "
                                               "blocks (one chromosome; default 5).")] = None,
     store: Annotated[str | None, typer.Option("--store", help="Feature store keeping the "
@@ -132,10 +134,9 @@ def probe(
     target: Annotated[str, typer.Option("--target", help="label (logistic probe of 0/1) or "
                                         "score (ridge regression of the task's score column)."
                                         )] = "label",
-    alpha: Annotated[str, typer.Option("--alpha", help="Ridge alpha sweep (--target score), "
-                                       "chosen per fold by inner block CV.")] = (
-        "0.01,0.1,1,10,100"
-    ),
+    alpha: Annotated[str | None, typer.Option(
+        "--alpha", help="Ridge alpha sweep (--target score), chosen per fold by inner block "
+        f"CV. Default {as_list_text(DEFAULT_ALPHA_SWEEP)}.", show_default=False)] = None,
     device: DeviceOpt = "auto",
     batch_tokens: BatchTokensOpt = None,
     trust_remote_code: TrustOpt = False,
@@ -150,11 +151,12 @@ def probe(
     vt, out = _task_and_out(task, model, name, window, out, "vep-probe")
     run = ScoreRun()
     t0 = time.perf_counter()
-    df = probe_variants(vt, model, features=features or list(FEATURES), Cs=C, window=window,
+    sweeps = {k: v for k, v in (("Cs", C), ("alphas", alpha)) if v is not None}
+    df = probe_variants(vt, model, features=features or list(FEATURES), window=window,
                         folds=folds, store=store, limit=limit, name=name, device=device,
                         batch_tokens=batch_tokens, trust_remote_code=trust_remote_code,
                         backend=backend, standardize=standardize, target=target,
-                        alphas=alpha, run=run)
+                        run=run, **sweeps)
     write_table(df, out)
     n_folds = int(df["fold"].max()) + 1
     console.print(f"{int((df['status'] == 'ok').sum())}/{len(df)} rows scored out of fold "
