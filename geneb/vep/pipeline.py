@@ -69,22 +69,25 @@ def parse_vep(raw: dict[str, Any], path: Callable[[Any, str], Path], src: str) -
     return VepPlan(folders, scorers, window, raw.get("limit"), probe, raw.get("folds"))
 
 
-def validate_vep(vp: VepPlan) -> list[Any]:
+def validate_vep(vp: VepPlan) -> list[tuple[Any, Any]]:
     """Load (and so validate) every variant task before any work starts; with ``probe``, also
-    plan each task's supervised probe (windows, folds, both classes in every training set)."""
+    plan each task's supervised probe (windows, folds, both classes in every training set).
+    Returns (task, probe plan or None) per task: ``run_vep`` runs exactly these plans."""
     from geneb.tasks.variants import load_variant_task
     from geneb.vep.probe_run import plan_variant_probe
 
     tasks = [load_variant_task(f) for f in vp.tasks]
-    for vt in tasks if vp.probe else []:
-        plan_variant_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds, limit=vp.limit)
-    return tasks
+    return [(vt, plan_variant_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds,
+                                    limit=vp.limit) if vp.probe else None) for vt in tasks]
 
 
 def run_vep(
-    plan: Any, tasks: list[Any], log: Callable[[str], Any] = lambda s: None
+    plan: Any, tasks: list[tuple[Any, Any]], log: Callable[[str], Any] = lambda s: None
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Score every (model, variant task), zero-shot and supervised; (all scores, summary)."""
+    """Score every (model, variant task), zero-shot and supervised (``tasks``: what
+    :func:`validate_vep` returned); (all scores, summary lines)."""
+    from geneb.vep.probe_run import run_variant_probe
+
     vp: VepPlan = plan.vep
     out = plan.out / "vep"
     out.mkdir(parents=True, exist_ok=True)
@@ -96,25 +99,23 @@ def run_vep(
         log(msg)
 
     for mp in plan.models:
-        run = {"store": plan.store, "limit": vp.limit, "name": mp.name,
+        run = {"store": plan.store, "name": mp.name,
                "device": mp.options.get("device", plan.device),
                "trust_remote_code": bool(mp.options.get("trust_remote_code", False))}
         scorers = list(vp.scorers)
-        for vt in tasks:
-            scorers, df = _zero_shot(vt, mp.model, scorers, vp.window, run, say)
+        for vt, probe_plan in tasks:
+            scorers, df = _zero_shot(vt, mp.model, scorers, vp.window, vp.limit, run, say)
             if df is not None:
                 parts.append(_save(df, vt, out, vp.window, "", say))
-            if vp.probe:
-                from geneb.vep.probe_run import probe_variants
-
-                df = probe_variants(vt, mp.model, features=vp.probe, window=vp.window,
-                                    folds=vp.folds, **run)
+            if probe_plan is not None:
+                df = run_variant_probe(probe_plan, mp.model, **run)
                 parts.append(_save(df, vt, out, vp.window, "__probe", say))
     return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), lines
 
 
-def _zero_shot(vt: Any, model: str, scorers: list[str], window: int, run: dict[str, Any],
-               say: Callable[[str], None]) -> tuple[list[str], pd.DataFrame | None]:
+def _zero_shot(vt: Any, model: str, scorers: list[str], window: int, limit: int | None,
+               run: dict[str, Any], say: Callable[[str], None]
+               ) -> tuple[list[str], pd.DataFrame | None]:
     """The zero-shot scores of one model on one task, and the scorers it can run: a scorer
     the model cannot run (``llr`` without a language-model head) is dropped with a line."""
     from geneb.vep.capabilities import ScorerUnsupported
@@ -122,7 +123,8 @@ def _zero_shot(vt: Any, model: str, scorers: list[str], window: int, run: dict[s
 
     while scorers:
         try:
-            return scorers, score_variants(vt, model, scorers, window=window, **run)
+            return scorers, score_variants(vt, model, scorers, window=window, limit=limit,
+                                           **run)
         except ScorerUnsupported as e:
             scorers = [s for s in scorers if s != e.scorer]
             say(f"vep {run['name'] or model}: {e.scorer} skipped (the model supports "

@@ -66,7 +66,10 @@ class VariantProbePlan:
     """Everything ``probe_variants`` decides before embedding: the variants kept, their
     windows, folds, the penalty sweep and the learner (``plan_variant_probe`` makes it)."""
 
-    task: VariantTask
+    source: VariantTask  # the task as given (its windows are embedded, cut to ``limit``)
+    window: int
+    limit: int | None
+    task: VariantTask  # the variants kept (the first ``limit``)
     windows: Windows
     fold: np.ndarray
     scheme: str
@@ -114,7 +117,8 @@ def plan_variant_probe(
                          f"give more folds (folds=...) or a single {learner.param} value")
     if not regression:
         _check_classes(cut, fold, len(cs) > 1)
-    return VariantProbePlan(cut, win, fold, scheme, cs, learner, tuple(features), regression)
+    return VariantProbePlan(vt, window, limit, cut, win, fold, scheme, cs, learner,
+                            tuple(features), regression)
 
 
 @validate_params(VEP_PROBE_PARAMS)
@@ -142,12 +146,30 @@ def probe_variants(
 
     ``target="score"``: ridge regression of the task's ``score`` column over ``alphas``
     instead (scorer ``ridge-*``, column ``alpha``; ``score`` = the out-of-fold prediction)."""
-    vt = task if isinstance(task, VariantTask) else load_variant_task(task)
-    pp = plan_variant_probe(vt, features=features, Cs=Cs, window=window, folds=folds, limit=limit,
-                    batch_tokens=batch_tokens, backend=backend, standardize=standardize,
-                    target=target, alphas=alphas)
-    emb = window_embeddings(vt, model, window=window, store=store, limit=limit, name=name,
-                            device=device, batch_tokens=batch_tokens,
+    pp = plan_variant_probe(task, features=features, Cs=Cs, window=window, folds=folds,
+                            limit=limit, batch_tokens=batch_tokens, backend=backend,
+                            standardize=standardize, target=target, alphas=alphas)
+    return run_variant_probe(pp, model, store=store, name=name, device=device,
+                             batch_tokens=batch_tokens, trust_remote_code=trust_remote_code,
+                             run=run)
+
+
+def run_variant_probe(
+    pp: VariantProbePlan,
+    model: str,
+    *,
+    store: str | Path | None = None,
+    name: str | None = None,
+    device: str = "auto",
+    batch_tokens: int | None = None,
+    trust_remote_code: bool = False,
+    run: ScoreRun | None = None,
+) -> pd.DataFrame:
+    """Embed the planned task's windows with ``model`` (kept in / reused from ``store``) and
+    cross-validate the planned probes: ``probe_variants``' work after its checks (``geneb run``
+    plans every task before any work, then calls this per model)."""
+    emb = window_embeddings(pp.source, model, window=pp.window, store=store, limit=pp.limit,
+                            name=name, device=device, batch_tokens=batch_tokens,
                             trust_remote_code=trust_remote_code, run=run)
     return _probe_tables(pp, emb)
 
