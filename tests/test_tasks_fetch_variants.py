@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -252,17 +253,21 @@ def test_truncated_gzip_reference_is_refused(hub: dict) -> None:
     assert not (hub["cache"] / "variants" / TG).exists()
 
 
-def test_bad_label_in_the_served_table_names_file_and_row(hub: dict) -> None:
+def _plan_eqtl_served_as(hub: dict, table: pd.DataFrame) -> Any:
+    """The eQTL entry's fetch plan, its hub file replaced by ``table``, with the right genome."""
     entry = hub["entries"][EQTL]
+    hub["hub"].repo(str(entry.source.hub)).commits[str(entry.source.revision)][
+        "variant_effect_causal_eqtl/All_Tissues.csv"
+    ] = table.to_csv(index=False).encode()
+    ref = _fasta(hub["genome"], "ucsc", hub["tmp"] / "g.fa")
+    return plan_fetch([entry], None, UserReference(ref, FLANK))
+
+
+def test_bad_label_in_the_served_table_names_file_and_row(hub: dict) -> None:
     bad = hub["eqtl"].copy()
     bad["label"] = bad["label"].astype(str)
     bad.loc[5, "label"] = "maybe"
-    h = hub["hub"]
-    h.repo(str(entry.source.hub)).commits[str(entry.source.revision)][
-        "variant_effect_causal_eqtl/All_Tissues.csv"
-    ] = bad.to_csv(index=False).encode()
-    ref = _fasta(hub["genome"], "ucsc", hub["tmp"] / "g.fa")
-    plan = plan_fetch([entry], None, UserReference(ref, FLANK))
+    plan = _plan_eqtl_served_as(hub, bad)
     with pytest.raises(FetchError, match=r"All_Tissues.csv line 7 \(row 5\): label 'maybe'"):
         run_fetch(plan)
     assert not (hub["cache"] / "variants" / EQTL).exists()
@@ -271,16 +276,10 @@ def test_bad_label_in_the_served_table_names_file_and_row(hub: dict) -> None:
 def test_table_without_ref_whose_alt_is_the_genome_base_is_refused(hub: dict) -> None:
     """No REF column: ref comes from the genome; an ALT equal to it (a table made on another
     genome) is refused by the converted folder's load, naming the row; nothing is kept."""
-    entry = hub["entries"][EQTL]
     bad = hub["eqtl"].copy()
     c, p = bad.loc[3, "CHROM"][3:], int(bad.loc[3, "POS"])
     bad.loc[3, "ALT"] = hub["genome"][c][p - 1]
-    h = hub["hub"]
-    h.repo(str(entry.source.hub)).commits[str(entry.source.revision)][
-        "variant_effect_causal_eqtl/All_Tissues.csv"
-    ] = bad.to_csv(index=False).encode()
-    ref = _fasta(hub["genome"], "ucsc", hub["tmp"] / "g.fa")
-    plan = plan_fetch([entry], None, UserReference(ref, FLANK))
+    plan = _plan_eqtl_served_as(hub, bad)
     with pytest.raises(FetchError, match=r"converted variants.csv line 5 \(row 3\): alt equals "
                        rf"ref \('{bad.loc[3, 'ALT']}'\)"):  # fmt: skip
         run_fetch(plan)
