@@ -21,7 +21,8 @@ SIZES = ("n_train", "n_valid", "n_test")
 SHARED_PREFIX = "../shared/data/"
 #: tasks with n_classes, n_train and n_test (all sourced) per suite, as committed
 FILLED_PER_SUITE = {
-    "gue": 28, "genomic_benchmarks": 9, "geneb_staged": 11, "nt_revised": 18, "geneb_list": 12,
+    "gue": 28, "genomic_benchmarks": 9, "geneb_staged": 11, "nt_revised": 18, "geneb_tasks": 6,
+    "plant_genomic_benchmark": 6,
     "long_range": 2,
 }
 

@@ -405,8 +405,11 @@ def test_not_fetched_catalogue_task_names_the_fetch_command(
     monkeypatch.delenv("GENEB_DATA_DIR", raising=False)
     with pytest.raises(UnknownNameError, match="run: geneb tasks fetch nt_h3k4me3"):
         resolve_task("nt_h3k4me3")
-    with pytest.raises(UnknownNameError, match="cannot be fetched"):
-        resolve_task("gb_human_enhancers_ensembl")  # no pinned revision in the catalogue
+    with pytest.raises(UnknownNameError, match="cannot be fetched .geneb has no converter"):
+        resolve_task("lrb_regulatory_element_promoter")  # no converter for its format
+    # no revision published: fetchable at the hub's current commit (recorded when fetched)
+    with pytest.raises(UnknownNameError, match="run: geneb tasks fetch gb_human_enhancers_ens"):
+        resolve_task("gb_human_enhancers_ensembl")
 
 
 def test_ctrl_c_during_conversion_leaves_nothing(

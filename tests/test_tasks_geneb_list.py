@@ -26,9 +26,12 @@ def test_category_counts_against_geneb() -> None:
     assert rows["chromatin_accessibility"]["geneb"] == 1
     # the catalogue side equals the categories `geneb tasks catalogue --json` lists
     listed = [e for e in _json() if e["kind"] == "classification"]
-    # 94 classification tasks before issue 23, plus the 25 GENEB tasks of suite geneb_list
+    # 94 classification tasks before issue 23, plus 25 GENEB tasks (issue 33: from GENEB's own
+    # task dataset, the Plant Genomic Benchmark and the GUE mirror)
     assert cmp["n_catalogue"] == len(listed) == 119
-    assert sum(e["suite"] == "geneb_list" for e in listed) == 25
+    suites = collections.Counter(e["suite"] for e in listed)
+    assert (suites["geneb_tasks"], suites["plant_genomic_benchmark"], suites["gue_extra"]) == (
+        17, 7, 1)
     counts = collections.Counter(e["category"] for e in listed)
     assert {c: r["catalogue"] for c, r in rows.items() if r["catalogue"]} == dict(counts)
     # shared = GENEB tasks whose matched catalogue entry exists (read from the data file)
@@ -43,10 +46,11 @@ def test_category_counts_against_geneb() -> None:
 
 
 def test_geneb_list_entries_state_no_unchecked_fact() -> None:
-    entries = [e for e in _json("--suite", "geneb_list")]
+    entries = _json("--suite", "geneb_tasks", "--suite", "plant_genomic_benchmark",
+                    "--suite", "gue_extra")  # fmt: skip
     assert len(entries) == 25
-    for e in entries:  # listed with GENEB's category and source; nothing guessed
-        assert e["not_fetchable_because"], e["name"]
+    for e in entries:  # GENEB's category and source; fetchable (issue 33); nothing guessed
+        assert e["fetchable"], (e["name"], e["not_fetchable_because"])
         for key in ("n_classes", "n_train", "n_valid", "n_test"):  # stated = sourced and checked
             assert e[key] is None or (e["sources"].get(key) and key in e["checked"]), e["name"]
     # class counts read from the upstream iPro-WAEL files (8 tasks), the Plant Genomic

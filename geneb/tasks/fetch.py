@@ -1,9 +1,15 @@
 """``geneb tasks fetch``: download, verify, convert and cache catalogue tasks.
 
-Two steps, pooch-style. ``plan_fetch`` is pure (it only looks at the catalogue and the cache)
-and decides per entry: fetch it, skip it (already fetched from the same pinned source), or
-refuse it (no pinned revision / sha256, no converter, or a folder in the way), with the
-reason. ``run_fetch`` then acts on the fetch steps only.
+Two steps, pooch-style. ``plan_fetch`` (:mod:`geneb.tasks.fetch_plan`) is pure (it only
+looks at the catalogue and the cache) and decides per entry: fetch it, skip it (already
+fetched from the same source), or refuse it, with the reason. ``run_fetch`` then acts on the
+fetch steps only.
+
+Revisions: a hub file is always downloaded at a full commit: the catalogue's pin, the one
+``revision`` names, or, for a source that publishes none (*floating*), the hub's current
+commit, resolved once per entry, recorded in ``fetch.json`` with each file's sha256 and said
+in one line (``on_note``). A later fetch never replaces a cached copy: it warns in one line
+when the hub has moved past the cached commit.
 
 Verification: hub files come through ``huggingface_hub`` at a full commit hash, URL files
 through :mod:`geneb.tasks.download` with the catalogue's sha256 (a mismatch is refused,
@@ -24,7 +30,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,8 +37,6 @@ from typing import Any
 from geneb.errors import GenebError, TaskError
 from geneb.tasks.cache import (
     FETCH_RECORD,
-    cache_root,
-    kind_dir,
     partial_prefix,
     remove_empty,
     sweep_partials,
@@ -42,116 +45,24 @@ from geneb.tasks.cache import (
 from geneb.tasks.catalogue import TaskCatalogueEntry
 from geneb.tasks.convert import convert_classification, convert_variants, extract_member
 from geneb.tasks.download import download, honour_umask, sha256_file
+from geneb.tasks.fetch_plan import FetchPlan, FetchStep, plan_fetch, read_record, source_fingerprint
+from geneb.tasks.hub_files import (
+    FetchError,
+    HubSnapshot,
+    check_hub_reachable,
+    download_hub,
+    hub_paths,
+    join_shards,
+    needs_listing,
+    resolve_commit,
+)
 from geneb.tasks.limits import FetchLimits
 from geneb.tasks.loader import TASK_JSON, load_task_folder
 from geneb.tasks.reference import UserReference
 from geneb.tasks.sources import FileSource
 from geneb.tasks.variants import load_variant_task
 
-#: seconds to wait for the hub to answer before calling the machine offline
-HUB_PROBE_TIMEOUT_S = 1.5
-
-
-class FetchError(TaskError):
-    """A catalogue task could not be downloaded, verified or converted (nothing was kept)."""
-
-
-@dataclass(frozen=True)
-class FetchStep:
-    """What ``run_fetch`` will do for one entry: ``fetch``, ``skip`` or ``refuse``, and why."""
-
-    entry: TaskCatalogueEntry
-    target: Path
-    action: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class FetchPlan:
-    """The decided steps, in the order asked."""
-
-    cache: Path
-    steps: tuple[FetchStep, ...]
-    #: the user's reference genome (``--reference``), for entries whose reference has no sha256
-    reference: UserReference | None = None
-
-    def refused(self) -> list[FetchStep]:
-        return [s for s in self.steps if s.action == "refuse"]
-
-    def to_fetch(self) -> list[FetchStep]:
-        return [s for s in self.steps if s.action == "fetch"]
-
-
-def source_fingerprint(entry: TaskCatalogueEntry) -> dict[str, Any]:
-    """Everything that decides a fetched folder's content (a changed catalogue = a new fetch)."""
-    return {
-        "source": entry.source.raw,
-        "format": entry.format,
-        "columns": dict(entry.columns) if entry.columns else None,
-        "kind": entry.kind,
-    }
-
-
-def _read_record(folder: Path) -> dict[str, Any] | None:
-    try:
-        rec = json.loads((folder / FETCH_RECORD).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return rec if isinstance(rec, dict) else None
-
-
-def plan_fetch(
-    entries: Iterable[TaskCatalogueEntry],
-    cache: str | os.PathLike[str] | None = None,
-    reference: UserReference | None = None,
-) -> FetchPlan:
-    """Decide, without touching anything, what fetching ``entries`` into the cache means.
-
-    ``reference`` (a local genome file) stands in for a reference genome the catalogue names
-    without a sha256; entries that need none ignore it."""
-    entries = list(entries)
-    root = cache_root(cache)
-    if reference is not None:
-        _check_reference(reference, entries)
-    steps = []
-    for e in entries:
-        target = kind_dir(root, e.kind) / e.name
-        record = _read_record(target) if (target / FETCH_RECORD).is_file() else None
-        if record is not None and record.get("fingerprint") == source_fingerprint(e):
-            steps.append(FetchStep(e, target, "skip", "already fetched from the same source"))
-        elif record is not None:
-            steps.append(
-                FetchStep(
-                    e,
-                    target,
-                    "refuse",
-                    f"{target} was fetched from another source ({record.get('source', '?')}); "
-                    f"delete that folder to fetch {e.source.describe()}",
-                )
-            )
-        elif target.exists():
-            steps.append(
-                FetchStep(e, target, "refuse", f"{target} exists but is not a fetched task folder")
-            )
-        elif (why := e.fetchable(reference_given=reference is not None)) is not None:
-            steps.append(FetchStep(e, target, "refuse", f"unverifiable: {why}"))
-        else:
-            steps.append(FetchStep(e, target, "fetch", f"download from {e.source.describe()}"))
-    return FetchPlan(root, tuple(steps), reference)
-
-
-def _check_reference(reference: UserReference, entries: list[TaskCatalogueEntry]) -> None:
-    """Refuse ``--reference`` up front when it is not a file or no entry asked needs one."""
-    if not reference.path.expanduser().is_file():
-        raise FetchError(f"reference {reference.path} is not a file (expected a FASTA, plain or "
-                         ".gz); nothing was downloaded")
-    if reference.flank < 1:
-        raise FetchError(f"flank must be a positive number of bases, got {reference.flank}")
-    if not any(e.kind == "variants" and e.source.needs_reference() for e in entries):
-        raise FetchError(
-            "reference given, but none of the asked entries needs one (only variant sets whose "
-            "reference genome has no published sha256 do); nothing was downloaded"
-        )
+__all__ = ["FetchError", "FetchPlan", "FetchStep", "plan_fetch", "run_fetch"]
 
 
 # --------------------------------------------------------------------------- acting
@@ -166,110 +77,32 @@ def _download_url(f: FileSource, root: Path, limits: FetchLimits) -> Path:
         raise FetchError(str(e)) from None
 
 
-def _download_hub(entry: TaskCatalogueEntry, f: FileSource, root: Path) -> Path:
-    from huggingface_hub import hf_hub_download
-
-    src = entry.source
-    assert src.hub and src.revision and f.path
-    try:
-        return Path(
-            hf_hub_download(
-                repo_id=src.hub,
-                filename=f.path,
-                repo_type="dataset",
-                revision=src.revision,
-                cache_dir=root / "hf",
-            )
-        )
-    except Exception as e:  # offline, missing file, bad revision: one message naming all three
-        raise FetchError(
-            f"hub dataset {src.hub}@{src.revision}: cannot get {f.path!r} "
-            f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-        ) from None
-
-
-def _hub_files_missing(steps: Iterable[FetchStep], root: Path) -> list[str]:
-    """``repo@revision:path`` of each hub file the steps need that the hub cache lacks."""
-    hub = [(s.entry.source, f) for s in steps for f in s.entry.source.files if not f.url]
-    if not hub:
-        return []
-    from huggingface_hub import try_to_load_from_cache
-
-    return [
-        f"{src.hub}@{str(src.revision)[:12]}:{f.path}"
-        for src, f in hub
-        if not isinstance(
-            try_to_load_from_cache(
-                str(src.hub),
-                str(f.path),
-                cache_dir=root / "hf",
-                revision=src.revision,
-                repo_type="dataset",
-            ),
-            str,
-        )
-    ]
-
-
-def check_hub_reachable(steps: Iterable[FetchStep], root: Path) -> None:
-    """Refuse in one line, before anything is created, when hub files are needed offline.
-
-    Offline is ``HF_HUB_OFFLINE`` set, or the hub endpoint not answering within
-    ``HUB_PROBE_TIMEOUT_S`` (``huggingface_hub`` would otherwise retry for half a minute).
-    """
-    missing = _hub_files_missing(steps, root)
-    if not missing:
-        return
-    import urllib.error
-    import urllib.request
-
-    from huggingface_hub import constants
-
-    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-    if constants.HF_HUB_OFFLINE:
-        # huggingface_hub reads either variable; name the one the user set
-        var = next(
-            (v for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE") if os.environ.get(v)),
-            "HF_HUB_OFFLINE",
-        )
-        raise FetchError(
-            f"offline ({var} is set) and {shown} not in the cache {root / 'hf'}; "
-            f"nothing was downloaded (unset {var} to fetch)"
-        )
-    endpoint = constants.ENDPOINT
-    try:
-        req = urllib.request.Request(endpoint, method="HEAD")
-        urllib.request.urlopen(req, timeout=HUB_PROBE_TIMEOUT_S).close()
-    except urllib.error.HTTPError:
-        return  # it answered
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        reason = getattr(e, "reason", None) or e
-        raise FetchError(
-            f"offline: no answer from the Hugging Face hub at {endpoint} within "
-            f"{HUB_PROBE_TIMEOUT_S:g} s ({reason}); {shown} not fetched, nothing was "
-            f"downloaded (no network? HF_ENDPOINT sets another hub)"
-        ) from None
-
-
 def _get_files(
-    e: TaskCatalogueEntry, root: Path, scratch: Path, limits: FetchLimits, user_ref: bool
-) -> dict[str, Path]:
-    """Every file of the entry, by role; the reference is left out when the user gives it."""
-    return {
-        f.role: _get_file(e, f, root, scratch, limits)
-        for f in e.source.files
-        if not (user_ref and f.role == "reference")
-    }
-
-
-def _get_file(
-    entry: TaskCatalogueEntry, f: FileSource, root: Path, scratch: Path, limits: FetchLimits
-) -> Path:
-    path = _download_url(f, root, limits) if f.url else _download_hub(entry, f, root)
-    if f.member:
-        suffix = "".join(Path(f.member).suffixes[-2:])
-        return extract_member(path, f.member, scratch / f".{f.role}{suffix}", limits)
-    return path
+    step: FetchStep, snap: HubSnapshot | None, root: Path, scratch: Path, limits: FetchLimits,
+    user_ref: bool,
+) -> tuple[dict[str, Path], dict[str, str]]:
+    """Every file of the entry by role (the reference is left out when the user gives it),
+    and the sha256 of each hub file downloaded, by hub path."""
+    src = step.entry.source
+    commit = snap.commit if snap is not None else step.revision
+    files: dict[str, Path] = {}
+    hub_digests: dict[str, str] = {}
+    for f in src.files:
+        if user_ref and f.role == "reference":
+            continue
+        if f.url:
+            path = _download_url(f, root, limits)
+        else:
+            assert src.hub and commit  # plan_fetch refused otherwise; floating: resolved
+            names = hub_paths(f, snap)
+            got = download_hub(src.hub, commit, names, root)
+            hub_digests.update({n: sha256_file(g) for n, g in zip(names, got, strict=True)})
+            path = join_shards(got, scratch / f".{f.role}.joined{Path(names[0]).suffix}")
+        if f.member:
+            suffix = "".join(Path(f.member).suffixes[-2:])
+            path = extract_member(path, f.member, scratch / f".{f.role}{suffix}", limits)
+        files[f.role] = path
+    return files, hub_digests
 
 
 def _convert(
@@ -278,6 +111,7 @@ def _convert(
     tmp: Path,
     limits: FetchLimits,
     reference: UserReference | None = None,
+    commit: str | None = None,
 ) -> tuple[dict[str, int], dict[str, Any], dict[str, Any] | None]:
     """Convert into ``tmp`` and load the result as any folder is loaded (one validation);
     return the row counts, what the load subsampled and (variant sets fetched with the
@@ -293,7 +127,7 @@ def _convert(
     counts = convert_classification(files, e.format, e.columns, tmp, limits)
     meta: dict[str, Any] = {"name": e.name, "category": e.category}
     meta.update(
-        source=e.source.describe(),
+        source=e.source.describe(commit),
         license=e.license or "",
         description=e.description or e.name,
         **{f"n_{split}": n for split, n in counts.items()},
@@ -311,6 +145,19 @@ def _convert(
     return counts, dict(task.metadata.get("subsampled", {})), None
 
 
+#: how a fetched hub commit was chosen, as ``fetch.json`` records it
+FLOATING = "the hub's current commit (no revision is published)"
+
+
+def _revision_from(step: FetchStep) -> str | None:
+    src = step.entry.source
+    if not src.hub:
+        return None
+    if step.revision is None:
+        return FLOATING
+    return "--revision" if step.revision != src.revision else "catalogue"
+
+
 def _fetch_one(
     step: FetchStep, root: Path, limits: FetchLimits, reference: UserReference | None = None
 ) -> dict[str, Any]:
@@ -321,17 +168,22 @@ def _fetch_one(
     tmp = Path(tempfile.mkdtemp(prefix=partial_prefix(e.name), dir=step.target.parent))
     honour_umask(tmp)  # mkdtemp makes 0700; a shared cache must be readable as the umask says
     try:
+        snap = (resolve_commit(str(e.source.hub), step.revision)
+                if e.source.hub and needs_listing(e.source) else None)  # fmt: skip
+        commit = snap.commit if snap is not None else step.revision
         scratch = tmp / ".scratch"  # archive members; removed before the folder is published
         scratch.mkdir()
-        files = _get_files(e, root, scratch, limits, reference is not None)
+        files, hub_digests = _get_files(step, snap, root, scratch, limits, reference is not None)
         digests = {role: sha256_file(p) for role, p in files.items()}
-        counts, subsampled, user_ref = _convert(e, files, tmp, limits, reference)
+        counts, subsampled, user_ref = _convert(e, files, tmp, limits, reference, commit)
         shutil.rmtree(scratch)
         record = {
             "name": e.name,
             "suite": e.suite,
             "kind": e.kind,
-            "source": e.source.describe(),
+            "source": e.source.describe(commit),
+            **({"commit": commit, "revision_from": _revision_from(step),
+                "hub_files": hub_digests} if e.source.hub else {}),  # fmt: skip
             "fingerprint": source_fingerprint(e),
             "sha256": digests,
             "rows": counts,
@@ -343,7 +195,7 @@ def _fetch_one(
         try:
             tmp.rename(step.target)
         except OSError:
-            if _read_record(step.target) is None:  # not a concurrent fetch that won the race
+            if read_record(step.target) is None:  # not a concurrent fetch that won the race
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
         return record
@@ -354,23 +206,58 @@ def _fetch_one(
         raise
 
 
+def _drift_notes(steps: Iterable[FetchStep]) -> list[tuple[FetchStep, str]]:
+    """For each cached floating entry: a warning when the hub has moved past its commit."""
+    from huggingface_hub import constants
+
+    floating = [s for s in steps if s.action == "skip" and s.revision is None and s.cached_commit]
+    if not floating or constants.HF_HUB_OFFLINE:
+        return []
+    notes = []
+    for s in floating:
+        hub = str(s.entry.source.hub)
+        try:
+            now = resolve_commit(hub, None).commit
+        except FetchError as e:
+            notes.append((s, f"note: {s.entry.name}: could not check whether {hub} moved ({e})"))
+            continue
+        if now != s.cached_commit:
+            notes.append((s, f"warning: {s.entry.name}: the hub's current commit of {hub} is "
+                             f"{now}, the cached copy is from {s.cached_commit} and is kept "
+                             f"(never replaced silently): delete {s.target} to fetch {now[:12]}, "
+                             f"or pin one with revision={now}"))  # fmt: skip
+    return notes
+
+
+def _floating_note(step: FetchStep, record: dict[str, Any]) -> str:
+    return (f"note: {step.entry.name}: no revision is published for {step.entry.source.hub}; "
+            f"fetched its current commit {record['commit']}, recorded with each file's sha256 "
+            f"in {step.target / FETCH_RECORD} (revision= pins one)")  # fmt: skip
+
+
 def run_fetch(
     plan: FetchPlan,
     *,
     on_done: Callable[[FetchStep, dict[str, Any]], None] | None = None,
     limits: FetchLimits | None = None,
+    on_note: Callable[[FetchStep, str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Carry out the plan's ``fetch`` steps in order; stop at the first failure (it is raised).
 
     Entries fetched before a failure stay cached (each is complete on its own). ``limits``
     default to :meth:`FetchLimits.from_env`. Partials of killed fetches are swept first.
+    ``on_note`` gets one line per floating source: the commit a fetch resolved, or a cached
+    copy whose commit is no longer the hub's current one (the copy is kept).
     """
     limits = limits or FetchLimits.from_env()
     sweep_partials(plan.cache)  # even when nothing is to fetch: any later fetch cleans up
+    note = on_note or (lambda step, text: None)
+    for step, text in _drift_notes(plan.steps):
+        note(step, text)
     steps = plan.to_fetch()
     if not steps:
         return []
-    check_hub_reachable(steps, plan.cache)
+    check_hub_reachable([(s.entry.source, s.revision) for s in steps], plan.cache)
     layout = [plan.cache, *(plan.cache / d for d in ("tasks", "variants", "downloads", "hf"))]
     fresh = [d for d in layout if not d.exists()]
     done = []
@@ -379,6 +266,8 @@ def run_fetch(
             for step in steps:
                 record = _fetch_one(step, plan.cache, limits, plan.reference)
                 done.append(record)
+                if record.get("revision_from") == FLOATING:
+                    note(step, _floating_note(step, record))
                 if on_done is not None:
                     on_done(step, record)
     except BaseException:

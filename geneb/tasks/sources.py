@@ -2,13 +2,16 @@
 
 Split from :mod:`geneb.tasks.catalogue` (which reads and validates the whole catalogue) so
 that the rule "what makes a source verifiable" has one home: ``Source.unpinned`` says, in one
-line, which fact is missing (a revision, a sha256, a download location, or the one fact the
-catalogue names in ``source.missing``). A reference genome published without a sha256 is the
-one gap the user can fill: ``geneb tasks fetch NAME --reference FILE``.
+line, which fact is missing (a sha256, a download location, or the one fact the catalogue
+names in ``source.missing``). A hub dataset without a pinned revision is *floating*: it can be
+fetched, at the hub's current commit, which the fetch records (:mod:`geneb.tasks.fetch`).
+A reference genome published without a sha256 is the one gap the user can fill:
+``geneb tasks fetch NAME --reference FILE``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +24,10 @@ from geneb.errors import TaskError
 class FileSource:
     """One file to download: from a hub dataset (``path``) or a URL (``url`` + ``sha256``).
 
-    ``member`` names a file inside a downloaded .zip / .tar.gz archive.
+    ``member`` names a file inside a downloaded .zip / .tar.gz archive. ``match`` (hub files
+    only) is a regular expression for the file's path, for a hub layout whose file names are
+    not known ahead (``data/train-00000-of-00001-<hash>.parquet``): the files of the fetched
+    commit it matches, in path order (shards of one split are read as one table).
     """
 
     role: str
@@ -29,6 +35,7 @@ class FileSource:
     url: str | None = None
     sha256: str | None = None
     member: str | None = None
+    match: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,17 @@ class Source:
     #: ``source.missing``), when the layout alone cannot say it
     missing: str | None = None
 
-    def describe(self) -> str:
-        """One line for tables and task.json: ``hub:org/name@rev`` or the first URL."""
+    @property
+    def floating(self) -> bool:
+        """A hub dataset whose catalogue entry pins no revision: a fetch resolves the hub's
+        current commit and records it (``geneb tasks fetch`` says so)."""
+        return bool(self.hub) and not self.revision
+
+    def describe(self, commit: str | None = None) -> str:
+        """One line for tables and task.json: ``hf:org/name@rev`` (``commit``: the one a fetch
+        resolved, for a floating source) or the first URL."""
         if self.hub:
-            return f"hf:{self.hub}@{self.revision or 'UNPINNED'}"
+            return f"hf:{self.hub}@{commit or self.revision or 'UNPINNED'}"
         if self.raw.get("github"):
             return f"github:{self.raw['github']}@{self.raw.get('commit') or 'UNPINNED'}"
         urls = [f.url for f in self.files if f.url]
@@ -65,11 +79,12 @@ class Source:
                     f"no sha256 published for {f.url} (the reference genome); give "
                     f"reference=PATH, a local copy of it, to fetch"
                 )
-        if self.hub:
-            if not self.revision:
-                return f"hub dataset {self.hub} has no pinned revision in the catalogue"
+        if self.hub:  # no revision: the fetch resolves the hub's current commit (floating)
             if not self.files:
                 return f"hub dataset {self.hub}: the files to download are not known"
+            for f in self.files:
+                if not (f.url or f.path or f.match):
+                    return f"hub dataset {self.hub}: {f.role} file has no path or match"
             return self._unpinned_urls()
         if not self.files:
             return "no download location is known"
@@ -90,7 +105,9 @@ class Source:
 
 
 _OPT_STR = c.Nullable(c.TEXT)
-_REVISION = c.Nullable(c.Pattern(r"[0-9a-f]{40}", "a full 40-hex commit"))
+#: a full commit hash: what ``revision`` (catalogue or ``geneb tasks fetch --revision``) must be
+REVISION = c.Pattern(r"[0-9a-f]{40}", "a full 40-hex commit")
+_REVISION = c.Nullable(REVISION)
 _SHA256 = c.Nullable(c.Pattern(r"[0-9a-f]{64}", "64 hex digits"))
 
 
@@ -105,9 +122,15 @@ def opt_str(
 
 def _file(role: str, f: Mapping[str, Any], where: str) -> FileSource:
     where = f"{where}: file {role!r}"
+    match = opt_str(f, "match", where)
+    if match is not None:
+        try:
+            re.compile(match)
+        except re.error as e:
+            raise TaskError(f"{where}: match: not a regular expression ({e}): {match!r}") from None
     return FileSource(role, path=opt_str(f, "path", where), url=opt_str(f, "url", where),
                       sha256=opt_str(f, "sha256", where, _SHA256),
-                      member=opt_str(f, "member", where))
+                      member=opt_str(f, "member", where), match=match)
 
 
 def parse_source(raw: Any, where: str) -> Source:
