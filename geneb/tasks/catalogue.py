@@ -242,11 +242,16 @@ def suites(entries: Iterable[TaskCatalogueEntry]) -> dict[str, list[TaskCatalogu
 def select(
     names: Iterable[str], entries: tuple[TaskCatalogueEntry, ...]
 ) -> list[TaskCatalogueEntry]:
-    """Entries named by task or suite name, in the order asked, each once."""
+    """Entries named by task name, suite name or task alias (a GENEB task id,
+    :mod:`geneb.tasks.aliases`), in the order asked, each once."""
+    from geneb.tasks.aliases import catalogue_name_for
+
     by_name = {e.name: e for e in entries}
     by_suite = suites(entries)
     out: list[TaskCatalogueEntry] = []
     for n in names:
+        if n not in by_name and n not in by_suite:
+            n = catalogue_name_for(n) or n
         if n in by_name:
             picked = [by_name[n]]
         elif n in by_suite:

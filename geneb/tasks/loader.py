@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +39,9 @@ import numpy as np
 
 from geneb.errors import TaskError, unknown_name
 from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED, stratified_positions
+from geneb.tasks.labels import split_labels
 from geneb.tasks.readers import RawSplit, read_raw_split
-from geneb.tasks.regression import REGRESSION, cap_targets, target_summary, targets_of, task_kind
+from geneb.tasks.regression import REGRESSION, cap_targets, target_summary, task_kind
 from geneb.tasks.sampling import SUBSAMPLE_METHOD, name_seed
 from geneb.tasks.spec import (
     CATEGORIES,
@@ -51,15 +51,7 @@ from geneb.tasks.spec import (
     split_fingerprint,
     typed_task,
 )
-from geneb.tasks.validate import (
-    RawLabels,
-    check_class_files,
-    check_eval_classes,
-    check_label_kinds,
-    check_sequences,
-    check_two_classes,
-    classify_labels,
-)
+from geneb.tasks.validate import check_class_files, check_sequences
 
 SPLIT_ORDER = ("train", "valid", "test")
 REQUIRED_SPLITS = ("train", "test")
@@ -127,76 +119,6 @@ def check_task_name(name: str, where: str) -> str:
 
 
 # --------------------------------------------------------------------------- assembling
-
-
-def _label_ids(
-    raws: list[RawSplit], classified: list[RawLabels], meta: Mapping[str, Any], json_file: str
-) -> tuple[list[np.ndarray], tuple[str, ...], str, dict[str, int] | None]:
-    kind = check_label_kinds([(r.file, c, r.where) for r, c in zip(raws, classified, strict=True)])
-    n_classes_json = meta.get("n_classes")
-    if kind == "int":
-        union = np.unique(np.concatenate([c.ints for c in classified]))
-        k = int(n_classes_json) if n_classes_json is not None else int(union.size)
-        for r, c in zip(raws, classified, strict=True):
-            bad = np.flatnonzero((c.ints < 0) | (c.ints >= k))
-            if bad.size:
-                i = int(bad[0])
-                src = (
-                    f"n_classes={k} in {json_file}"
-                    if n_classes_json is not None
-                    else (f"{k} distinct labels over all splits")
-                )
-                raise TaskError(
-                    f"{r.where(i)}: label {c.strs[i]!r} is not a class id 0..{k - 1} ({src}); "
-                    f"integer labels must be 0..K-1"
-                    + (f" ({bad.size} rows have this problem)" if bad.size > 1 else "")
-                )
-        if union.size != k:
-            absent = sorted(set(range(k)) - set(union.tolist()))
-            raise TaskError(
-                f"{json_file}: n_classes={k} but class id(s) {absent} occur in no split"
-            )
-        names = meta.get("label_names")
-        if names is not None and len(names) != k:
-            raise TaskError(f"{json_file}: 'label_names' has {len(names)} names for {k} classes")
-        label_names = tuple(names) if names is not None else tuple(str(i) for i in range(k))
-        return [c.ints.copy() for c in classified], label_names, kind, None
-    union_s = sorted(set().union(*(set(c.strs.tolist()) for c in classified)))
-    if n_classes_json is not None and n_classes_json != len(union_s):
-        raise TaskError(
-            f"{json_file}: n_classes={n_classes_json} but the splits hold {len(union_s)} distinct "
-            f"labels: {', '.join(repr(s) for s in union_s[:20])}"
-        )
-    names = meta.get("label_names")
-    if names is not None and list(names) != union_s:
-        raise TaskError(
-            f"{json_file}: 'label_names' {names} must list the string labels in sorted order, "
-            f"{union_s} (string labels get ids in sorted order)"
-        )
-    lookup = np.array(union_s, dtype=object)
-    ids = [np.searchsorted(lookup, c.strs).astype(np.int64) for c in classified]
-    mapping = {s: i for i, s in enumerate(union_s)}
-    return ids, tuple(union_s), kind, mapping
-
-
-def _labels(
-    raws: list[RawSplit], meta: Mapping[str, Any], json_file: str, task_kind_: str,
-    inferred: list[str],
-) -> tuple[list[np.ndarray], tuple[str, ...], str, dict[str, int] | None]:
-    """Every split's labels, checked: float targets (regression) or class ids."""
-    if task_kind_ == REGRESSION:
-        return [targets_of(r) for r in raws], (), "float", None
-    classified = [classify_labels(r.labels, r.where) for r in raws]
-    ids, label_names, kind, mapping = _label_ids(raws, classified, meta, json_file)
-    if "n_classes" not in meta:
-        inferred.append("n_classes")
-    if kind == "int" and "label_names" not in meta:
-        inferred.append("label_names")
-    for r, lab in zip(raws, ids, strict=True):
-        check_two_classes(r.name, lab, r.file, label_names)
-        if r.name != "train":
-            check_eval_classes(raws[0].file, ids[0], r.name, lab, r.where, label_names)
-    return ids, label_names, kind, mapping
 
 
 def _readonly(a: np.ndarray, dtype: type = np.int64) -> np.ndarray:
@@ -277,17 +199,38 @@ def load_task_folder(
             inferred.append("name")
     check_task_name(name, str(folder))
 
-    raws = _read_splits(folder)
+    return assemble_task(folder, name, _read_splits(folder), meta, json_file, inferred,
+                         train_row_cap)  # fmt: skip
+
+
+def assemble_task(
+    path: Path,
+    name: str,
+    raws: list[RawSplit],
+    meta: dict[str, Any],
+    json_file: str,
+    inferred: list[str],
+    train_row_cap: int | None,
+    *,
+    any_int_labels: bool = False,
+) -> Task:
+    """A validated ``Task`` from the raw splits read at ``path`` (a task folder, or a GENEB
+    task file: :mod:`geneb.tasks.geneb_csv`); ``meta`` as a task.json gives it.
+
+    Every check a task folder gets happens here: sequences, labels (``any_int_labels``: any
+    integers, ids in ascending order, see :mod:`geneb.tasks.labels`), stated sizes, the
+    train-row cap. Rows keep their order in the source.
+    """
     checked = [check_sequences(r.sequences, r.where) for r in raws]
     task_kind_ = task_kind(meta, json_file)
-    ids, label_names, kind, mapping = _labels(raws, meta, json_file, task_kind_, inferred)
+    ids, label_names, kind, mapping = split_labels(raws, meta, json_file, task_kind_, inferred,
+                                                   any_int_labels)  # fmt: skip
     for r in raws:
         expected = meta.get(f"n_{r.name}")
         if expected is not None and expected != len(r.sequences):
             raise TaskError(
                 f"{json_file}: n_{r.name}={expected} but {r.file} has {len(r.sequences)} rows"
             )
-
     category = meta.get("category")
     if category is None:
         category = UNCATEGORIZED
@@ -295,7 +238,7 @@ def load_task_folder(
     splits, subsampled = _capped_splits(name, raws, checked, ids, task_kind_, train_row_cap)
     k = len(label_names)
     metadata = _metadata(
-        folder, raws, checked, splits, k, task_kind_, meta, inferred,
+        path, raws, checked, splits, k, task_kind_, meta, inferred,
         label_type=kind, label_mapping=mapping, subsampled=subsampled,
     )  # fmt: skip
     spec = TaskSpec(
@@ -307,7 +250,7 @@ def load_task_folder(
         license=meta.get("license", ""),
         splits=tuple(splits),
         synthetic=bool(meta.get("synthetic", False)),
-        path=str(folder),
+        path=str(path),
         description=meta.get("description", ""),
         kind=task_kind_,
     )
