@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from geneb.commands._common import cli_errors, console, wide_console
-from geneb.commands.tasks_audit import audit, print_verdicts
+from geneb.commands.tasks_audit import audit
+from geneb.commands.tasks_fetch import CatalogueOpt, fetch
 
 app = typer.Typer(no_args_is_help=True, help="List and inspect tasks.")
 app.command("audit")(audit)
+app.command("fetch")(fetch)
 
 DataDirOpt = Annotated[
     str | None,
@@ -119,8 +120,12 @@ def show(
     from rich.table import Table
 
     from geneb.tasks.folders import resolve_task
+    from geneb.tasks.matching import catalogue_match
 
-    report = task_report(resolve_task(name, data_dir))
+    task = resolve_task(name, data_dir)
+    report = task_report(task)
+    if not task.spec.synthetic and task.spec.kind == "classification":
+        report["catalogue_match"] = catalogue_match(task)
     if as_json:
         typer.echo(json.dumps(report, indent=1, default=str))
         return
@@ -133,6 +138,10 @@ def show(
     for key, value in spec.items():
         head.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
     console.print(head)
+    if "catalogue_match" in report:
+        m = report["catalogue_match"]
+        said = f"{m['entry']} (by {m['by']}): {m['detail']}" if m["entry"] else m["detail"]
+        typer.echo(f"catalogue entry: {said}")
     tab = Table(title="splits")
     for col in ("split", "rows", "length", "class balance", "fingerprint"):
         tab.add_column(col, overflow="fold")
@@ -157,16 +166,6 @@ def show(
             continue
         meta.add_row(key, json.dumps(value, default=str) if not isinstance(value, str) else value)
     console.print(meta)
-
-
-CatalogueOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--catalogue",
-        help="Catalogue JSON file to use instead of geneb's built-in one.",
-        show_default=False,
-    ),
-]
 
 
 def _cell(value: object) -> Any:
@@ -264,115 +263,6 @@ def _fetch_cell(e: Any) -> str:
     if e.fetchable() is None:
         return "yes"
     return "--reference" if e.fetchable(reference_given=True) is None else "no"
-
-
-@app.command("fetch")
-@cli_errors
-def fetch(
-    names: Annotated[list[str], typer.Argument(help="Catalogue task names and/or suite names.")],
-    cache: Annotated[
-        str | None,
-        typer.Option(
-            "--cache",
-            help="Cache folder (default: $GENEB_CACHE, else ~/.cache/geneb).",
-            show_default=False,
-        ),
-    ] = None,
-    skip_refused: Annotated[
-        bool,
-        typer.Option(
-            "--skip-refused",
-            help="Fetch what can be fetched and list the refused tasks, instead of stopping.",
-        ),
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the plan; download nothing.")
-    ] = False,
-    reference: Annotated[
-        str | None,
-        typer.Option(
-            "--reference",
-            help="A local reference genome FASTA (plain or .gz) for variant sets whose "
-            "reference has no published sha256 (TraitGym: GRCh38; long-range benchmark: hg38). "
-            "Its sha256 is recorded; only the windows the variants need are kept.",
-            show_default=False,
-        ),
-    ] = None,
-    flank: Annotated[
-        int | None,
-        typer.Option(
-            "--flank",
-            help="Bases kept on each side of a variant with --reference (default 4096: "
-            "windows up to 8,192 bases).",
-            show_default=False,
-        ),
-    ] = None,
-    catalogue: CatalogueOpt = None,
-) -> None:
-    """Download, verify (pinned revision or sha256), convert and cache catalogue tasks.
-
-    Fetched tasks resolve by name everywhere a task name is accepted (tasks show, extract,
-    run plans), offline. A second fetch of the same task is a no-op.
-    """
-    from geneb.tasks.cache import cache_root
-    from geneb.tasks.catalogue import load_task_catalogue, select
-    from geneb.tasks.fetch import plan_fetch, run_fetch
-
-    user_ref = _user_reference(reference, flank)
-    entries = select(names, load_task_catalogue(catalogue))
-    plan = plan_fetch(entries, cache, user_ref)
-    _show_plan(plan, skip_refused, dry_run)
-    if dry_run:
-        return
-
-    fetched: list[Any] = []
-
-    def report(step: Any, record: dict[str, Any]) -> None:
-        rows = ", ".join(f"{k} {v:,}" for k, v in record["rows"].items())
-        typer.echo(f"fetched {step.entry.name} ({rows}) -> {step.target}")
-        if ref := record.get("user_reference"):
-            typer.echo(f"  reference {ref['path']} sha256 {ref['sha256']}, +-{ref['flank']} kept")
-        if step.entry.kind != "variants":
-            fetched.append(step.target)
-
-    run_fetch(plan, on_done=report)
-    print_verdicts(fetched, cache)
-    if cache is not None and cache_root(cache).resolve() != cache_root().resolve():
-        typer.echo(
-            f"note: tasks resolve by name from $GENEB_CACHE (now {cache_root()}); set "
-            f"GENEB_CACHE={cache_root(cache)} to use these"
-        )
-
-
-def _user_reference(reference: str | None, flank: int | None) -> Any:
-    """``--reference`` / ``--flank`` as a :class:`geneb.tasks.reference.UserReference`."""
-    from geneb.constraints import POSITIVE_INT, validate
-    from geneb.errors import TaskError
-    from geneb.tasks.reference import DEFAULT_FLANK, UserReference
-
-    if flank is not None:
-        validate(POSITIVE_INT, flank, "flank")  # the CLI names the flag (--flank)
-    if reference is None:
-        if flank is not None:
-            raise TaskError("--flank is given without --reference (it sizes its windows)")
-        return None
-    return UserReference(Path(reference), DEFAULT_FLANK if flank is None else flank)
-
-
-def _show_plan(plan: Any, skip_refused: bool, dry_run: bool) -> None:
-    """Refuse when an entry is refused (unless --skip-refused/--dry-run); print other steps."""
-    from geneb.errors import TaskError
-
-    refused = plan.refused()
-    if refused and not skip_refused and not dry_run:
-        lines = "; ".join(f"{s.entry.name}: {s.reason}" for s in refused)
-        raise TaskError(
-            f"{len(refused)} of {len(plan.steps)} task(s) cannot be fetched ({lines}); nothing "
-            f"was downloaded (use --skip-refused to fetch the others)"
-        )
-    for s in plan.steps:
-        if dry_run or s.action != "fetch":
-            typer.echo(f"{s.action:7} {s.entry.name}: {s.reason}")
 
 
 def _compare_geneb(entries: list[Any], as_json: bool) -> None:
