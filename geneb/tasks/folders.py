@@ -21,7 +21,7 @@ from pathlib import Path
 from geneb.errors import GenebError, TaskError, unknown_name
 from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED
 from geneb.tasks.cache import fetched_folders
-from geneb.tasks.geneb_csv import collection_files, is_geneb_csv, load_geneb_csv
+from geneb.tasks.geneb_csv import collection_files, load_geneb_csv
 from geneb.tasks.loader import (
     SPLIT_ORDER,
     TASK_JSON,
@@ -90,7 +90,7 @@ def _load_path(path: Path, train_row_cap: int | None) -> Task:
                 f"task; name one file, or give the folder as the data dir (data_dir=...)"
             )
         return load_task_folder(path, train_row_cap=train_row_cap)
-    if is_geneb_csv(path):
+    if path.suffix == ".csv":  # its columns are checked, and named when one is missing
         return load_geneb_csv(path, train_row_cap=train_row_cap)
     raise TaskError(
         f"{path} is a file but not a GENEB task file (a .csv with columns text, label, split); "
