@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,7 @@ from geneb.protocol import TRAIN_ROW_CAP
 from geneb.tasks.loader import assemble_task, check_task_name
 from geneb.tasks.readers import RawSplit
 from geneb.tasks.spec import Task
+from geneb.tasks.validate import Locator
 
 #: GENEB's task-file columns, and the split values its pipeline uses
 GENEB_COLUMNS = ("text", "label", "split")
@@ -80,6 +82,11 @@ def _read(path: Path) -> pd.DataFrame:
     return df
 
 
+def _file_rows(file: str, pos: list[int]) -> Locator:
+    """Row ``i`` of a split, named by its data row (and line) in the file."""
+    return lambda i: f"{file} row {pos[i] + 1} (line {pos[i] + 2})"
+
+
 def read_geneb_splits(path: Path) -> tuple[list[RawSplit], dict[str, list[int]]]:
     """The train and test splits of a GENEB task file, raw, in file order, and each split's
     0-based data rows of the file."""
@@ -102,11 +109,9 @@ def read_geneb_splits(path: Path) -> tuple[list[RawSplit], dict[str, list[int]]]
             raise TaskError(f"{file}: no row has split {name!r}; a GENEB task file needs "
                             f"train and test rows")  # fmt: skip
         pos = at.tolist()
-        raws.append(RawSplit(
-            name, file, "geneb-csv", df["text"].iloc[at].tolist(),
-            df["label"].iloc[at].to_numpy(dtype=object),
-            lambda i, pos=pos: f"{file} row {pos[i] + 1} (line {pos[i] + 2})", ignored,
-        ))  # fmt: skip
+        raws.append(RawSplit(name, file, "geneb-csv", df["text"].iloc[at].tolist(),
+                             df["label"].iloc[at].to_numpy(dtype=object),
+                             _file_rows(file, pos), ignored))  # fmt: skip
         rows[name] = pos
     return raws, rows
 
@@ -128,17 +133,12 @@ def load_geneb_csv(
     from geneb.tasks.geneb_list import geneb_tasks
 
     known = {t.id: t for t in geneb_tasks()}
-    meta: dict[str, object] = {"name": name, "source": f"GENEB task file {file.name}"}
+    meta: dict[str, Any] = {"name": name, "source": f"GENEB task file {file.name}"}
     if name in known:
         meta.update(category=known[name].category, description=known[name].label)
     raws, rows = read_geneb_splits(file)
-    task = assemble_task(file, name, raws, meta, str(file), [], train_row_cap,
-                         any_int_labels=True)  # fmt: skip
-    task.metadata.update(
-        task_json=None,
-        format="geneb-csv",
-        file_rows=rows,
-        geneb_id=name if name in known else None,
-        catalogue_name=catalogue_name_for(name),
-    )
-    return task
+    extra = {"task_json": None, "format": "geneb-csv", "file_rows": rows,
+             "geneb_id": name if name in known else None,
+             "catalogue_name": catalogue_name_for(name)}  # fmt: skip
+    return assemble_task(file, name, raws, meta, str(file), [], train_row_cap,
+                         any_int_labels=True, extra_metadata=extra)  # fmt: skip

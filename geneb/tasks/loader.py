@@ -213,13 +213,15 @@ def assemble_task(
     train_row_cap: int | None,
     *,
     any_int_labels: bool = False,
+    extra_metadata: dict[str, Any] | None = None,
 ) -> Task:
     """A validated ``Task`` from the raw splits read at ``path`` (a task folder, or a GENEB
     task file: :mod:`geneb.tasks.geneb_csv`); ``meta`` as a task.json gives it.
 
     Every check a task folder gets happens here: sequences, labels (``any_int_labels``: any
     integers, ids in ascending order, see :mod:`geneb.tasks.labels`), stated sizes, the
-    train-row cap. Rows keep their order in the source.
+    train-row cap. Rows keep their order in the source. ``extra_metadata`` is added to
+    ``Task.metadata`` (what the source's format records).
     """
     checked = [check_sequences(r.sequences, r.where) for r in raws]
     task_kind_ = task_kind(meta, json_file)
@@ -241,6 +243,7 @@ def assemble_task(
         path, raws, checked, splits, k, task_kind_, meta, inferred,
         label_type=kind, label_mapping=mapping, subsampled=subsampled,
     )  # fmt: skip
+    metadata.update(extra_metadata or {})
     spec = TaskSpec(
         name=name,
         category=category,
