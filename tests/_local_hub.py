@@ -132,3 +132,16 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
 
 def _sha(data: bytes, algo: str = "sha256") -> str:
     return hashlib.new(algo, data).hexdigest()
+
+
+def point_hub_at(monkeypatch: object, url: str) -> None:
+    """Send every huggingface_hub call of the test to the hub at ``url``, online, quietly."""
+    from huggingface_hub import constants, file_download
+
+    template = url + "/{repo_id}/resolve/{revision}/{filename}"
+    setattr_ = monkeypatch.setattr  # type: ignore[attr-defined]
+    setattr_(constants, "ENDPOINT", url)
+    setattr_(constants, "HUGGINGFACE_CO_URL_TEMPLATE", template)
+    setattr_(file_download, "HUGGINGFACE_CO_URL_TEMPLATE", template, raising=False)
+    setattr_(constants, "HF_HUB_OFFLINE", False)
+    setattr_(constants, "HF_HUB_DISABLE_PROGRESS_BARS", True)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _local_hub import LocalHub
+from _local_hub import LocalHub, point_hub_at
 from typer.testing import CliRunner
 
 from geneb.cli import app
@@ -93,8 +93,6 @@ def _layout(entries: list[Any], pool: list[str]) -> tuple[dict, dict]:
 
 @pytest.fixture()
 def hub(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
-    from huggingface_hub import constants, file_download
-
     pool = pd.read_csv(data_dir / "gue_prom_300_tata" / "train.csv")["sequence"].tolist()
     entries = select(study_names("GENEB"), load_task_catalogue())
     files, expected = _layout(entries, pool)
@@ -106,12 +104,7 @@ def hub(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
                 repo.commits[rev] = dict(served)
             repo.commits[C1] = dict(served)  # the current commit, for floating entries
             repo.branches["main"] = C1
-        template = h.url + "/{repo_id}/resolve/{revision}/{filename}"
-        monkeypatch.setattr(constants, "ENDPOINT", h.url)
-        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", template)
-        monkeypatch.setattr(file_download, "HUGGINGFACE_CO_URL_TEMPLATE", template, raising=False)
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "HF_HUB_DISABLE_PROGRESS_BARS", True)
+        point_hub_at(monkeypatch, h.url)
         cache = tmp_path / "cache"
         monkeypatch.setenv("GENEB_CACHE", str(cache))
         monkeypatch.delenv("GENEB_DATA_DIR", raising=False)

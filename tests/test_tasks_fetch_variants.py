@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _local_hub import LocalHub
+from _local_hub import LocalHub, point_hub_at
 from typer.testing import CliRunner
 
 import geneb
@@ -105,8 +105,6 @@ def _read_fasta(path: Path) -> dict[str, str]:
 @pytest.fixture()
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
     """The catalogue's TraitGym and long-range entries served at their pinned revisions."""
-    from huggingface_hub import constants, file_download
-
     genome = _genome()
     tg = _variants(genome)
     lrb = _variants(genome, n=30, seed=2)
@@ -129,12 +127,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
         for name, served in files.items():
             src = entries[name].source
             h.repo(str(src.hub)).commits.setdefault(str(src.revision), {}).update(served)
-        template = h.url + "/{repo_id}/resolve/{revision}/{filename}"
-        monkeypatch.setattr(constants, "ENDPOINT", h.url)
-        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", template)
-        monkeypatch.setattr(file_download, "HUGGINGFACE_CO_URL_TEMPLATE", template, raising=False)
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "HF_HUB_DISABLE_PROGRESS_BARS", True)
+        point_hub_at(monkeypatch, h.url)
         cache = tmp_path / "cache"
         monkeypatch.setenv("GENEB_CACHE", str(cache))
         yield {"hub": h, "genome": genome, "tg": tg, "eqtl": eqtl, "lrb": lrb, "cache": cache,

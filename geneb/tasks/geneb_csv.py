@@ -35,7 +35,7 @@ import pandas as pd
 from geneb.errors import TaskError
 from geneb.protocol import TRAIN_ROW_CAP
 from geneb.tasks.loader import assemble_task, check_task_name
-from geneb.tasks.readers import RawSplit
+from geneb.tasks.readers import RawSplit, read_csv_frame
 from geneb.tasks.spec import Task
 from geneb.tasks.validate import Locator
 
@@ -65,13 +65,7 @@ def collection_files(folder: Path) -> dict[str, Path]:
 
 
 def _read(path: Path) -> pd.DataFrame:
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-    except pd.errors.EmptyDataError:
-        raise TaskError(f"{path}: the file is empty; expected a header text,label,split") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise TaskError(f"{path}: not a readable csv file: {str(e).strip()}") from None
-    df.columns = [str(c).strip().lstrip("\ufeff") for c in df.columns]
+    df = read_csv_frame(path, ",".join(GENEB_COLUMNS))
     missing = [c for c in GENEB_COLUMNS if c not in df.columns]
     if missing:
         found = ", ".join(repr(c) for c in df.columns) or "(none)"

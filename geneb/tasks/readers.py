@@ -73,14 +73,23 @@ def _check_columns(df: pd.DataFrame, file: str) -> tuple[str, ...]:
     return tuple(c for c in df.columns if c not in ("sequence", "label"))
 
 
-def _read_csv(path: Path, split: str) -> RawSplit:
-    file = str(path)
+def read_csv_frame(path: Path, header: str) -> pd.DataFrame:
+    """A csv file as text cells (nothing read as NA), column names stripped of spaces and a
+    byte-order mark; an empty or unreadable file is one line naming it (``header``: the
+    header the caller expects, for the message)."""
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.EmptyDataError:
-        raise TaskError(f"{file}: the file is empty; expected a header 'sequence,label'") from None
+        raise TaskError(f"{path}: the file is empty; expected a header {header!r}") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise TaskError(f"{file}: not a readable csv file: {str(e).strip()}") from None
+        raise TaskError(f"{path}: not a readable csv file: {str(e).strip()}") from None
+    df.columns = [str(c).strip().lstrip("\ufeff") for c in df.columns]
+    return df
+
+
+def _read_csv(path: Path, split: str) -> RawSplit:
+    file = str(path)
+    df = read_csv_frame(path, "sequence,label")
     ignored = _check_columns(df, file)
     return RawSplit(
         split,
