@@ -166,10 +166,11 @@ def _by_alias(alias: str, data_dir: str | None, train_row_cap: int | None) -> Ta
         match = catalogue_match(task)
         if match["entry"] in (None, name) and name not in match["differs_from"]:
             return task
+        why = match["differs_from"].get(name) or f"it is {match['entry']} ({match['detail']})"
         refused = refused or (
             f"{alias!r} is {study}'s name for catalogue task {name!r}, but {task.spec.path} "
-            f"is not that task: {match['detail']}; fetch it (geneb tasks fetch {name}), or "
-            f"name that folder by its own name"
+            f"is not that task: {why}; fetch it (geneb tasks fetch {name}), or name that "
+            f"folder by its own name"
         )
     if refused:
         raise TaskError(refused)

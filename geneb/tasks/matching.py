@@ -84,7 +84,7 @@ def _candidates(task: Task, by_name: dict[str, Any], sizes: dict[str, int]) -> l
 
 def catalogue_match(task: Task) -> dict[str, Any]:
     """``{"entry": name or None, "by": "fetch record" | "fingerprint" | "size" | None,
-    "detail": one line, "differs_from": [entries known to hold other data]}`` for a
+    "detail": one line, "differs_from": {entry known to hold other data: how}}`` for a
     classification task (see the module docstring)."""
     from geneb.tasks.catalogue import load_task_catalogue
 
@@ -94,25 +94,23 @@ def catalogue_match(task: Task) -> dict[str, Any]:
         how = f"fetched from {rec.get('source', '?')} by geneb tasks fetch"
         return {"entry": rec["name"], "by": "fetch record", "detail": how, "differs_from": []}
     sizes = task_sizes(task)
-    near: list[str] = []
-    differs: list[str] = []
+    near: dict[str, str] = {}
     for name in _candidates(task, by_name, sizes):
         same = _same_as_fetched(task, name)
         if same:
-            return {"entry": name, "by": "fingerprint", "differs_from": differs,
+            return {"entry": name, "by": "fingerprint", "differs_from": near,
                     "detail": f"every split equals the fetched copy of {name}"}  # fmt: skip
         diff = _size_differences(sizes, by_name[name])
         if same is None and diff == []:
             stated = ", ".join(f"{s} {sizes[s]:,}" for s in COMPARED_SPLITS
                                if by_name[name].sizes.get(s) is not None and s in sizes)
-            return {"entry": name, "by": "size", "differs_from": differs,
+            return {"entry": name, "by": "size", "differs_from": near,
                     "detail": f"split sizes equal the catalogue's ({stated}); data not compared"}
         if same is False:
-            near.append(f"{name}: splits differ from its fetched copy")
+            near[name] = "splits differ from its fetched copy"
         elif diff:
-            near.append(f"{name}: {', '.join(diff)}")
-        if same is False or diff:
-            differs.append(name)
-    detail = ("matches no catalogue entry" + (f" ({'; '.join(near)})" if near else
+            near[name] = ", ".join(diff)
+    said = "; ".join(f"{n}: {why}" for n, why in near.items())
+    detail = ("matches no catalogue entry" + (f" ({said})" if near else
               " (no entry of this name, alias or split sizes)"))  # fmt: skip
-    return {"entry": None, "by": None, "detail": detail, "differs_from": differs}
+    return {"entry": None, "by": None, "detail": detail, "differs_from": near}
