@@ -219,7 +219,7 @@ def test_floating_source_records_its_commit_and_never_changes_silently(hub: dict
     r = _fetch_cli(name, "--revision", C1, "--cache", str(other))
     assert r.exit_code == 0, r.output
     rec = json.loads((other / "tasks" / name / "fetch.json").read_text())
-    assert rec["commit"] == C1 and rec["revision_from"] == "--revision"
+    assert rec["commit"] == C1 and rec["revision_from"] == "asked"
     assert (other / "tasks" / name / "train.csv").read_bytes() == before
 
 
@@ -242,3 +242,22 @@ def test_a_pattern_that_matches_nothing_is_one_line_and_keeps_nothing(hub: dict)
 def test_unknown_study_is_one_line() -> None:
     with pytest.raises(UnknownNameError, match="unknown study 'GENE'. Did you mean 'GENEB'"):
         study_names("GENE")
+
+
+def test_a_source_whose_labels_are_not_0_to_k_is_fetched_as_it_is(hub: dict) -> None:
+    name, gid = "idna_abf_5mc", "iDNA_ABF_5mC"
+    repo = hub["hub"].repo("darlednik/geneb-tasks")
+    rev = next(e.source.revision for e in hub["entries"] if e.name == name)
+    served = {}
+    for split, seed in (("train", 1), ("test", 2)):
+        seqs, labels = _rows(hub["pool"], 2, seed)
+        coded = [2 if lab else -1 for lab in labels]  # GENEB-style integer codes
+        served[split] = coded
+        path = f"tasks/{gid}/{split}.csv"
+        repo.commits[rev][path] = pd.DataFrame({"text": seqs, "label": coded}).to_csv(
+            index=False).encode()
+    run_fetch(plan_fetch(select([gid], hub["entries"])))
+    task = resolve_task(gid)
+    assert task.name == name and task.spec.label_names == ("-1", "2")
+    for split, coded in served.items():  # ids in np.unique order, as GENEB's code sees them
+        assert task.splits[split].labels.tolist() == np.searchsorted([-1, 2], coded).tolist()

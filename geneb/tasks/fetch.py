@@ -125,7 +125,8 @@ def _convert(
             raise TaskError(str(exc).replace(f"{tmp}{os.sep}", "converted ")) from None
         return counts, {}, provenance
     counts = convert_classification(files, e.format, e.columns, tmp, limits)
-    meta: dict[str, Any] = {"name": e.name, "category": e.category}
+    # the source's labels as they are: integers other than 0..K-1 get ids in ascending order
+    meta: dict[str, Any] = {"name": e.name, "category": e.category, "integer_labels": "any"}
     meta.update(
         source=e.source.describe(commit),
         license=e.license or "",
@@ -155,7 +156,7 @@ def _revision_from(step: FetchStep) -> str | None:
         return None
     if step.revision is None:
         return FLOATING
-    return "--revision" if step.revision != src.revision else "catalogue"
+    return "asked" if step.revision != src.revision else "catalogue"
 
 
 def _fetch_one(

@@ -46,7 +46,7 @@ class FetchStep:
             return src.describe()
         if self.revision is None:
             return f"hf:{src.hub} at the hub's current commit (no revision is published)"
-        pinned = "--revision" if self.revision != src.revision else "catalogue pin"
+        pinned = "asked revision" if self.revision != src.revision else "catalogue pin"
         return f"hf:{src.hub}@{self.revision} ({pinned})"
 
 

@@ -20,8 +20,10 @@ An optional ``task.json`` gives metadata: ``name``, ``category`` (one of ``CATEG
 ``n_train`` / ``n_valid`` / ``n_test`` (checked against the files). Missing metadata is inferred:
 the name from the folder, the classes from the labels, the category becomes ``uncategorized``.
 
-Labels are either all integers, which must be the class ids 0..K-1, or all strings, which are
-mapped to ids in sorted order (the mapping is in ``Task.metadata["label_mapping"]`` and
+Labels are either all integers, which must be the class ids 0..K-1 (unless task.json says
+``"integer_labels": "any"``: any integers, ids in ascending order, as fetched tasks keep their
+source's labels; :mod:`geneb.tasks.labels`), or all strings, which are mapped to ids in sorted
+order (the mapping is in ``Task.metadata["label_mapping"]`` and
 ``TaskSpec.label_names``). The union of the splits defines the classes; every split needs two
 classes. Sequences are upper-cased (the number of affected rows is recorded) and must use ACGTN
 plus the IUPAC codes. ``SplitData.rows`` index the records of the split's source (0-based), also
@@ -56,6 +58,9 @@ from geneb.tasks.validate import check_class_files, check_sequences
 SPLIT_ORDER = ("train", "valid", "test")
 REQUIRED_SPLITS = ("train", "test")
 TASK_JSON = "task.json"
+#: task.json ``integer_labels``: ``class_ids`` (the default: integers must be 0..K-1) or
+#: ``any`` (any integers, ids in ascending order; fetched tasks, whose labels are the source's)
+INTEGER_LABELS = ("class_ids", "any")
 
 
 # --------------------------------------------------------------------------- metadata
@@ -88,6 +93,9 @@ def read_task_json(folder: Path) -> dict[str, Any]:
         raise TaskError(
             f"{path}: field 'synthetic' must be true or false, got {meta['synthetic']!r}"
         )
+    if meta.get("integer_labels", INTEGER_LABELS[0]) not in INTEGER_LABELS:
+        raise TaskError(f"{path}: field 'integer_labels' must be one of {list(INTEGER_LABELS)}, "
+                        f"got {meta['integer_labels']!r}")  # fmt: skip
     cat = meta.get("category")
     if cat is not None and cat not in CATEGORIES:
         raise TaskError(f"{path}: field 'category': {unknown_name('category', cat, CATEGORIES)}")
@@ -200,7 +208,7 @@ def load_task_folder(
     check_task_name(name, str(folder))
 
     return assemble_task(folder, name, _read_splits(folder), meta, json_file, inferred,
-                         train_row_cap)  # fmt: skip
+                         train_row_cap, any_int_labels=meta.get("integer_labels") == "any")
 
 
 def assemble_task(
