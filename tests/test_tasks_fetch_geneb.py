@@ -261,3 +261,20 @@ def test_a_source_whose_labels_are_not_0_to_k_is_fetched_as_it_is(hub: dict) -> 
     assert task.name == name and task.spec.label_names == ("-1", "2")
     for split, coded in served.items():  # ids in np.unique order, as GENEB's code sees them
         assert task.splits[split].labels.tolist() == np.searchsorted([-1, 2], coded).tolist()
+
+
+def test_a_cached_floating_task_offline_is_one_note_and_served(hub: dict) -> None:
+    import time
+
+    name = "gb_demo_human_or_worm"
+    assert _fetch_cli(name).exit_code == 0
+    before = (hub["cache"] / "tasks" / name / "train.csv").read_bytes()
+    hub["hub"].__exit__()  # the hub goes away: nothing answers on its port
+    t0 = time.monotonic()
+    r = _fetch_cli(name)
+    assert r.exit_code == 0, r.output
+    assert time.monotonic() - t0 < 10
+    said = [ln for ln in r.output.splitlines() if ln.startswith("note: could not check")]
+    assert len(said) == 1 and "1 cached task(s)" in said[0]
+    assert (hub["cache"] / "tasks" / name / "train.csv").read_bytes() == before
+    assert resolve_task(name).name == name

@@ -207,13 +207,19 @@ def _fetch_one(
         raise
 
 
-def _drift_notes(steps: Iterable[FetchStep]) -> list[tuple[FetchStep, str]]:
-    """For each cached floating entry: a warning when the hub has moved past its commit."""
+def _drift_notes(steps: Iterable[FetchStep], root: Path) -> list[tuple[FetchStep, str]]:
+    """For each cached floating entry: a warning when the hub has moved past its commit
+    (offline: one note that it could not be checked; the cached copies serve either way)."""
     from huggingface_hub import constants
 
     floating = [s for s in steps if s.action == "skip" and s.revision is None and s.cached_commit]
     if not floating or constants.HF_HUB_OFFLINE:
         return []
+    try:
+        check_hub_reachable([(s.entry.source, None) for s in floating], root)
+    except FetchError as e:
+        return [(floating[0], f"note: could not check whether the hub moved past "
+                              f"{len(floating)} cached task(s): {e}")]  # fmt: skip
     notes = []
     for s in floating:
         hub = str(s.entry.source.hub)
@@ -253,7 +259,7 @@ def run_fetch(
     limits = limits or FetchLimits.from_env()
     sweep_partials(plan.cache)  # even when nothing is to fetch: any later fetch cleans up
     note = on_note or (lambda step, text: None)
-    for step, text in _drift_notes(plan.steps):
+    for step, text in _drift_notes(plan.steps, plan.cache):
         note(step, text)
     steps = plan.to_fetch()
     if not steps:
