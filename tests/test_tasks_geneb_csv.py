@@ -158,3 +158,19 @@ def test_every_geneb_id_is_an_alias_of_a_catalogue_task() -> None:
     assert aliases_of("gue_mouse_0") == {"GENEB": MOUSE}
     assert catalogue_name_for("gue_mouse_0") is None  # a catalogue name is no alias
     assert all(study == "GENEB" for _, study in alias_map().values())
+
+
+def test_a_plan_collection_of_geneb_files_names_each_file(data_dir: Path, tmp_path: Path) -> None:
+    from geneb.pipeline.plan import load_plan
+
+    coll = tmp_path / "GENEB_data"
+    coll.mkdir()
+    for gid, staged in ((MOUSE, "gue_mouse_0"), ("iDHS-EL_DNase_I", "dhs_idhs_fflg")):
+        _write(_geneb_frame(data_dir / staged), coll / f"{gid}.csv")
+    (coll / "notes.csv").write_text("a,b\n1,2\n")  # not a GENEB task file: not a task
+    plan = tmp_path / "plan.toml"
+    plan.write_text('store = "s.zarr"\nout = "out"\n[[models]]\nmodel = "kmer-2"\n'
+                    '[tasks]\ncollections = ["GENEB_data"]\n')  # fmt: skip
+    tasks = load_plan(plan).tasks
+    assert [Path(t).name for t in tasks] == ["iDHS-EL_DNase_I.csv", f"{MOUSE}.csv"]
+    assert [resolve_task(t).name for t in tasks] == ["iDHS-EL_DNase_I", MOUSE]

@@ -22,7 +22,7 @@ Example::
     [tasks]
     names = ["gue_mouse_0"]          # built-in names or names under data_dir
     folders = ["my_tasks/enh"]       # task folders
-    collections = ["../shared/data"] # folders of task folders (every subfolder is a task)
+    collections = ["../shared/data"] # folders of task folders or GENEB task files (<id>.csv)
 
     [probe]
     shots = ["1", "10", "full"]
@@ -239,7 +239,10 @@ def _models(models_raw: Any, base: Path, src: str) -> tuple[ModelPlan, ...]:
 
 
 def _tasks(data: dict[str, Any], path: Callable[..., Path], src: str) -> tuple[str, ...]:
-    """``[tasks]``: names, folders and collections (every subfolder of one is a task)."""
+    """``[tasks]``: names, folders and collections (every subfolder of one is a task, and
+    every GENEB task file in it, :mod:`geneb.tasks.geneb_csv`)."""
+    from geneb.tasks.geneb_csv import collection_files
+
     if not isinstance(data["tasks"], dict):
         raise PlanError(f"{src}: 'tasks' must be a table ([tasks]), got {data['tasks']!r}")
     tk = _table(data, "tasks", src)
@@ -250,9 +253,11 @@ def _tasks(data: dict[str, Any], path: Callable[..., Path], src: str) -> tuple[s
     for j, c in enumerate(tk.get("collections", [])):
         p = path(c, f"collections[{j}]", "[tasks]", tspec["collections"].item)  # type: ignore[attr-defined]
         subs = sorted(d for d in p.iterdir() if d.is_dir() and not d.name.startswith("."))
+        subs += list(collection_files(p).values())  # GENEB task files (<id>.csv)
         if not subs:
             raise PlanError(
-                f"{src}: [tasks] collections[{j}]: task collection {str(p)!r} holds no task folders"
+                f"{src}: [tasks] collections[{j}]: task collection {str(p)!r} holds no task "
+                f"folders or GENEB task files"
             )
         tasks.extend(str(d) for d in subs)
     if not tasks:
