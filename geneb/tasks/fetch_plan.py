@@ -77,6 +77,7 @@ def source_fingerprint(entry: TaskCatalogueEntry) -> dict[str, Any]:
 
 
 def read_record(folder: Path) -> dict[str, Any] | None:
+    """The folder's ``fetch.json`` as a dict, or None when absent or unreadable."""
     try:
         rec = json.loads((folder / FETCH_RECORD).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
