@@ -259,9 +259,10 @@ def catalogue_(
 
 
 def _fetch_cell(e: Any) -> str:
-    """``yes``, ``--reference`` (fetchable once the user gives the reference genome) or ``no``."""
+    """``yes``, ``yes (current)`` (no revision published: the hub's current commit, recorded),
+    ``--reference`` (fetchable once the user gives the reference genome) or ``no``."""
     if e.fetchable() is None:
-        return "yes"
+        return "yes (current)" if e.source.floating else "yes"
     return "--reference" if e.fetchable(reference_given=True) is None else "no"
 
 
