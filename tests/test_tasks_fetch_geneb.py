@@ -14,6 +14,7 @@ rows are real sequences of ../shared/data; expected contents are computed here w
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 from collections import Counter
@@ -33,6 +34,7 @@ from geneb.tasks.aliases import study_names
 from geneb.tasks.catalogue import load_task_catalogue, select
 from geneb.tasks.fetch import FetchError, plan_fetch, run_fetch
 from geneb.tasks.folders import resolve_task
+from geneb.tasks.geneb_copies import geneb_copy_entries, select_copies
 from geneb.tasks.geneb_list import geneb_tasks
 
 C1, C2 = "1" * 40, "2" * 40  # the hub's commits of a floating source: before and after a push
@@ -278,3 +280,48 @@ def test_a_cached_floating_task_offline_is_one_note_and_served(hub: dict) -> Non
     assert len(said) == 1 and "1 cached task(s)" in said[0]
     assert (hub["cache"] / "tasks" / name / "train.csv").read_bytes() == before
     assert resolve_task(name).name == name
+
+
+def test_genebs_own_copies_fetch_under_genebs_ids(hub: dict) -> None:
+    """``--study-data``: GENEB's task dataset for all 100, each named by its GENEB id, which
+    then resolves to GENEB's copy (not to the catalogue task the id is an alias of)."""
+    copies = geneb_copy_entries()
+    repo = hub["hub"].repo("darlednik/geneb-tasks")
+    rev = copies[0].source.revision
+    assert {e.source.revision for e in copies} == {rev} and len(copies) == 100
+    served = repo.commits[rev]
+    want = {}
+    for n, e in enumerate(copies):
+        for f in e.source.files:
+            if f.path not in served:  # the 17 catalogue entries' files are the same files
+                seqs, labels = _rows(hub["pool"], 2, seed=5000 + 2 * n + (f.role == "test"))
+                served[f.path] = pd.DataFrame({"text": seqs, "label": labels}).to_csv(
+                    index=False).encode()
+        want[e.name] = pd.read_csv(io.BytesIO(served[f"tasks/{e.name}/train.csv"]))
+    r = _fetch_cli("--study", "GENEB", "--study-data", "--dry-run")
+    assert r.exit_code == 0, r.output
+    assert r.output.count(f"download from hf:darlednik/geneb-tasks@{rev}") == 100
+    assert len(run_fetch(plan_fetch(select_copies([])))) == 100
+    for gid, train in want.items():
+        task = resolve_task(gid)
+        assert task.name == gid, gid
+        assert list(task.splits["train"].sequences) == train["text"].str.upper().tolist(), gid
+    # the catalogue task is still its source's: fetched separately, under its own name
+    assert _fetch_cli("gue_mouse_0").exit_code == 0
+    assert resolve_task("gue_mouse_0").name == "gue_mouse_0"
+    assert resolve_task("leannmlindsey_GUE_mouse_0").name == "leannmlindsey_GUE_mouse_0"
+
+
+def test_catalogue_entries_from_genebs_dataset_are_its_copies() -> None:
+    """The 17 catalogue tasks fetched from GENEB's task dataset name the same files at the
+    same revision as GENEB's copies of them (geneb_list.json ``dataset``)."""
+    copies = {e.name: e for e in geneb_copy_entries()}
+    ids = {t.catalogue_name: t.id for t in geneb_tasks()}
+    own = [e for e in load_task_catalogue() if e.source.hub == "darlednik/geneb-tasks"]
+    assert len(own) == 17
+    for e in own:
+        copy = copies[ids[e.name]]
+        assert (e.source.revision, e.source.files) == (copy.source.revision, copy.source.files)
+        assert e.columns == copy.columns and e.format == copy.format
+    assert [c.name for c in select_copies(["gue_mouse_0", "iDHS-EL_DNase_I"])] == [
+        "leannmlindsey_GUE_mouse_0", "iDHS-EL_DNase_I"]

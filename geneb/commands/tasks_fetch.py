@@ -35,6 +35,12 @@ def fetch(
         typer.Option("--study", help="Fetch every task a study names (GENEB: its 100 tasks).",
                      show_default=False),
     ] = None,
+    study_data: Annotated[
+        bool,
+        typer.Option("--study-data", help="Fetch GENEB's own copies of its tasks (its task "
+                     "dataset at its pin), named by GENEB's task ids, instead of each task's "
+                     "source: the rows GENEB's probes saw."),
+    ] = False,
     revision: Annotated[
         str | None,
         typer.Option("--revision", help="A full commit of the hub dataset the tasks come from, "
@@ -89,18 +95,23 @@ def fetch(
     show, extract, run plans), offline. A second fetch of the same task is a no-op; a cached
     task is never replaced (a hub that moved on is warned about).
     """
+    from geneb.errors import TaskError
     from geneb.tasks.aliases import study_names
     from geneb.tasks.cache import cache_root
     from geneb.tasks.catalogue import load_task_catalogue, select
     from geneb.tasks.fetch import plan_fetch, run_fetch
+    from geneb.tasks.geneb_copies import select_copies
 
     user_ref = _user_reference(reference, flank)
-    asked = [*(study_names(study) if study else []), *(names or [])]
-    if not asked:
-        from geneb.errors import TaskError
-
-        raise TaskError("nothing to fetch: give task or suite names, or --study STUDY")
-    entries = select(asked, load_task_catalogue(catalogue))
+    if study_data:
+        if study not in (None, "GENEB"):
+            raise TaskError(f"--study-data: only GENEB publishes its own task data, not {study}")
+        entries = select_copies(names or [])
+    else:
+        asked = [*(study_names(study) if study else []), *(names or [])]
+        if not asked:
+            raise TaskError("nothing to fetch: give task or suite names, or --study STUDY")
+        entries = select(asked, load_task_catalogue(catalogue))
     plan = plan_fetch(entries, cache, user_ref, revision)
     _show_plan(plan, skip_refused, dry_run)
     if dry_run:
