@@ -101,6 +101,7 @@ ALLOWED = {
     ("results/table.py", "--out"),
     ("probe/subsample.py", "--out"),
     ("tasks/variants.py", "--reference"),  # `geneb tasks fetch NAME --reference GENOME.fa`
+    ("tasks/folders.py", "--study-data"),  # `geneb tasks fetch --study-data GENEB_ID`
     # text of the HTML report, which documents the report's own inputs
     ("analysis/report/sections/controlled.py", "--model-properties"),
     ("analysis/report/sections/scaling.py", "--model-info"),

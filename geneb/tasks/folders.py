@@ -187,16 +187,19 @@ def _catalogue_hint(name: str) -> str:
     from geneb.tasks.aliases import catalogue_name_for
     from geneb.tasks.catalogue import load_task_catalogue
 
-    name = catalogue_name_for(name) or name
+    asked, name = name, catalogue_name_for(name) or name
     entry = next((e for e in load_task_catalogue() if e.name == name), None)
     if entry is None:
         return ""
     if entry.kind != "classification":
         return f". {name!r} is a variant set of the task catalogue, not a classification task"
     why = entry.fetchable()
+    # a GENEB id also names GENEB's own copy of the task (geneb.tasks.geneb_copies)
+    copy = f" (GENEB's own copy: geneb tasks fetch --study-data {asked})" if asked != name else ""
     if why is None:
-        return f". {name!r} is in the task catalogue but not fetched; run: geneb tasks fetch {name}"
-    return f". {name!r} is in the task catalogue but cannot be fetched ({why})"
+        return (f". {name!r} is in the task catalogue but not fetched; run: geneb tasks fetch "
+                f"{name}{copy}")  # fmt: skip
+    return f". {name!r} is in the task catalogue but cannot be fetched ({why}){copy}"
 
 
 @dataclass(frozen=True)
