@@ -261,7 +261,7 @@ def n_classes_of(*label_arrays: Sequence[int] | np.ndarray) -> int:
 # Every mean below is summed left to right in the order given (``np.cumsum``, never numpy's
 # pairwise ``sum``) and divided by the count, categories in the order they first appear: how
 # GENEB sums (its leaderboard's micro, macro and category means are exactly these sums over its
-# tasks in leaderboard order; ``geneb.results.published.geneb_task_order`` gives that order).
+# tasks in leaderboard order; ``geneb.results.geneb_tasks.geneb_task_order`` gives that order).
 def _sum_in_order(m: np.ndarray) -> np.ndarray:
     """The sum along the last axis, left to right (NaN for an empty axis)."""
     if m.shape[-1] == 0:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO, SHARED, require_shared
 
 import geneb
-from conftest import REPO, SHARED, require_shared
 from geneb.analysis.aggregates import OVERALL, aggregate_scores
 from geneb.analysis.performance import performance_matrix
 from geneb.analysis.table import load_results
@@ -52,7 +51,8 @@ def _categories_csv(src: Path) -> dict[tuple[str, str], dict[str, str]]:
 
 
 def test_package_data_is_what_the_script_makes_from_shared(src: Path) -> None:
-    spec = importlib.util.spec_from_file_location("make", REPO / "tools" / "make_published_geneb.py")
+    script = REPO / "tools" / "make_published_geneb.py"
+    spec = importlib.util.spec_from_file_location("make", script)
     assert spec is not None and spec.loader is not None
     make = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(make)
@@ -83,7 +83,8 @@ def test_rows_are_the_transcription_exactly(src: Path, rows: pd.DataFrame) -> No
 def test_rows_carry_genebs_own_categories_and_catalogue_names(src: Path,
                                                               rows: pd.DataFrame) -> None:
     with open(src / "tasks.tsv", encoding="utf-8", newline="") as f:
-        genebs = {t["id"]: GENEB_CATEGORY_SLUGS[t["cat"]] for t in csv.DictReader(f, delimiter="\t")}
+        genebs = {t["id"]: GENEB_CATEGORY_SLUGS[t["cat"]]
+                  for t in csv.DictReader(f, delimiter="\t")}
     per_task = rows.drop_duplicates("task").set_index("task")
     assert per_task["category"].to_dict() == genebs
     listed = {t.id: t for t in geneb_tasks()}

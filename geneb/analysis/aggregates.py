@@ -22,7 +22,7 @@ from scipy import stats
 
 from geneb.analysis.table import CONTEXT
 from geneb.protocol import category_means, macro_micro
-from geneb.results.published import geneb_task_order
+from geneb.results.geneb_tasks import geneb_task_order
 
 OVERALL = "overall"
 
@@ -44,7 +44,7 @@ def aggregate_scores(perf: pd.DataFrame) -> pd.DataFrame:
     ``perf`` is :func:`geneb.analysis.performance.performance_matrix` output (one row per
     context, model and task, ``mcc_mean`` = mean over seeds). Columns: :data:`COLUMNS`.
     For a category scope, ``macro_mcc == micro_mcc`` = the mean over its tasks. Every mean is
-    summed in GENEB's task order (``geneb.results.published.geneb_task_order``), as GENEB
+    summed in GENEB's task order (``geneb.results.geneb_tasks.geneb_task_order``), as GENEB
     sums: on GENEB's published rows these are its published micro, macro and category values
     exactly.
     """

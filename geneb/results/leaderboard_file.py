@@ -66,6 +66,11 @@ class Record:
     macro: float
     task_mcc: tuple[float, ...]
     facts: Mapping[str, Any] = field(default_factory=dict)  # official, zero_shot, ...
+    #: the record's tasks when they are not all of the leaderboard's (a partial submission)
+    task_ids: tuple[str, ...] | None = None
+    #: per-task accuracy and macro-F1 where the file has them (a submission), else None
+    task_acc: tuple[float, ...] | None = None
+    task_f1: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)

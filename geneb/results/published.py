@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from geneb import _fs
 from geneb.errors import GenebError, LeaderboardError
+from geneb.results.geneb_tasks import catalogue_names
 from geneb.results.leaderboard_file import (
     GENEB_CATEGORY_SLUGS,
     GENEB_N_SEEDS,
@@ -92,8 +92,17 @@ def leaderboard(source: str = f"{PREFIX}{DEFAULT_NAME}") -> Leaderboard:
 
 
 def _read_file(path: Path) -> Leaderboard:
-    """A leaderboard file read directly (``published:PATH``)."""
-    return read_leaderboard(path)
+    """A leaderboard file, or a submission file (``schema_version`` and ``results``), read
+    directly (``published:PATH``)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise LeaderboardError(f"{str(path)!r}: not a JSON file ({e})") from None
+    if isinstance(doc, dict) and "results" in doc and "schema_version" in doc:
+        from geneb.results.submission import parse_submission
+
+        return parse_submission(doc, str(path), packaged_leaderboard())
+    return parse_leaderboard(doc, str(path))
 
 
 def read_published(source: str | os.PathLike[str]) -> pd.DataFrame:
@@ -106,24 +115,27 @@ def published_rows(board: Leaderboard) -> pd.DataFrame:
     order: regime (full, 10, 1 as present), model, task."""
     import pyarrow as pa
 
-    names = _catalogue_names()
+    names = catalogue_names()
     label = source_label(board)
-    slugs = [GENEB_CATEGORY_SLUGS[c] for c in board.categories]
+    slug_of = {t: GENEB_CATEGORY_SLUGS[c] for t, c in board.tasks}
     cols: dict[str, list[Any]] = {c: [] for c in (*RESULT_COLUMNS, *PUBLISHED_COLUMNS)}
     for regime, records in board.records.items():
         name = GENEB_REGIMES[regime]
         k = None if name == "full" else int(name)
         for rec in records:
-            n = len(rec.task_mcc)
+            ids = list(rec.task_ids or board.task_ids)
+            n = len(ids)
             flags = rec.facts
             fixed = {"model": rec.model, "regime": name, "k": k, "n_params": rec.params,
                      "official": flags.get("official"), "submitted": flags.get("submitted"),
                      "zero_shot": flags.get("zero_shot"), "model_display": rec.display}
             for c, v in fixed.items():
                 cols[c] += [v] * n
-            cols["task"] += board.task_ids
-            cols["category"] += slugs
+            cols["task"] += ids
+            cols["category"] += [slug_of[t] for t in ids]
             cols["mcc"] += list(rec.task_mcc)
+            cols["accuracy"] += list(rec.task_acc) if rec.task_acc else [None] * n
+            cols["macro_f1"] += list(rec.task_f1) if rec.task_f1 else [None] * n
     n = len(cols["mcc"])
     const = {"schema_version": RESULTS_SCHEMA_VERSION, "task_synthetic": False, "C": 1.0,
              "probe": "linear", "protocol": "paper", "standardize": False, "take_all": False,
@@ -147,33 +159,6 @@ def source_label(board: Leaderboard) -> str:
     if src.get("repository") and src.get("commit"):
         return f"{src['repository']}@{str(src['commit'])[:7]}"
     return str(src.get("imported_from") or src.get("file") or "unnamed file")
-
-
-@lru_cache(maxsize=1)
-def _geneb_list() -> tuple[dict[str, str], dict[str, int]]:
-    """GENEB id -> catalogue name, and GENEB id or catalogue name -> leaderboard position."""
-    from geneb.tasks.geneb_list import geneb_tasks
-
-    names: dict[str, str] = {}
-    position: dict[str, int] = {}
-    for i, t in enumerate(geneb_tasks()):
-        position[t.id] = i
-        if t.catalogue_name:
-            names[t.id] = t.catalogue_name
-            position.setdefault(t.catalogue_name, i)
-    return names, position
-
-
-def _catalogue_names() -> dict[str, str]:
-    return _geneb_list()[0]
-
-
-def geneb_task_order(tasks: Sequence[str]) -> list[int]:
-    """Positions that put ``tasks`` (GENEB ids or catalogue names) in GENEB's leaderboard
-    order, the order GENEB sums in; tasks GENEB does not have follow, by name."""
-    position = _geneb_list()[1]
-    far = len(position) + 1
-    return sorted(range(len(tasks)), key=lambda i: (position.get(tasks[i], far), tasks[i]))
 
 
 def import_leaderboard(path: str | os.PathLike[str],
