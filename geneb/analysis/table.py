@@ -61,7 +61,7 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
         df = results.copy()
         where = "results table"
     elif is_published(results):  # "published:geneb": GENEB's leaderboard as results rows
-        df = read_published(results)
+        df = _read_parquet(results)
         where = str(results)
     else:
         path = Path(results)
@@ -135,9 +135,12 @@ def is_regression_row(df: pd.DataFrame) -> pd.Series:
     return df["probe"].astype(str) == RIDGE if "probe" in df else pd.Series(False, df.index)
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def _read_parquet(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The table at ``path`` (every row of the newest per cell), or a published source."""
     from geneb.results import ResultsTable  # knows the schema versions and the parts
 
+    if is_published(path):
+        return read_published(path)
     try:
         return ResultsTable(path).read_frame()
     except GenebError:
