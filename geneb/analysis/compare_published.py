@@ -60,24 +60,28 @@ class Comparison:
     user_models: list[str] = field(default_factory=list)
 
 
-def _reason(row: pd.Series, geneb_ids: dict[str, str]) -> str | None:
-    """Why a user row is not compared (None: it is)."""
-    if str(row["protocol"]) != "paper":
-        return f"{row['protocol']} protocol (GENEB's rows are the paper protocol)"
-    if str(row["probe"]) != "linear":
-        return f"{row['probe']} probe (GENEB: linear)"
-    if not np.isclose(float(row["C"]), 1.0, rtol=1e-9, atol=0):
-        return f"C = {float(row['C']):g} (GENEB: C = 1)"
-    if str(row["task"]) not in geneb_ids:
-        return "task not among GENEB's 100"
-    return None
+def _reasons(user: pd.DataFrame, geneb_ids: dict[str, str]) -> pd.Series:
+    """Why each user row is not compared (None: it is), column-wise."""
+    protocol = user["protocol"].astype(str)
+    probe = user["probe"].astype(str)
+    c = user["C"].astype(float)
+    out = pd.Series([None] * len(user), index=user.index, dtype=object)
+    checks = [
+        (protocol != "paper", protocol + " protocol (GENEB's rows are the paper protocol)"),
+        (probe != "linear", probe + " probe (GENEB: linear)"),
+        (~np.isclose(c, 1.0, rtol=1e-9, atol=0), c.map(lambda x: f"C = {x:g} (GENEB: C = 1)")),
+        (~user["task"].astype(str).isin(set(geneb_ids)),
+         pd.Series("task not among GENEB's 100", index=user.index)),
+    ]
+    for bad, why in reversed(checks):  # the first reason that applies wins
+        out = out.where(~bad, why)
+    return out
 
 
 def _select(user: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the compared rows, with ``geneb_id``; one row per (model, reason) left out)."""
     ids = catalogue_to_geneb_id()
-    reasons = user.apply(_reason, axis=1, geneb_ids=ids) if len(user) else pd.Series(
-        dtype=object)
+    reasons = _reasons(user, ids)
     keep = user[reasons.isna()].copy()
     left = user[reasons.notna()].assign(reason=reasons[reasons.notna()])
     excluded = (left.groupby(["model", "reason"], sort=True).size().rename("n_rows")
@@ -106,7 +110,7 @@ def _published_perf(source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows = published_rows(board)
     perf = performance_matrix(rows)
     flags = rows.drop_duplicates("model").set_index("model")["official"]
-    perf["source"] = "published"
+    perf["source"] = "GENEB"  # a published model (the user's: "user")
     perf["official"] = perf["model"].map(flags)
     full = aggregate_scores(perf)
     full["published_rank"] = full.groupby(["regime", "scope"])["macro_mcc"].rank(

@@ -4,6 +4,8 @@ comparability panel (:mod:`geneb.analysis.compare_published`)."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from geneb.analysis.aggregates import OVERALL
 from geneb.analysis.compare_published import Comparison
 from geneb.analysis.report.context import ReportContext
@@ -49,6 +51,16 @@ def compare_published(page: Page, ctx: ReportContext) -> None:
     }
 
 
+def _shown(df: pd.DataFrame) -> pd.DataFrame:
+    """Ranks as whole numbers where they are (percentile bounds may fall between two)."""
+    out = df.copy()
+    for col in [c for c in ("rank_ci_low", "rank_ci_high", "published_rank") if c in out]:
+        v = out[col].astype(float)
+        if bool(((v.dropna() % 1) == 0).all()):
+            out[col] = v.round().astype("Int64")
+    return out
+
+
 def _regime(page: Page, ctx: ReportContext, comp: Comparison, regime: str) -> None:
     ranks, cats, common = comp.ranks, comp.categories, comp.common
     r = ranks[ranks["regime"] == regime]
@@ -70,11 +82,13 @@ def _regime(page: Page, ctx: ReportContext, comp: Comparison, regime: str) -> No
                + ". These are not GENEB's headline numbers: every model is scored on the same "
                "tasks, never on a silent average of what each has.", "warning")
     over = r[r["scope"] == OVERALL].sort_values(["rank", "model"])
-    page.table(f"compare_overall_{regime}", over[SHOWN],
+    page.table(f"compare_overall_{regime}", _shown(over[SHOWN]),
                f"Overall macro-MCC on the common set, {regime_label(regime)}")
+    page.p("published_macro_mcc and published_rank: the published model's score and rank on "
+           "all of GENEB's tasks (its leaderboard), for reference.", "note")
     mine = r[(r["source"] == "user") & (r["scope"] != OVERALL)].sort_values(["scope", "model"])
     cols = ["scope", "model", "n_tasks", "n_geneb_tasks", "complete", "macro_mcc", "rank",
             "rank_ci_low", "rank_ci_high", "n_models"]
-    page.table(f"compare_user_categories_{regime}", mine[cols],
+    page.table(f"compare_user_categories_{regime}", _shown(mine[cols]),
                f"Your models per category, {regime_label(regime)} (complete = the common set "
                "has all of GENEB's tasks of the category)")
