@@ -100,10 +100,7 @@ def build_report(
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
-    ``compare``: ``"geneb"`` (or a ``published:`` source) adds the user's models ranked among
-    GENEB's published ones (:mod:`geneb.analysis.compare_published`), checked before any page
-    is written.
-    Returns the path of ``index.html``.
+    ``compare``: ``"geneb"`` ranks the models among GENEB's published 41. Returns index.html.
     """
     edges = check_edges(tier_edges)
     user_props = None if model_properties is None else read_model_properties(model_properties)
@@ -118,7 +115,6 @@ def build_report(
     df = restrict(df_all, regimes=regimes, Cs=Cs)
     if df.empty:
         raise GenebError("no results rows left after restricting to the asked regimes and Cs")
-    comparison = None if compare is None else _compare(df, compare, model_info, n_boot, boot_seed)
     ctx = ReportContext(
         df_all=df_all,
         df=df,
@@ -134,7 +130,7 @@ def build_report(
         tier_edges=edges,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
                **({} if curve is None else {"subsampling": curve}),
-               **({} if comparison is None else {"compare": comparison})},
+               **_compare(df, compare, model_info, n_boot, boot_seed)},
     )
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:
@@ -149,14 +145,19 @@ def build_report(
     return out / "index.html"
 
 
-def _compare(df: pd.DataFrame, compare: str, model_info: Any, n_boot: int,
-             boot_seed: int) -> Any:
-    """The comparison with a published leaderboard (``"geneb"``: ``published:geneb``)."""
+def _compare(df: pd.DataFrame, compare: str | None, model_info: Any, n_boot: int,
+             boot_seed: int) -> dict[str, Any]:
+    """``{"compare": the comparison}`` with a published leaderboard (``"geneb"``:
+    ``published:geneb``, :mod:`geneb.analysis.compare_published`), before any page is
+    written; ``{}`` without ``compare``."""
+    if compare is None:
+        return {}
     from geneb.analysis.compare_published import compare_with_published
 
     source = "published:geneb" if compare == "geneb" else compare
     info = None if model_info is None else _model_info(model_info)
-    return compare_with_published(df, source, n_boot=n_boot, seed=boot_seed, info=info)
+    return {"compare": compare_with_published(df, source, n_boot=n_boot, seed=boot_seed,
+                                              info=info)}
 
 
 def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:
