@@ -159,3 +159,17 @@ def test_load_results_and_read_results_accept_the_source() -> None:
     assert geneb.read_results("published:geneb").shape[0] == 12300  # nothing imported: packaged
     with pytest.raises(geneb.GenebError, match="no published source 'nope'"):
         geneb.read_results("published:nope")
+
+
+def test_a_published_source_is_read_only(tmp_path) -> None:
+    from geneb.results import ResultsTable, read_table
+    from geneb.results.schema import RESULTS_SCHEMA
+
+    table = read_table("published:geneb-9642d48")
+    assert table.num_rows == 12300 and table.schema.equals(RESULTS_SCHEMA)
+    rt = ResultsTable("published:geneb")
+    for write in (rt.compact, lambda: rt.append(table), lambda: rt.write([]), rt.migrate):
+        with pytest.raises(geneb.GenebError, match="'published:geneb' is a published source: "
+                                                   "it is read-only"):
+            write()
+    assert not Path("published:geneb").exists()
