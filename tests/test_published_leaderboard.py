@@ -198,3 +198,54 @@ def test_refused_file_leaves_an_imported_one_as_it_was(tmp_path: Path) -> None:
     with pytest.raises(LeaderboardError, match="not a JSON file"):
         import_leaderboard(bad)
     assert cache_file().read_bytes() == before
+
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture()
+def server(tmp_path: Path):
+    """A server on 127.0.0.1 serving ``tmp_path/www`` (started by the test: no network)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield root, f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_import_from_a_url_pinned_at_a_commit(server) -> None:
+    root, base = server
+    where = root / "darlednik" / "GENEB" / COMMIT / "leaderboard"
+    where.mkdir(parents=True)
+    (where / "leaderboard_tasks.json").write_text(json.dumps(genebs_shape()))
+    url = f"{base}/darlednik/GENEB/{COMMIT}/leaderboard/leaderboard_tasks.json"
+    res = CliRunner().invoke(app, ["leaderboard", "import", url])
+    assert res.exit_code == 0, res.output
+    rows = geneb.read_results("published:geneb")
+    assert set(rows["source"]) == {f"darlednik/GENEB@{COMMIT[:7]}"}
+    assert json.loads(cache_file().read_text())["source"]["url"] == url
+
+
+def test_url_refused_unpinned_unreachable_or_malformed(server) -> None:
+    from geneb.results.leaderboard_url import import_leaderboard_url
+
+    root, base = server
+    with pytest.raises(LeaderboardError, match="expected a URL pinned at a commit"):
+        import_leaderboard_url(f"{base}/darlednik/GENEB/main/leaderboard/x.json")
+    with pytest.raises(LeaderboardError, match="download failed .*nothing was cached"):
+        import_leaderboard_url(f"{base}/x/y/{COMMIT}/missing.json")
+    (root / "bad").mkdir()
+    doc = genebs_shape()
+    _duplicate(doc)
+    (root / "bad" / "l.json").write_text(json.dumps(doc))
+    url = f"{base}/bad/l.json?pin={COMMIT}"
+    with pytest.raises(LeaderboardError, match=r"^http://127\.0\.0\.1:\d+/bad/l\.json\?pin=.*: "
+                                               r"data\.full .*duplicate model"):
+        import_leaderboard_url(url)
+    assert not cache_file().exists()

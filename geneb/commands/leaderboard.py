@@ -4,7 +4,6 @@ leaderboard import FILE` keeps a newer `leaderboard_tasks.json` in the cache."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -71,15 +70,16 @@ def show(
 @app.command("import")
 @cli_errors
 def import_(
-    file: Annotated[Path, typer.Argument(
-        help="A leaderboard_tasks.json of GENEB's shape (e.g. downloaded from darlednik/GENEB "
-             "at a commit).")],
+    file: Annotated[str, typer.Argument(
+        help="A leaderboard_tasks.json of GENEB's shape: a file, or a URL pinned at a commit "
+             "(https://github.com/darlednik/GENEB/blob/<commit>/leaderboard/"
+             "leaderboard_tasks.json).")],
 ) -> None:
     """Check a newer leaderboard file and keep it as published:geneb (nothing is cached when
     a check fails)."""
-    from geneb.results.published import import_leaderboard
+    from geneb.results.leaderboard_url import import_leaderboard_from
 
-    path, board = import_leaderboard(file)
+    path, board = import_leaderboard_from(file)
     models = {r.model for recs in board.records.values() for r in recs}
     typer.echo(f"{file}: {len(board.tasks)} tasks, {len(models)} models, regimes "
                f"{', '.join(board.records)}; cached as published:geneb in {path}")

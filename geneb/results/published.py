@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -162,19 +163,22 @@ def source_label(board: Leaderboard) -> str:
 
 
 def import_leaderboard(path: str | os.PathLike[str],
-                       cache: str | os.PathLike[str] | None = None) -> tuple[Path, Leaderboard]:
+                       cache: str | os.PathLike[str] | None = None, *,
+                       source: Mapping[str, Any] | None = None) -> tuple[Path, Leaderboard]:
     """Check the leaderboard file at ``path`` and keep it as ``published:geneb`` in the cache.
 
     Nothing is written unless every check of :func:`parse_leaderboard` holds. Flags the file
     lacks (official, zero_shot, submitted: they are in GENEB's ``leaderboard.json``, not in
     ``leaderboard_tasks.json``) are taken from the packaged leaderboard for the models it has.
+    ``source``: where the file came from (``repository``, ``commit``, ``url``), kept with it.
     Returns (the cached file, the leaderboard)."""
     board = read_leaderboard(path)
     known = {r.model: r.facts for recs in packaged_leaderboard().records.values() for r in recs}
     facts = {regime: [{"model": r.model, **{f: (r.facts or known.get(r.model, {})).get(f)
                                             for f in FLAGS}} for r in recs]
              for regime, recs in board.records.items()}
-    doc = {"source": {**dict(board.source), "imported_from": str(Path(path).resolve())},
+    doc = {"source": {**dict(board.source), "imported_from": str(Path(path).resolve()),
+                      **dict(source or {})},
            "tasks": [{"id": t, "cat": c} for t, c in board.tasks],
            "data": {regime: [{"model": r.model, "disp": r.display, "params": r.params,
                               "micro_MCC": r.micro, "macro_MCC": r.macro,
