@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from conftest import SHARED, require_shared
 from published_fixtures import COMMON, MODELS, USER_NAME, USER_TASKS, compare_rows, user_mcc
+from test_params import GOOD
 from typer.testing import CliRunner
 
 from geneb.analysis.compare_published import PAPER_ONLY, compare_with_published
@@ -164,24 +165,7 @@ def test_bad_compare_refused_before_any_work(tmp_path: Path) -> None:
         compare_with_published(load_results(compare_rows()), "published:nowhere.json")
 
 
-PLAN = """
-store = "work/store.zarr"
-out = "work/out"
-
-[[models]]
-model = "kmer-3"
-
-[tasks]
-names = ["syn_promoter_tata"]
-
-[probe]
-shots = ["1", "full"]
-probes = ["linear"]
-protocol = "{protocol}"
-
-[report]
-compare = "geneb"
-"""
+PLAN = GOOD + 'protocol = "{protocol}"\n\n[report]\ncompare = "geneb"\n'
 
 
 def test_plan_key(tmp_path: Path) -> None:

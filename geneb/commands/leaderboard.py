@@ -9,18 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from geneb.commands._common import cli_errors
+from geneb.commands.models import _fmt_params
 
 app = typer.Typer(invoke_without_command=True, add_completion=False,
                   help="GENEB's published leaderboard (41 models x 100 tasks x 3 regimes).")
-
-
-def _params(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
-            return f"{n / div:.3g}{unit}"
-    return str(n)
 
 
 def _flag(r: dict[str, Any]) -> str:
@@ -62,7 +54,7 @@ def show(
         typer.echo(f"{'rank':>4}  {'model':<36} {'params':>7}  {'flag':<13} {head:>8} "
                    f"{'macro':>7} {'micro':>7} {'tasks':>5}")
         for r in rows:
-            typer.echo(f"{r['rank']:>4}  {r['model']:<36} {_params(r['params']):>7}  "
+            typer.echo(f"{r['rank']:>4}  {r['model']:<36} {_fmt_params(r['params']):>7}  "
                        f"{_flag(r):<13} {r['score']:>8.4f} {r['macro_mcc']:>7.4f} "
                        f"{r['micro_mcc']:>7.4f} {r['n_tasks']:>5}")
 

@@ -110,10 +110,7 @@ def parse_leaderboard(doc: Any, where: str) -> Leaderboard:
         raise LeaderboardError(f"{where}: expected a JSON object with 'tasks' (a list) and "
                                f"'data' (an object per regime), got {_kind(doc)}")
     tasks = _tasks(doc["tasks"], where)
-    unknown = [r for r in doc["data"] if r not in GENEB_REGIMES]
-    if unknown:
-        raise LeaderboardError(f"{where}: data: unknown regime {unknown[0]!r}; expected "
-                               f"{', '.join(GENEB_REGIMES)}")
+    check_regimes(doc["data"], f"{where}: data")
     if not doc["data"]:
         raise LeaderboardError(f"{where}: data: no regime; expected {', '.join(GENEB_REGIMES)}")
     facts = _facts(doc.get("leaderboard") or {}, where)
@@ -164,6 +161,21 @@ def _facts(raw: Any, where: str) -> dict[str, dict[str, Mapping[str, Any]]]:
     return out
 
 
+def check_regimes(keys: Any, where: str) -> None:
+    """Every key one of GENEB's regimes (``full``, ``10shot``, ``1shot``)."""
+    unknown = [r for r in keys if r not in GENEB_REGIMES]
+    if unknown:
+        raise LeaderboardError(f"{where}: unknown regime {unknown[0]!r}; expected "
+                               f"{', '.join(GENEB_REGIMES)}")
+
+
+def param_count(v: Any, where: str) -> int | None:
+    """A parameter count: a positive integer, or null."""
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+        raise LeaderboardError(f"{where}: expected a positive integer, got {v!r}")
+    return v
+
+
 def mcc_value(v: Any, where: str) -> float:
     """``v`` as an MCC: a finite number in [-1, 1] (NaN, text and booleans refused)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or (
@@ -206,10 +218,7 @@ def _records(raw: list[Any], tasks: tuple[tuple[str, str], ...],
         if model in seen:
             raise LeaderboardError(f"{at}: duplicate model (a second record in this regime)")
         seen.add(model)
-        params = r.get("params")
-        if params is not None and (isinstance(params, bool) or not isinstance(params, int)
-                                   or params <= 0):
-            raise LeaderboardError(f"{at}: params: expected a positive integer, got {params!r}")
+        params = param_count(r.get("params"), f"{at}: params")
         values = _task_values(r.get("task_MCC"), ids, at)
         micro = mcc_value(r.get("micro_MCC"), f"{at}: micro_MCC")
         macro = mcc_value(r.get("macro_MCC"), f"{at}: macro_MCC")

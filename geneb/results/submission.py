@@ -24,7 +24,9 @@ from geneb.results.leaderboard_file import (
     GENEB_REGIMES,
     Leaderboard,
     Record,
+    check_regimes,
     mcc_value,
+    param_count,
 )
 from geneb.vocabulary import DEFAULT_SEEDS
 
@@ -61,15 +63,8 @@ def parse_submission(doc: Any, where: str, reference: Leaderboard) -> Leaderboar
         raise LeaderboardError(f"{where}: model_id: expected a model id, got {model!r}")
     if not isinstance(meta, Mapping) or not isinstance(results, Mapping) or not results:
         raise LeaderboardError(f"{where}: expected objects 'meta' and 'results' (per regime)")
-    params = meta.get("params")
-    if params is not None and (isinstance(params, bool) or not isinstance(params, int)
-                               or params <= 0):
-        raise LeaderboardError(f"{where}: meta.params: expected a positive integer, got "
-                               f"{params!r}")
-    unknown = [r for r in results if r not in GENEB_REGIMES]
-    if unknown:
-        raise LeaderboardError(f"{where}: results: unknown regime {unknown[0]!r}; expected "
-                               f"{', '.join(GENEB_REGIMES)}")
+    params = param_count(meta.get("params"), f"{where}: meta.params")
+    check_regimes(results, f"{where}: results")
     order = reference.task_ids
     cat_of = dict(reference.tasks)
     partial = isinstance(meta.get("partial"), Mapping)
