@@ -81,6 +81,10 @@ def test_ranking_per_regime_is_the_published_one() -> None:
         assert [r["macro_mcc"] for r in rows] == [float(r["macro_MCC"]) for r in ref]
         assert [r["params"] for r in rows] == [int(r["params"]) for r in ref]
         assert [r["official"] for r in rows] == [r["official"] == "true" for r in ref]
+        from geneb.results.leaderboard_file import GENEB_CATEGORY_SLUGS as SLUG
+
+        assert [r["categories"] for r in rows] == [
+            {SLUG[c]: float(r[c]) for c in SLUG} for r in ref]  # the published cat_MCC
     # one category, ranked by its mean: the published cat_MCC
     res = CliRunner().invoke(app, ["leaderboard", "--shots", "1", "--category", "Promoters",
                                    "--json"])

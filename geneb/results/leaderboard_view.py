@@ -28,7 +28,8 @@ def leaderboard_summary(source: str = "published:geneb", *, regime: str | None =
     ``category``: a geneb category slug (or GENEB's name of it) to rank by that category's
     mean instead of the overall score; ``sort``: ``macro`` or ``micro`` (overall only).
     Returns ``{"source", "category", "sort", "regimes": {regime: [{rank, model, display,
-    params, official, submitted, zero_shot, score, macro_mcc, micro_mcc, n_tasks}]}}``.
+    params, official, submitted, zero_shot, score, macro_mcc, micro_mcc, n_tasks,
+    categories: {slug: mean MCC}}]}}``.
     """
     board = leaderboard(source)
     slug = _category(category)
@@ -48,15 +49,16 @@ def leaderboard_summary(source: str = "published:geneb", *, regime: str | None =
             rc = [cat_of[t] for t in ids]
             macro, micro = macro_micro(rec.task_mcc, rc)
             score, n = (macro if sort == "macro" else micro), len(ids)
+            names, means = category_means(rec.task_mcc, rc)
+            per_cat = {c: float(m) for c, m in zip(names, means.tolist(), strict=True)}
             if slug is not None:
-                got = dict(zip(*category_means(rec.task_mcc, rc), strict=True))
-                if slug not in got:
+                if slug not in per_cat:
                     continue
-                score, n = float(got[slug]), rc.count(slug)
+                score, n = per_cat[slug], rc.count(slug)
             rows.append({"model": rec.model, "display": rec.display, "params": rec.params,
                          **{f: rec.facts.get(f) for f in ("official", "submitted", "zero_shot")},
                          "score": float(score), "macro_mcc": macro, "micro_mcc": micro,
-                         "n_tasks": n})
+                         "n_tasks": n, "categories": per_cat})
         rows.sort(key=lambda r: (-r["score"], r["model"]))
         out[name] = [{"rank": i + 1, **r} for i, r in enumerate(rows)]
     return {"source": source_label(board), "category": slug or OVERALL, "sort": sort,
