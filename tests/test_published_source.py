@@ -173,3 +173,17 @@ def test_a_published_source_is_read_only(tmp_path) -> None:
                                                    "it is read-only"):
             write()
     assert not Path("published:geneb").exists()
+
+
+def test_probe_refuses_a_published_out_before_any_work(tmp_path, monkeypatch) -> None:
+    from probe_stores import gaussian_task
+
+    from geneb.probe.engine import run_probes
+    from geneb.store import FeatureStore
+
+    fs = FeatureStore(tmp_path / "store", "a")
+    gaussian_task(fs, "m1", "t_bin", n_train=40, n_test=20, dim=4)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(geneb.GenebError, match="is a published source: it is read-only"):
+        run_probes(fs, "published:geneb")
+    assert not (tmp_path / "published:geneb").exists()

@@ -232,7 +232,7 @@ class ResultsTable:
 
         return is_published(self.path)
 
-    def _writable(self) -> None:
+    def check_writable(self) -> None:
         """A published source (``published:geneb``) is read, never written."""
         if self._published():
             raise GenebError(f"{str(self.path)!r} is a published source: it is read-only "
@@ -273,14 +273,14 @@ class ResultsTable:
 
         Costs what ``new`` costs, whatever the table holds; safe against concurrent writers
         and kill -9 (see ``geneb.results.parts``)."""
-        self._writable()
+        self.check_writable()
         table = new if isinstance(new, pa.Table) else rows_to_table(list(new))
         return parts.append_part(self.path, _as_schema(table), _migrate)
 
     def write(self, rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame) -> Path:
         """Make ``rows_or_df`` (rows, or a DataFrame with the schema's columns) the whole table
         (a folder; what was there before is replaced)."""
-        self._writable()
+        self.check_writable()
         pd_mod = sys.modules.get("pandas")  # not imported yet: cannot be a DataFrame
         if pd_mod is not None and isinstance(rows_or_df, pd_mod.DataFrame):
             table = _frame_to_table(rows_or_df)
@@ -292,7 +292,7 @@ class ResultsTable:
     def compact(self) -> tuple[int, int]:
         """Fold every part into one holding the newest row per cell; return (parts before,
         rows kept). Atomic and safe while other runs write the table."""
-        self._writable()
+        self.check_writable()
         if not self.exists():
             raise GenebError(f"no results table at {str(self.path)!r} (nothing to compact)")
         n, table = parts.replace_all(self.path, merge_tables, _read_raw, _migrate)
@@ -302,7 +302,7 @@ class ResultsTable:
         """Turn a single-file table of geneb <= 0.1 into a folder of parts now (the first
         write does it anyway); True when there was one to migrate. Rows are kept as stored
         (``read`` still returns the newest per cell)."""
-        self._writable()
+        self.check_writable()
         if not self.path.is_file():
             return False
         with parts.table_lock(self.path):
