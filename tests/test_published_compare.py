@@ -105,8 +105,9 @@ def test_only_paper_rows_are_compared_and_the_rest_is_counted(comp) -> None:
     assert panel.at[("alpha", "seeds"), "user"] == "10: 13, 17, 42, 123, 997; full: 13, 17, 42, " \
                                                    "123, 997"
     assert panel.at[("alpha", "standardisation"), "user"] == "features as stored"
-    assert panel.at[("alpha", "tasks (full)"), "user"].startswith("6 of 100; missing")
-    assert panel.at[("beta", "tasks (full)"), "user"].startswith("5 of 100; missing")
+    assert panel.at[("alpha", "tasks (full)"), "user"].startswith(
+        "6 of 100 (94 missing: nt_h3, nt_h3k14ac, nt_h3k36me3, ...)")
+    assert panel.at[("beta", "tasks (full)"), "user"].startswith("5 of 100 (95 missing: ")
     # test sizes: the fixture's 100 rows against the catalogue's published sizes
     assert panel.at[("beta", "test split sizes"), "user"].startswith("0 as published, 5 differ")
     assert "gue_emp_h3 100 vs 1497" in panel.at[("beta", "test split sizes"), "user"]
@@ -141,6 +142,8 @@ def test_report_command_writes_the_comparison(tmp_path: Path) -> None:
     page = (out / "index.html").read_text()
     assert "Compared with GENEB&#x27;s published leaderboard" in page
     assert PAPER_ONLY.replace("'", "&#x27;") in page
+    assert "1 of the common set&#x27;s categories have a single task (mouse_enhancers)" in page
+    assert "the overall macro-MCC here is over 3 of 13 categories" in page
     top = pd.read_csv(out / "tables" / "compare_overall_full.csv")
     assert top["model"].iloc[0] == "alpha" and top["rank"].iloc[0] == 1
 

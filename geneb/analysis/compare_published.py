@@ -248,10 +248,10 @@ def comparability(rows: pd.DataFrame, mine: pd.DataFrame, excluded: pd.DataFrame
              "(not in the leaderboard)"),
         ]
         for regime, r in g.groupby("regime", sort=True):
-            missing = [t for t in order if t not in set(r["geneb_id"])]
+            missing = [names.get(t, t) for t in order if t not in set(r["geneb_id"])]
             out.append((model, f"tasks ({regime})", f"{len(order) - len(missing)} of "
-                        f"{len(order)}" + (f"; missing {', '.join(missing[:3])}"
-                                           f"{' ...' if len(missing) > 3 else ''}"
+                        f"{len(order)}" + (f" ({len(missing)} missing: {', '.join(missing[:3])}"
+                                           f"{', ...' if len(missing) > 3 else ''})"
                                            if missing else ""), f"{len(order)}"))
         out.append((model, "test split sizes", *_sizes(g, sizes, names)))
     return pd.DataFrame(out, columns=["model", "item", "user", "geneb"])

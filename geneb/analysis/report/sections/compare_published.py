@@ -81,6 +81,14 @@ def _regime(page: Page, ctx: ReportContext, comp: Comparison, regime: str) -> No
                + (f"; no task of {', '.join(absent['category'])}" if len(absent) else "")
                + ". These are not GENEB's headline numbers: every model is scored on the same "
                "tasks, never on a silent average of what each has.", "warning")
+    single = c[c["n_common"] == 1]
+    if len(single):
+        page.p(f"{len(single)} of the common set's categories have a single task "
+               f"({', '.join(single['category'])}): the task bootstrap resamples tasks within "
+               "categories and cannot vary those, so the rank intervals leave out their "
+               "task-to-task variation" + (" (here every category has one task: each interval "
+                                           "is a point)." if len(single) == int(
+                                               (c["n_common"] > 0).sum()) else "."), "note")
     over = r[r["scope"] == OVERALL].sort_values(["rank", "model"])
     page.table(f"compare_overall_{regime}", _shown(over[SHOWN]),
                f"Overall macro-MCC on the common set, {regime_label(regime)}")
