@@ -8,6 +8,7 @@ import typer
 
 from geneb.commands import demo as _demo
 from geneb.commands import extract as _extract
+from geneb.commands import leaderboard as _leaderboard
 from geneb.commands import models as _models
 from geneb.commands import probe as _probe
 from geneb.commands import report as _report
@@ -36,7 +37,9 @@ app.add_typer(_store.app, name="store", cls=_GROUP,
               help="Inspect, verify and export a feature store.")
 app.add_typer(_models.app, name="models", cls=_GROUP, help="List model adapters.")
 app.add_typer(_results.app, name="results", cls=_GROUP,
-              help="Maintain a results table (compact its parts).")
+              help="Maintain a results table (compact its parts) or export it (GENEB submission).")
+app.add_typer(_leaderboard.app, name="leaderboard", cls=_GROUP,
+              help="GENEB's published leaderboard: show it, import a newer one.")
 app.add_typer(_vep.app, name="vep", cls=_GROUP, help="Zero-shot variant-effect prediction.")
 app.command("extract")(_extract.extract)
 app.command("probe")(_probe.probe)

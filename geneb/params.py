@@ -80,6 +80,7 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
             "shots": REPORT_PARAMS["regimes"],  # as [probe] shots and `--shots`
             "regimes": REPORT_PARAMS["regimes"],  # the old name of shots, still accepted
             "C": REPORT_PARAMS["Cs"],
+            "compare": REPORT_PARAMS["compare"],  # "geneb": the user's models among GENEB's
         },
         "extract": {
             **{k: EXT[k] for k in ("splits", "batch_tokens", "device", "overwrite")},

@@ -167,3 +167,30 @@ def test_vep_tables_fit_the_page(chromium, hostile_report, tmp_path):
         got = measure(chromium, index, 1280, tmp_path)
         assert got["scroll_width"] <= got["viewport"], got
         assert_tables_fit(got)
+
+
+@pytest.fixture(scope="module")
+def compare_report(tmp_path_factory) -> Path:
+    """``--compare geneb`` on two user models, one named with markup and one a long word."""
+    from published_fixtures import compare_rows
+
+    df = compare_rows({"alpha": "<b>alpha</b> =1+1", "beta": "b" * 90})
+    out = tmp_path_factory.mktemp("compare") / "report"
+    return build_report(df, out, n_boot=100, compare="geneb")
+
+
+@pytest.mark.parametrize("width", [1280, 480])
+def test_compare_section_renders_and_fits(chromium, compare_report, tmp_path, width):
+    page = compare_report.read_text(encoding="utf-8")
+    assert "Compared with GENEB&#x27;s published leaderboard" in page
+    assert "&lt;b&gt;alpha&lt;/b&gt;" in page  # escaped, never markup
+    got = measure(chromium, compare_report, width, tmp_path)
+    assert got["scroll_width"] <= got["viewport"], got
+    assert got["n_scripts"] == 1, got
+    captions = [t["before"] for t in got["tables"]]
+    for caption in ("Overall macro-MCC on the common set, full data",
+                    "Overall macro-MCC on the common set, 10-shot",
+                    "Your models per category, full data", "Comparability: how your"):
+        assert any(c.startswith(caption) for c in captions), (caption, captions)
+    if width >= 1280:
+        assert_tables_fit(got)

@@ -21,7 +21,8 @@ def _split(values: list[str] | None) -> list[str]:
 
 # Options of `geneb report`, declared once (the signature stays short).
 ResultsOpt = Annotated[
-    Path, typer.Option("--results", "-r", help="Results table (parquet) from `geneb probe`.")
+    Path, typer.Option("--results", "-r", help="Results table (parquet) from `geneb probe`, "
+                       "or published:geneb (GENEB's published leaderboard).")
 ]
 OutOpt = Annotated[
     Path, typer.Option("--out", "-o", help="Output folder for index.html, tables/, figures/.")
@@ -100,6 +101,11 @@ AsJsonOpt = Annotated[
         "smaller_beats_larger, model_properties) as one JSON object.",
     ),
 ]
+CompareOpt = Annotated[
+    str | None,
+    typer.Option("--compare", help="geneb: rank your models among GENEB's published 41 on the "
+                 "tasks both have (paper-protocol rows only), or a published:SOURCE."),
+]
 AuditsOpt = Annotated[
     Path | None,
     typer.Option("--audits", help="Folder of task audits (`geneb tasks audit --out`); "
@@ -123,6 +129,7 @@ def report(
     subsampling: SubsamplingOpt = None,
     as_json: AsJsonOpt = False,
     audits: AuditsOpt = None,
+    compare: CompareOpt = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     opts = dict(locals())  # every option, handed on under its parameter name
@@ -168,4 +175,5 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
         subsampling=opts["subsampling"],
         audits=opts["audits"],
         catalogue=published_facts,
+        compare=opts["compare"],
     )

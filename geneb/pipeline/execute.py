@@ -274,6 +274,7 @@ def run_plan(
             regimes=plan.report_regimes,
             Cs=plan.report_Cs,
             catalogue=published_facts,
+            compare=plan.report_compare,
         )
         if vep_scores is not None and not vep_scores.empty:
             from geneb.analysis.report.vep_section import add_to_report

@@ -39,6 +39,7 @@ Example::
     model_info = "model_info.csv"
     model_properties = "model_properties.csv"   # controlled comparisons (docs/analysis.md)
     task_organisms = "task_organisms.csv"       # in-domain scale comparison
+    compare = "geneb"                # your models among GENEB's published 41 (protocol "paper")
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class Plan:
     task_organisms: Path | None = None
     report_regimes: tuple[str, ...] | None = None
     report_Cs: tuple[float, ...] | None = None
+    report_compare: str | None = None  # [report] compare = "geneb": among GENEB's published
     splits: tuple[str, ...] = ("train", "test")
     batch_tokens: int | None = None
     device: str = "auto"
@@ -315,12 +317,19 @@ def _report_fields(
                 f"{src}: [report] C[{j}]: expected one of the probed [probe] C values "
                 f"({', '.join(f'{x:g}' for x in probe.Cs)}), got {c:g}"
             )
+    if "compare" in rep and probe.protocol != "paper":
+        raise PlanError(
+            f"{src}: [report] compare: GENEB's published rows are the paper protocol, and only "
+            f"paper-protocol rows are compared with them; expected [probe] protocol = \"paper\","
+            f" got {probe.protocol!r}"
+        )
     return {
         "model_info": model_info,
         "model_properties": model_properties,
         "task_organisms": task_organisms,
         "report_regimes": report_regimes,
         "report_Cs": report_Cs,
+        "report_compare": rep.get("compare"),
     }
 
 

@@ -176,6 +176,7 @@ def _run(
     tm = {"read": 0.0, "plan": 0.0, "solve": 0.0, "write": 0.0}
     t = time.perf_counter()
     table = ResultsTable(out_p)
+    table.check_writable()  # a published source (published:geneb) is refused before any work
     exists = table.exists()
     done = Done.of(table.read() if exists else None)
     tm["read"] += time.perf_counter() - t

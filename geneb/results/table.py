@@ -227,6 +227,17 @@ class ResultsTable:
     def __repr__(self) -> str:
         return f"ResultsTable({str(self.path)!r})"
 
+    def _published(self) -> bool:
+        from geneb.results.published import is_published
+
+        return is_published(self.path)
+
+    def check_writable(self) -> None:
+        """A published source (``published:geneb``) is read, never written."""
+        if self._published():
+            raise GenebError(f"{str(self.path)!r} is a published source: it is read-only "
+                             "(write results to a folder of your own)")
+
     def exists(self) -> bool:
         """Whether a table (folder, legacy file or interrupted migration) is at the path."""
         return parts.resolve(self.path) is not None
@@ -235,6 +246,11 @@ class ResultsTable:
         """One row per cell, the newest; rows in write order. Clear errors for a missing
         path, foreign or corrupt files."""
         p = self.path
+        if self._published():  # the schema's columns of the published rows
+            from geneb.results.published import read_published
+
+            frame = read_published(p)[list(RESULT_COLUMNS)]
+            return pa.Table.from_pandas(frame, schema=RESULTS_SCHEMA, preserve_index=False)
         if not self.exists():
             raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
         if p.is_dir() and not parts.list_parts(p) and any(
@@ -257,12 +273,14 @@ class ResultsTable:
 
         Costs what ``new`` costs, whatever the table holds; safe against concurrent writers
         and kill -9 (see ``geneb.results.parts``)."""
+        self.check_writable()
         table = new if isinstance(new, pa.Table) else rows_to_table(list(new))
         return parts.append_part(self.path, _as_schema(table), _migrate)
 
     def write(self, rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame) -> Path:
         """Make ``rows_or_df`` (rows, or a DataFrame with the schema's columns) the whole table
         (a folder; what was there before is replaced)."""
+        self.check_writable()
         pd_mod = sys.modules.get("pandas")  # not imported yet: cannot be a DataFrame
         if pd_mod is not None and isinstance(rows_or_df, pd_mod.DataFrame):
             table = _frame_to_table(rows_or_df)
@@ -274,6 +292,7 @@ class ResultsTable:
     def compact(self) -> tuple[int, int]:
         """Fold every part into one holding the newest row per cell; return (parts before,
         rows kept). Atomic and safe while other runs write the table."""
+        self.check_writable()
         if not self.exists():
             raise GenebError(f"no results table at {str(self.path)!r} (nothing to compact)")
         n, table = parts.replace_all(self.path, merge_tables, _read_raw, _migrate)
@@ -283,6 +302,7 @@ class ResultsTable:
         """Turn a single-file table of geneb <= 0.1 into a folder of parts now (the first
         write does it anyway); True when there was one to migrate. Rows are kept as stored
         (``read`` still returns the newest per cell)."""
+        self.check_writable()
         if not self.path.is_file():
             return False
         with parts.table_lock(self.path):
@@ -297,7 +317,14 @@ def read_table(path: str | os.PathLike[str]) -> pa.Table:
 
 
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell)."""
+    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell).
+
+    ``path`` may name a published source instead: ``"published:geneb"`` gives GENEB's
+    published leaderboard as results rows (``geneb.results.published``)."""
+    from geneb.results.published import is_published, read_published
+
+    if is_published(path):
+        return read_published(path)
     return ResultsTable(path).read_frame()
 
 

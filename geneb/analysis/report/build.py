@@ -35,7 +35,17 @@ from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
 from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT
-from geneb.constraints import ALPHA, C_VALUE, SEED, SHOT, TIER_EDGE, ListOf, validate_params
+from geneb.constraints import (
+    ALPHA,
+    C_VALUE,
+    SEED,
+    SHOT,
+    TIER_EDGE,
+    ListOf,
+    Nullable,
+    Pattern,
+    validate_params,
+)
 from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
 
@@ -48,6 +58,8 @@ REPORT_PARAMS = {
     "boot_seed": SEED,
     "alpha": ALPHA,
     "tier_edges": ListOf(TIER_EDGE),
+    # GENEB's published leaderboard to compare with (geneb.analysis.compare_published)
+    "compare": Nullable(Pattern(r"geneb|published:.+", "geneb or a published:SOURCE")),
 }
 
 
@@ -71,6 +83,7 @@ def build_report(
     subsampling: str | os.PathLike[str] | None = None,
     audits: str | os.PathLike[str] | None = None,
     catalogue: Catalogue | None = None,
+    compare: str | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -87,7 +100,7 @@ def build_report(
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
-    Returns the path of ``index.html``.
+    ``compare``: ``"geneb"`` ranks the models among GENEB's published 41. Returns index.html.
     """
     edges = check_edges(tier_edges)
     user_props = None if model_properties is None else read_model_properties(model_properties)
@@ -116,7 +129,8 @@ def build_report(
         task_organisms=organisms,
         tier_edges=edges,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
-               **({} if curve is None else {"subsampling": curve})},
+               **({} if curve is None else {"subsampling": curve}),
+               **_compare(df, compare, model_info, n_boot, boot_seed)},
     )
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:
@@ -129,6 +143,21 @@ def build_report(
     if summary is not None:
         summary.update(ctx.summary)
     return out / "index.html"
+
+
+def _compare(df: pd.DataFrame, compare: str | None, model_info: Any, n_boot: int,
+             boot_seed: int) -> dict[str, Any]:
+    """``{"compare": the comparison}`` with a published leaderboard (``"geneb"``:
+    ``published:geneb``, :mod:`geneb.analysis.compare_published`), before any page is
+    written; ``{}`` without ``compare``."""
+    if compare is None:
+        return {}
+    from geneb.analysis.compare_published import compare_with_published
+
+    source = "published:geneb" if compare == "geneb" else compare
+    info = None if model_info is None else _model_info(model_info)
+    return {"compare": compare_with_published(df, source, n_boot=n_boot, seed=boot_seed,
+                                              info=info)}
 
 
 def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections.categories import categories
+from geneb.analysis.report.sections.compare_published import compare_published
 from geneb.analysis.report.sections.controlled import controlled
 from geneb.analysis.report.sections.difficulty import difficulty
 from geneb.analysis.report.sections.fewshot import fewshot
@@ -36,6 +37,7 @@ Section = Callable[[Page, ReportContext], None]
 SECTIONS: list[Section] = [
     method,
     leaderboard,
+    compare_published,
     task_audit,
     categories,
     rankings,
