@@ -22,7 +22,7 @@ import numpy as np
 from geneb.errors import ModelError, unknown_name
 from geneb.models.adapters.families import FamilyRules, accepts, detect_rules
 from geneb.models.adapters.hf_load import load_hf
-from geneb.models.device import resolve_device, resolve_dtype, torch_dtype
+from geneb.models.device import resolve_device, resolve_dtype, tf32, torch_dtype
 from geneb.models.hub import resolve_source
 from geneb.models.model_code import model_code_errors
 from geneb.models.outputs import hidden_states, last_hidden_state
@@ -331,7 +331,7 @@ class HFEmbedder:
             kwargs["attention_mask"] = torch.from_numpy(mask).to(self.device)
         if self.rules.token_type_ids:
             kwargs["token_type_ids"] = torch.zeros_like(t_ids)
-        with torch.inference_mode():
+        with torch.inference_mode(), tf32(False):  # float32 means IEEE float32 on CUDA too
             try:
                 with model_code_errors(self.name, "running its forward"):
                     if self._layers == (-1,):
