@@ -138,7 +138,9 @@ class HFEmbedder:
             device=self.device,
         )
         config, tok, model = loaded.config, loaded.tokenizer, loaded.model
-        model.to(self.device)
+        model.to(self.device)  # load_hf placed it already; a no-op kept for custom loaders
+        # provenance and the self-test follow the weights, not the request
+        self.dtype_name = loaded.dtype or self.dtype_name
         self.config, self.tokenizer, self.model = config, tok, model
         self.rules: FamilyRules = (rules_factory or detect_rules)(config, tok, model)
         self._accepts_mask = accepts(model.forward, "attention_mask")
