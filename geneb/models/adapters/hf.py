@@ -12,6 +12,8 @@ batches, or one sequence per forward).
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +36,14 @@ from geneb.models.pooling import (
     pool_states,
     resolve_layers,
 )
-from geneb.models.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
+from geneb.models.selftest import (
+    HALF_PRECISION_NOTE,
+    BatchPolicy,
+    choose_policy,
+    probe_sequences,
+    selftest_precision,
+    tolerance_for,
+)
 from geneb.models.trust import check_trust_flag, enforce_trust
 from geneb.vocabulary import TRUNCATIONS
 
@@ -254,7 +263,11 @@ class HFEmbedder:
             pooled, _ = self._forward([w for p in items for w in p.windows], side or own)
             return np.concatenate(list(pooled), axis=1)  # every layer must be invariant
 
-        policy = choose_policy(mixed, equal, embed, [own, other], tolerance_for(self.dtype_name))
+        with selftest_precision(self.model, self.dtype_name) as test_dtype:
+            policy = choose_policy(mixed, equal, embed, [own, other], tolerance_for(test_dtype))
+        if test_dtype != "float32":
+            note = HALF_PRECISION_NOTE.format(dtype=test_dtype, tol=policy.tolerance)
+            policy = dataclasses.replace(policy, note="; ".join(filter(None, [policy.note, note])))
         self._grouping = {"padded": "any", "equal_length": "equal", "single": "single"}[policy.mode]
         self._side = policy.padding_side or own
         return policy
