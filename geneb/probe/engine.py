@@ -193,7 +193,7 @@ def _run(
     tm["plan"] += time.perf_counter() - t
 
     t = time.perf_counter()
-    # a GPU solver: one worker per GPU (never one CUDA context per core on GPU 0)
+    # a GPU solver: at most one worker per GPU (never one CUDA context per core on GPU 0)
     gpu = runs_on_gpu(probe, protocol_name, backend_name)
     n_procs = workers if workers is not None else gpu_count() if gpu else default_workers()
     in_process = bool(todo) and client is None and (n_procs == 1 or len(todo) == 1)
@@ -217,8 +217,8 @@ def _run(
             pair_s = _solve_in_process(fs, todo, args, n_procs, read, writer, bar)
             tm["solve"] += sum(s for _, _, s in pair_s)
         else:
-            run_dask(todo, fs.path, args, client, min(n_procs, len(todo)), writer.pair, bar,
-                     gpu=gpu)
+            n_workers = min(n_procs, len(todo), *([gpu_count()] if gpu else []))
+            run_dask(todo, fs.path, args, client, n_workers, writer.pair, bar, gpu=gpu)
             tm["solve"] += time.perf_counter() - t - writer.seconds
     finally:
         bar.close()
