@@ -137,7 +137,10 @@ def reference(refs: Path, size: str, data_dir: Path | None, models_dir: Path | N
     if models_dir is not None and (models_dir / TINY_MODEL).is_dir():
         from geneb.models.registry import get_embedder
 
-        shutil.copytree(models_dir / TINY_MODEL, refs / "tiny_model", dirs_exist_ok=True)
+        dst = refs / "tiny_model"
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(models_dir / TINY_MODEL, dst, copy_function=shutil.copyfile)
+        dst.chmod(0o755)  # the shared folder is read-only; a rerun replaces the copy
         emb = get_embedder(str(refs / "tiny_model"), device="cpu", dtype="float32")
         np.save(refs / "extract.npy", emb.embed(SEQS))
         cfg["extract"] = True
