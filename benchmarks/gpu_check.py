@@ -41,9 +41,6 @@ import os
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -13,7 +13,6 @@ batches, or one sequence per forward).
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
