@@ -4,12 +4,11 @@ a leak), on CPU with bf16 weights; the weights are bf16 again afterwards."""
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from custom_bert import custom_bert
 
 from geneb.models import selftest
 from geneb.models.registry import get_embedder
@@ -17,45 +16,17 @@ from geneb.models.registry import get_embedder
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-LEAK = """
-import torch
-from transformers import BertConfig, BertModel
-from transformers.modeling_outputs import BaseModelOutput
-
-
-class LeakConfig(BertConfig):
-    model_type = "leak-bert"
-
-
-class LeakBert(BertModel):
-    '''Masks padding properly, except that a padded row's dimension 3 grows by 1%.'''
-
-    config_class = LeakConfig
-
-    def __init__(self, config, add_pooling_layer=False):
-        super().__init__(config, add_pooling_layer=False)
-
-    def forward(self, input_ids=None, attention_mask=None, **kw):
+def _model(models_dir: Path, tmp_path: Path, leak: bool) -> Path:
+    """Masks padding properly, except that a padded row's dimension 3 grows by 1%."""
+    body = f"""
         h = super().forward(input_ids=input_ids, attention_mask=attention_mask,
                             **kw).last_hidden_state
         if attention_mask is not None and {leak}:
-            padded = (attention_mask == 0).any(dim=1)
             scale = torch.ones_like(h)
-            scale[padded, :, 3] = 1.01
+            scale[(attention_mask == 0).any(dim=1), :, 3] = 1.01
             h = h * scale
-        return BaseModelOutput(last_hidden_state=h)
-"""
-
-
-def _model(models_dir: Path, tmp_path: Path, leak: bool) -> Path:
-    d = tmp_path / f"leak-{leak}"
-    shutil.copytree(models_dir / "tiny" / "tiny-bert-dnabert2-bpe", d)
-    (d / "leakbert.py").write_text(LEAK.format(leak=leak))
-    cfg = json.loads((d / "config.json").read_text())
-    cfg["model_type"] = "leak-bert"
-    cfg["auto_map"] = {"AutoConfig": "leakbert.LeakConfig", "AutoModel": "leakbert.LeakBert"}
-    (d / "config.json").write_text(json.dumps(cfg))
-    return d
+    """
+    return custom_bert(models_dir, tmp_path / f"leak-{leak}", body, "leak-bert")
 
 
 @pytest.mark.parametrize("leak", [False, True])
