@@ -134,7 +134,8 @@ def run_probes(
     (cells recorded side by side with converged ones). ``workers=1`` (or a single (model,
     task) with ``workers=None``) runs in this process; otherwise a Dask LocalCluster
     (processes, one thread and one BLAS thread each) or the cluster at ``scheduler`` runs one
-    call per pair (model, task). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
+    call per pair (model, task). A solver that computes on a GPU (``runs_on_gpu``) gets at
+    most one worker per GPU (dask-cuda; ``workers=None``: one per GPU, one GPU: in-process). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
     one raises ``ParamError`` naming it: ``seeds[1]: expected a non-negative int, got -3``).
     """
     t0 = time.perf_counter()
