@@ -1,13 +1,27 @@
-"""GPU check: torch-cuda (batched Newton) and cuML against scikit-learn on real k-mer tasks.
+"""GPU check: one short run on a GPU machine that fails loudly, prepared on the CPU.
 
-Prepared to run in one short call on a GPU machine (no store, no network): k-mer spectra are
-computed from the task folders, every backend solves the same GENEB grid (1/10/full x seeds
-x C, standardised), and per-cell MCC differences against the sklearn backend (converged,
-float64) are printed with wall times. Backends that cannot be imported are reported and
-skipped.
+Two steps of one script (``gpu_check_steps.py`` holds them):
 
-    python benchmarks/gpu_check.py --data-dir ../shared/data \
-        --tasks gue_mouse_0,gue_splice_reconstructed --seeds 13,17 --Cs 0.01,1,100 [--mlp]
+1. On the CPU, beforehand: ``python benchmarks/gpu_check.py --reference`` computes every
+   reference (float64 ``fast`` fits of the GENEB grid on gue_mouse_0 k-mer 5 spectra or a
+   synthetic stand-in, the engine's rows, a tiny model's float32 embeddings, the model
+   itself) into ``--refs`` (default ``benchmarks/gpu_refs``, git-ignored: carried to the GPU
+   machine with the run, never committed).
+2. On the GPU: ``python benchmarks/gpu_check.py`` (``--device cuda``) runs the checks
+   against them: the torch backend (and cuML when usable) on the same fits (probabilities
+   within ``PROBA_TOL``, argmax on every decided row, converged wherever the reference
+   converged: geneb's float64 gradient test), the engine end to end with
+   ``backend="auto"`` and two workers, CUDA extraction of the tiny model in float32 and
+   bfloat16 (error against the CPU float32 embeddings, provenance dtype), and peak and
+   leftover GPU memory after N multi-class full-data pairs; ``--mlp`` adds the MLP
+   benchmark on CUDA (its exit status is a check). Exit status 1 when any check fails.
+
+``--cpu`` is the dry run of both steps here (small sizes, device cpu, < 2 minutes);
+``--inject-error CHECK`` perturbs one check's reference, to see the script fail.
+
+    python benchmarks/gpu_check.py --reference [--refs DIR] [--size gpu]   # CPU, before
+    python benchmarks/gpu_check.py [--refs DIR] [--mlp] [--json out.json]  # on the GPU
+    python benchmarks/gpu_check.py --cpu [--inject-error linear]           # dry run here
 
 ``--cuda-families`` checks the CUDA-only families instead (the catalogue's ``cuda_packages``:
 Caduceus/PlantCaduceus ``mamba-ssm``, Evo 1 ``flash-attn``, Evo 2 ``evo2``): per package, one
@@ -27,25 +41,7 @@ import os
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 REPO = Path(__file__).resolve().parents[1]
-
-
-def grid_cells(y: np.ndarray, K: int, seeds, Cs):
-    from geneb.probe.solvers.base import ProbeFit
-
-    cells = []
-    for k in (1, 10):
-        for seed in seeds:
-            rng = np.random.default_rng(seed)
-            idx = np.sort(np.concatenate(
-                [rng.choice(np.flatnonzero(y == c), k, replace=False) for c in range(K)]))
-            cells += [ProbeFit(str(k), k, seed, C, idx) for C in Cs]
-    for seed in seeds:
-        cells += [ProbeFit("full", None, seed, C, np.arange(len(y))) for C in Cs]
-    return cells
 
 
 def _kernel_mamba_ssm() -> float:
@@ -118,77 +114,67 @@ def cuda_families() -> list[dict]:
     return rows
 
 
-def main() -> None:
-    from sklearn.metrics import matthews_corrcoef
+def main() -> int:
+    import subprocess
+    import sys
+    import tempfile
 
-    from geneb.models.adapters.kmer import kmer_spectrum
-    from geneb.probe.solvers import get_backend
-    from geneb.probe.solvers.base import ProbeProblem
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import gpu_check_steps as steps
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--refs", default=str(REPO / "benchmarks" / "gpu_refs"))
+    ap.add_argument("--reference", action="store_true", help="the CPU reference step only")
+    ap.add_argument("--cpu", action="store_true", help="dry run of both steps on the CPU")
+    ap.add_argument("--size", choices=sorted(steps.SIZES), default=None,
+                    help="reference sizes (default: gpu; small with --cpu)")
+    ap.add_argument("--device", default="cuda")
     ap.add_argument("--data-dir", default=os.environ.get("GENEB_DATA_DIR")
                     or str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--tasks", default="gue_mouse_0,gue_splice_reconstructed")
-    ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--seeds", default="13,17,42,123,997")
-    ap.add_argument("--Cs", default="0.01,0.1,1,10,100")
-    ap.add_argument("--backends", default="sklearn,fast,torch-cuda,cuml")
+    ap.add_argument("--models-dir", default=str(REPO.parent / "shared" / "models"))
+    ap.add_argument("--inject-error", choices=sorted(steps.CHECKS), default=None)
     ap.add_argument("--json")
     ap.add_argument("--cuda-families", action="store_true",
                     help="check the CUDA-only families' packages and kernels instead")
     ap.add_argument("--mlp", action="store_true",
-                    help="also time the torch MLP probe on CUDA (benchmarks/mlp_probe.py "
-                         "--device cuda: time per pair, projected study hours, MCC vs sklearn)")
+                    help="also run the torch MLP benchmark on CUDA (benchmarks/mlp_probe.py "
+                         "--device cuda); its exit status is a check")
     args = ap.parse_args()
     if args.cuda_families:
         rows = cuda_families()
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=1))
-        return
+        return 0
+    t0 = time.perf_counter()
+    data_dir = Path(args.data_dir) if Path(args.data_dir).is_dir() else None
+    models_dir = Path(args.models_dir) if Path(args.models_dir).is_dir() else None
+    with tempfile.TemporaryDirectory() as tmp:
+        refs = Path(tmp) / "refs" if args.cpu else Path(args.refs)
+        if args.cpu or args.reference:
+            cfg = steps.reference(refs, args.size or ("small" if args.cpu else "gpu"),
+                                  data_dir, models_dir)
+            print(json.dumps({"reference": str(refs), **cfg}, default=str), flush=True)
+            if args.reference:
+                return 0
+        if not (refs / "config.json").exists():
+            print(f"no references in {refs}: run --reference on the CPU first", flush=True)
+            return 1
+        device = "cpu" if args.cpu else args.device
+        rows = steps.run_checks(refs, device, args.inject_error)
     if args.mlp:
-        import subprocess
-        import sys
-
-        subprocess.run([sys.executable, str(REPO / "benchmarks" / "mlp_probe.py"), "--device",
-                        "cuda", "--data-dir", args.data_dir, "--k", str(args.k)], check=False)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    Cs = [float(c) for c in args.Cs.split(",")]
-    report = []
-    for task in args.tasks.split(","):
-        d = Path(args.data_dir) / task
-        tr, te = pd.read_csv(d / "train.csv"), pd.read_csv(d / "test.csv")
-        Xtr = kmer_spectrum(tr.sequence.tolist(), args.k)
-        Xte = kmer_spectrum(te.sequence.tolist(), args.k)
-        ytr, yte = tr.label.to_numpy(np.int64), te.label.to_numpy(np.int64)
-        K = int(max(ytr.max(), yte.max()) + 1)
-        prob = ProbeProblem(Xtr, ytr, Xte, K, standardize=True)
-        cells = grid_cells(ytr, K, seeds, Cs)
-        mccs: dict[str, np.ndarray] = {}
-        for name in args.backends.split(","):
-            try:
-                backend = (get_backend("torch", device="cuda") if name == "torch-cuda"
-                           else get_backend(name))
-            except Exception as e:  # noqa: BLE001 - report any import/device failure and go on
-                print(f"[{task}] {name}: unavailable ({e})", flush=True)
-                continue
-            if name == "torch-cuda":  # warm up CUDA context and kernels once
-                backend.solve(prob, cells[:2])
-            t0 = time.perf_counter()
-            fits = backend.solve(prob, cells)
-            secs = time.perf_counter() - t0
-            mccs[name] = np.array([matthews_corrcoef(yte, f.proba.argmax(1)) for f in fits])
-            row = {"task": task, "backend": name, "cells": len(cells), "seconds": secs,
-                   "not_converged": int(sum(not f.converged for f in fits))}
-            if "sklearn" in mccs and name != "sklearn":
-                diff = np.abs(mccs[name] - mccs["sklearn"])
-                row["max_dmcc_vs_sklearn"] = float(diff.max())
-                row["cells_over_0.005"] = [f"{c.regime}/seed{c.seed}/C={c.C:g}:{x:.4f}"
-                                           for c, x in zip(cells, diff, strict=True) if x > 5e-3]
-            report.append(row)
-            print(json.dumps(row), flush=True)
+        rc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "mlp_probe.py"),
+                             "--device", device, "--data-dir", args.data_dir],
+                            check=False).returncode
+        rows.append({"check": "mlp benchmark", "ok": rc == 0, "exit_status": rc})
+        print(json.dumps(rows[-1]), flush=True)
+    failed = [r["check"] for r in rows if not r["ok"]]
+    print(json.dumps({"summary": "FAILED" if failed else "ok", "failed": failed,
+                      "checks": len(rows), "seconds": round(time.perf_counter() - t0, 1)}),
+          flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
+        Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -11,11 +11,11 @@ at a time, mean over its tokens. Models built here cover the other two policies
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from custom_bert import custom_bert
 from typer.testing import CliRunner
 
 from geneb.cli import app
@@ -91,41 +91,14 @@ def test_real_hyenadna_every_row_equals_alone(
     assert info["provenance"]["extra"]["batch_invariance"]["max_rel_error"]["padded_left"] > 0.05
 
 
-NOMASK = """
-import torch
-from transformers import BertConfig, BertModel
-from transformers.modeling_outputs import BaseModelOutput
-
-
-class NoMaskConfig(BertConfig):
-    model_type = "nomask-bert"
-
-
-class NoMaskBert(BertModel):
-    '''Bidirectional and blind to attention_mask, like Caduceus: padding leaks both ways.'''
-
-    config_class = NoMaskConfig
-
-    def __init__(self, config, add_pooling_layer=False):
-        super().__init__(config, add_pooling_layer=False)
-
-    def forward(self, input_ids=None, attention_mask=None, **kw):
+def _custom_model(models_dir: Path, tmp_path: Path, name: str, batch_leak: bool) -> Path:
+    """Bidirectional and blind to attention_mask, like Caduceus: padding leaks both ways."""
+    body = f"""
         h = super().forward(input_ids=input_ids, **kw).last_hidden_state
         if {batch_leak}:
             h = h + 0.5 * h.mean(dim=(0, 1), keepdim=True)
-        return BaseModelOutput(last_hidden_state=h)
-"""
-
-
-def _custom_model(models_dir: Path, tmp_path: Path, name: str, batch_leak: bool) -> Path:
-    d = tmp_path / name
-    shutil.copytree(models_dir / "tiny" / "tiny-bert-dnabert2-bpe", d)
-    (d / "nomask.py").write_text(NOMASK.format(batch_leak=batch_leak))
-    cfg = json.loads((d / "config.json").read_text())
-    cfg["model_type"] = "nomask-bert"
-    cfg["auto_map"] = {"AutoConfig": "nomask.NoMaskConfig", "AutoModel": "nomask.NoMaskBert"}
-    (d / "config.json").write_text(json.dumps(cfg))
-    return d
+    """
+    return custom_bert(models_dir, tmp_path / name, body, "nomask-bert")
 
 
 SEQS = ["ACGTAGCATCGGATCTATCTATCGACACTTGG", "TTGACA" * 9, "GATTACA", "ACGTACGTAC" * 4, "CCA"]

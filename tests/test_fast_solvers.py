@@ -291,3 +291,53 @@ def test_few_shot_chunks_give_the_same_answer(src, monkeypatch):
     for a, b in zip(whole, chunked, strict=True):
         assert a.converged and b.converged and a.n_iter == b.n_iter
         np.testing.assert_allclose(a.proba, b.proba, atol=1e-10)
+
+
+def test_torch_full_data_multiclass_reaches_sklearns_optimum():
+    """The torch full-data path (K-1 rows, Hessian built block by block over row chunks)
+    against scikit-learn's own fit at a tight tolerance; a tiny row chunk exercises the
+    chunked accumulation."""
+    pytest.importorskip("torch")
+    from sklearn.linear_model import LogisticRegression
+
+    from geneb.probe.solvers import torch_full
+
+    rng = np.random.default_rng(5)
+    n, d, K = 700, 12, 4
+    y = np.arange(n) % K
+    X = (rng.normal(size=(n, d)) + 0.5 * y[:, None]).astype(np.float32)
+    Xt = rng.normal(size=(50, d)).astype(np.float32)
+    prob = ProbeProblem(X, y, Xt, K)
+    fits = [ProbeFit("full", None, 13, C, np.arange(n)) for C in (0.05, 5.0)]
+    old = torch_full.HESSIAN_ROW_CHUNK
+    torch_full.HESSIAN_ROW_CHUNK = 64
+    try:
+        got = get_backend("torch", device="cpu").solve(prob, fits)
+    finally:
+        torch_full.HESSIAN_ROW_CHUNK = old
+    for f, g in zip(fits, got, strict=True):
+        sk = LogisticRegression(C=f.C, tol=1e-12, max_iter=100_000).fit(
+            X.astype(np.float64), y)
+        assert g.converged and g.backend is None
+        np.testing.assert_allclose(g.proba, sk.predict_proba(Xt.astype(np.float64)),
+                                   atol=1e-6)
+
+
+def test_torch_rows_too_large_for_a_hessian_say_fast(monkeypatch):
+    """Fits the Hessian rule sends to L-BFGS run fast's CPU code: the row says so."""
+    pytest.importorskip("torch")
+    from geneb.probe.plan import PlannedFit
+    from geneb.probe.solvers import base
+    from geneb.probe.worker import solve_fits
+
+    monkeypatch.setattr(base, "NEWTON_MAX_COEFS", 8)  # 6 features + 1 > 8 / 2 rows
+    rng = np.random.default_rng(1)
+    y = np.arange(300) % 3
+    X = (rng.normal(size=(300, 6)) + y[:, None]).astype(np.float32)
+    prob = ProbeProblem(X, y, X[:40], 3)
+    fits = [PlannedFit(0, "full", None, 13, 1.0, np.arange(300))]
+    row = solve_fits(prob, y[:40], fits, probe="linear", backend="torch")[0]
+    assert row["backend"] == "fast" and row["converged"]
+    small = ProbeProblem(X[:, :2], y, X[:40, :2], 3)  # 3 x 2 = 6 coefficients: a Hessian
+    row = solve_fits(small, y[:40], fits, probe="linear", backend="torch")[0]
+    assert "backend" not in row  # the planned backend (torch) is the one that ran

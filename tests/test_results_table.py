@@ -73,11 +73,13 @@ def test_cell_identity_by_hand():
     """The identity a pandas row (numpy scalars, NaN) and an arrow row both get, written out."""
     row = _row(seed=np.int64(17), C=np.float64(0.1), standardize=np.bool_(True), alpha=math.nan,
                probe="linear", backend="sklearn", protocol=None)
-    expect = ("m", "t", "1", 17, 0.1, "linear", "converged", None, True, "s", "float32", None)
+    # a converged linear row is the optimum: backend and precision blanked, converged True
+    expect = ("m", "t", "1", 17, 0.1, "linear", "converged", True, "s", "float32", None,
+              None, None, True)
     assert CELL_IDENTITY[3:5] == ("seed", "C")  # the order written out above
     got = cell_id(row)
     assert got == expect
-    assert [type(v) for v in got[3:5]] == [int, float] and type(got[8]) is bool
+    assert [type(v) for v in got[3:5]] == [int, float] and type(got[7]) is bool
     mlp = _row(probe="mlp", C=None, backend="torch")
     assert cell_id(mlp)[CELL_IDENTITY.index("backend")] == "torch"
     # the column-wise path over an arrow table gives the same identities

@@ -13,6 +13,7 @@ import os
 import pandas as pd
 
 from geneb.analysis.table import _read_parquet, is_regression_row
+from geneb.results.schema import CELL_IDENTITY, analysis_rows
 
 #: Columns of the regression summary (one row per task, model, alpha, standardisation).
 SUMMARY = ["task", "model", "alpha", "standardize", "n_train", "n_test", "spearman",
@@ -27,11 +28,10 @@ def load_regression(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFr
     df = results.copy() if isinstance(results, pd.DataFrame) else _read_parquet(Path(results))
     if "probe" not in df:
         return df.iloc[0:0]
-    reg = df[is_regression_row(df)].copy()
-    if "created" in reg:
-        reg = reg.sort_values("created", kind="stable")
-    keys = [c for c in ("model", "task", "seed", "alpha", "standardize") if c in reg]
-    return reg.drop_duplicates(keys, keep="last").reset_index(drop=True)
+    reg = df[is_regression_row(df)].reset_index(drop=True)
+    order = reg["created"].astype(str).tolist() if "created" in reg else None
+    keep = analysis_rows({c: reg[c].tolist() for c in CELL_IDENTITY if c in reg}, order)
+    return reg.iloc[keep].reset_index(drop=True)
 
 
 def regression_summary(reg: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from geneb.errors import GenebError, unknown_name
 from geneb.results.published import is_published, read_published
-from geneb.results.schema import ANALYSIS_KEY
+from geneb.results.schema import CELL_IDENTITY, analysis_rows
 
 #: The ``probe`` of regression tasks' rows (ridge; kept apart: ``geneb.analysis.regression``).
 RIDGE = "ridge"
@@ -45,17 +45,14 @@ OPTIONAL_DEFAULTS: dict[str, object] = {
     "alpha": np.nan,  # ridge rows only (regression tasks); part of the fit key
 }
 
-#: The key of one fit; a table with two rows for the same key keeps the latest (``created``).
-#: Defined once in ``geneb.results.schema`` (the cell identity without the store version).
-FIT_KEY: tuple[str, ...] = ANALYSIS_KEY
-
 
 def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read (parquet path, or a ``published:`` source such as ``"published:geneb"``) or copy
     (DataFrame) a results table and validate it.
 
-    Returns a new DataFrame with typed columns, optional columns filled, and duplicate fits
-    (same :data:`FIT_KEY`, e.g. after a store entry was rewritten) reduced to the latest row.
+    Returns a new DataFrame with typed columns, optional columns filled, and one row per cell
+    (``geneb.results.schema.analysis_rows``: an exact row before an early-stopped one, then
+    the latest, e.g. after a store entry was rewritten).
     """
     if isinstance(results, pd.DataFrame):
         df = results.copy()
@@ -120,14 +117,10 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
         task = str(cats[cats > 1].index[0])
         found = sorted(df.loc[df["task"] == task, "category"].unique())
         raise GenebError(f"{where}: task {task!r} appears with several categories {found}")
-    order = df["created"].astype(str)
     df["protocol"] = df["protocol"].fillna("converged").astype(str)
-    # a linear cell's backend is not part of its identity (every backend reaches the optimum)
-    backend = df["backend"].fillna("").astype(str).where(df["probe"] != "linear", "")
-    df = df.assign(_order=order, _backend=backend).sort_values("_order", kind="stable")
-    key = ["_backend" if c == "backend" else c for c in FIT_KEY]
-    df = df.drop_duplicates(key, keep="last").drop(columns=["_order", "_backend"])
-    return df.sort_index().reset_index(drop=True)
+    keep = analysis_rows({c: df[c].tolist() for c in CELL_IDENTITY if c in df},
+                         df["created"].astype(str).tolist())
+    return df.iloc[keep].reset_index(drop=True)
 
 
 def is_regression_row(df: pd.DataFrame) -> pd.Series:

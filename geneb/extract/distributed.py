@@ -22,8 +22,8 @@ single-process run (models, then tasks, then splits).
 Clusters: ``scheduler="tcp://host:8786"`` uses a running cluster (the store must be on a file
 system every worker sees); ``workers=N`` starts a local one: CPU worker processes with one
 thread each, or, when ``device`` asks for CUDA, ``dask_cuda.LocalCUDACluster`` with one
-worker per GPU (``dask-cuda`` imported only then; each worker sees its own device as
-``cuda``).
+worker per GPU, also for ``device="auto"`` on a GPU machine (``geneb.cluster``: ``cuda:N``
+places one worker on the N-th GPU; each worker runs on its own GPU as ``cuda``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from geneb.cluster import dask_client
+from geneb.cluster import dask_client, job_device
 from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
@@ -107,6 +107,7 @@ def extract_on_cluster(
     job_kwargs.pop("progress", None)  # bars from many workers would interleave
     with dask_client(scheduler=scheduler, workers=workers, client=client,
                      device=device) as client:
+        job_kwargs["device"] = job_device(device, client)  # a GPU worker's own GPU: "cuda"
         n_workers = max(1, len(client.nthreads()) or (workers or 1))
         jobs = plan_jobs(model_list, resolved, n_workers)
         run = uuid.uuid4().hex[:8]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from geneb.errors import ModelError, unknown_name
 
 DTYPES = {
@@ -61,3 +64,38 @@ def torch_dtype(name: str):
     import torch
 
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+@contextlib.contextmanager
+def tf32(enabled: bool) -> Iterator[None]:
+    """TF32 for CUDA float32 work (cuBLAS matmuls, cuDNN convolutions and RNNs) on or off for
+    the block, restored afterwards; the one place geneb sets it.
+
+    geneb turns it off wherever a float32 result is recorded as float32 (the MLP probe,
+    float32 extraction: cuDNN's own default, ``allow_tf32=True``, would run convolution
+    models in TF32 otherwise) and never on. Two flag APIs exist: torch >= 2.9 has
+    ``fp32_precision`` ("ieee" / "tf32") per backend and operator, and reading the legacy
+    ``allow_tf32`` raises RuntimeError once anything set the new one (reproduced on torch
+    2.13); older torch has only ``allow_tf32``. The new API is used where it exists, and the
+    legacy flags are then never read. Harmless on a CPU-only torch (flags only).
+    """
+    import torch
+
+    b = torch.backends
+    if hasattr(b.cuda.matmul, "fp32_precision"):
+        targets = [b.cuda.matmul, b.cudnn.conv, b.cudnn.rnn]
+        old = [t.fp32_precision for t in targets]
+        for t in targets:
+            t.fp32_precision = "tf32" if enabled else "ieee"
+        try:
+            yield
+        finally:
+            for t, v in zip(targets, old, strict=True):
+                t.fp32_precision = v
+        return
+    legacy = (b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32)
+    b.cuda.matmul.allow_tf32 = b.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32 = legacy

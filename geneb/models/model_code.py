@@ -26,8 +26,9 @@ GPU_KERNEL_PACKAGES: tuple[str, ...] = ("triton", "flash_attn", "xformers")
 
 #: The transformers range geneb's family fixtures were measured under (docs/models.md table):
 #: DNABERT-2 and GENA-LM code fails under 5.x, GPN and HyenaDNA run under both majors. It is
-#: the dependency pin of pyproject.toml (tests/test_families.py checks they agree).
-MEASURED_TRANSFORMERS = ">=4.46,<5"
+#: the dependency pin of pyproject.toml (tests/test_families.py checks they agree); 4.56 is
+#: the first with from_pretrained(dtype=...) (geneb.models.adapters.hf_load).
+MEASURED_TRANSFORMERS = ">=4.56,<5"
 
 
 @contextlib.contextmanager

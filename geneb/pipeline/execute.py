@@ -9,6 +9,7 @@ so rerunning an interrupted plan continues where it stopped.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -150,51 +151,51 @@ def dry_run(plan: Plan) -> DryRun:
                 for s in plan.splits:
                     st = fs.status(StoreKey(key_m, t.spec.name, s)) if fs else "missing"
                     d.entries.append((key_m, t.spec.name, s, st))
-    per_linear = len(plan.probe.shots) * len(plan.probe.seeds) * len(plan.probe.Cs)
-    per_mlp = len(plan.probe.shots) * len(plan.probe.seeds)
-    n_reg = sum(t.spec.kind == "regression" for t in tasks)
-    n_pairs = sum(len(model_keys(m)) for m in plan.models) * (len(tasks) - n_reg)
-    for probe in plan.probe.probes:
-        d.cells_total += n_pairs * (per_linear if probe == "linear" else per_mlp)
-    if "linear" in plan.probe.probes and "full" in plan.probe.shots:  # ridge: full regime only
-        n_keys = sum(len(model_keys(m)) for m in plan.models)
-        d.cells_total += n_keys * n_reg * len(plan.probe.seeds) * len(plan.probe.alphas)
+    all_keys = [k for m in plan.models for k in model_keys(m)]
+    planned = _planned_cells(plan, all_keys, tasks)
+    d.cells_total = len(planned)
     if plan.results_path.exists():  # a results folder (or a single-file table of geneb <= 0.1)
-        all_keys = [k for m in plan.models for k in model_keys(m)]
-        d.cells_present = _cells_present(plan, all_keys, tasks)
+        d.cells_present = _cells_present(plan, planned)
     d.report = f"report: {plan.report_dir / 'index.html'}" if plan.report else "report: disabled"
     return d
 
 
-def _cells_present(plan: Plan, models: list[str], tasks: list[Task]) -> int:
-    """Cells of the plan's grid already in the results table (what a rerun skips), counted
-    once per cell identity as ``geneb.results.schema`` defines it (store version aside: the
-    store may not exist yet in a dry run)."""
-    from geneb.probe.solvers import resolve_backend
-    from geneb.results import ResultsTable
-    from geneb.results.schema import ANALYSIS_KEY, CELL_IDENTITY, cell_id
+def _planned_cells(plan: Plan, models: list[str], tasks: list[Task]) -> set[tuple[Any, ...]]:
+    """The analysis keys (``geneb.results.schema``: identity without the store version, which
+    a dry run may not have yet) of every cell the plan asks for; the probe served on each task
+    kind is the registry's (``serving``: ridge for regression tasks, full regime only)."""
+    from geneb.probe.solvers import serving
+    from geneb.results.schema import analysis_key, cell_id
 
-    names = {t.spec.name for t in tasks}
     pp = plan.probe
-    Cs = {float(c) for c in pp.Cs}
-    mlp_backend = resolve_backend(pp.backend, "mlp") if "mlp" in pp.probes else None
-    pos = [CELL_IDENTITY.index(c) for c in ANALYSIS_KEY]
-    seen: set[tuple[object, ...]] = set()
-    for r in ResultsTable(plan.results_path).read().to_pylist():
-        if not (r["model"] in models and r["task"] in names and r["regime"] in pp.shots
-                and r["seed"] in pp.seeds and bool(r["standardize"]) == pp.standardize):
-            continue
-        if r["probe"] == "linear":
-            ok = ("linear" in pp.probes and r["C"] in Cs
-                  and (r["protocol"] or "converged") == pp.protocol)
-        elif r["probe"] == "ridge":  # regression tasks (geneb.probe.ridge_probe)
-            ok = "linear" in pp.probes and r.get("alpha") in set(pp.alphas)
-        else:
-            ok = r["probe"] == "mlp" and mlp_backend is not None and r["backend"] == mlp_backend
-        if ok:
-            cid = cell_id(r)
-            seen.add(tuple(cid[i] for i in pos))
-    return len(seen)
+    out: set[tuple[Any, ...]] = set()
+    for t in tasks:
+        for probe in pp.probes:
+            key = serving(t.spec.kind, probe, pp.protocol, pp.backend)
+            if key is None:
+                continue
+            name, protocol_name, backend = key
+            ridge = name == "ridge"
+            regimes = [r for r in pp.shots if r == "full"] if ridge else pp.shots
+            values = pp.alphas if ridge else pp.Cs if name == "linear" else (None,)
+            for model, regime, seed, v in itertools.product(models, regimes, pp.seeds, values):
+                row = {"model": model, "task": t.spec.name, "regime": regime, "seed": seed,
+                       "probe": name, "protocol": protocol_name, "backend": backend,
+                       "standardize": pp.standardize, "C": None if ridge else v,
+                       "alpha": v if ridge else None}
+                out.add(analysis_key(cell_id(row)))
+    return out
+
+
+def _cells_present(plan: Plan, planned: set[tuple[Any, ...]]) -> int:
+    """How many of the ``planned`` cells the results table already holds (what a rerun
+    skips), by the one cell identity of ``geneb.results.schema``."""
+    from geneb.results import ResultsTable
+    from geneb.results.schema import analysis_key
+    from geneb.results.table import cell_ids
+
+    have = {analysis_key(c) for c in cell_ids(ResultsTable(plan.results_path).read())}
+    return len(planned & have)
 
 
 @dataclass

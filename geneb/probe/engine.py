@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geneb.cluster import dask_client
+from geneb.cluster import dask_client, gpu_count
 from geneb.constraints import (
     BACKEND,
     BOOL,
@@ -48,7 +48,7 @@ from geneb.probe.plan import (
 )
 from geneb.probe.ridge_probe import plan_ridge_pair
 from geneb.probe.schedule import default_workers, progress_bar, run_dask
-from geneb.probe.solvers import PROBES, resolve_backend
+from geneb.probe.solvers import PROBES, resolve_backend, runs_on_gpu
 from geneb.probe.worker import solve_pair
 from geneb.probe.write import ResultWriter
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_PROTOCOL, DEFAULT_SEEDS, REGIMES
@@ -134,7 +134,8 @@ def run_probes(
     (cells recorded side by side with converged ones). ``workers=1`` (or a single (model,
     task) with ``workers=None``) runs in this process; otherwise a Dask LocalCluster
     (processes, one thread and one BLAS thread each) or the cluster at ``scheduler`` runs one
-    call per pair (model, task). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
+    call per pair (model, task). A solver that computes on a GPU (``runs_on_gpu``) gets at
+    most one worker per GPU (dask-cuda; ``workers=None``: one per GPU, one GPU: in-process). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
     one raises ``ParamError`` naming it: ``seeds[1]: expected a non-negative int, got -3``).
     """
     t0 = time.perf_counter()
@@ -194,7 +195,9 @@ def _run(
     tm["plan"] += time.perf_counter() - t
 
     t = time.perf_counter()
-    n_procs = workers if workers is not None else default_workers()
+    # a GPU solver: at most one worker per GPU (never one CUDA context per core on GPU 0)
+    gpu = runs_on_gpu(probe, protocol_name, backend_name)
+    n_procs = workers if workers is not None else gpu_count() if gpu else default_workers()
     in_process = bool(todo) and client is None and (n_procs == 1 or len(todo) == 1)
     read = _check_entries(fs, todo, keep=in_process and len(todo) == 1)
     tm["read"] += time.perf_counter() - t
@@ -216,7 +219,8 @@ def _run(
             pair_s = _solve_in_process(fs, todo, args, n_procs, read, writer, bar)
             tm["solve"] += sum(s for _, _, s in pair_s)
         else:
-            run_dask(todo, fs.path, args, client, min(n_procs, len(todo)), writer.pair, bar)
+            n_workers = min(n_procs, len(todo), *([gpu_count()] if gpu else []))
+            run_dask(todo, fs.path, args, client, n_workers, writer.pair, bar, gpu=gpu)
             tm["solve"] += time.perf_counter() - t - writer.seconds
     finally:
         bar.close()

@@ -30,17 +30,20 @@ def run_dask(
     n_workers: int,
     finish: Callable[[Pair, list[dict[str, Any]]], None],
     bar: Any,
+    gpu: bool = False,
 ) -> None:
     """One Dask task per pair (model, task); results handled on the driver as they complete.
 
-    ``client`` is an existing cluster's client; without one a LocalCluster of ``n_workers``
-    processes (one thread each; the nanny pins OMP/OpenBLAS/MKL to one thread) is started.
+    ``client`` is an existing cluster's client; without one a local cluster of ``n_workers``
+    is started: with ``gpu`` (the solver computes on a GPU) dask-cuda workers, one per GPU,
+    each solving on its own device; else processes (one thread each; the nanny pins
+    OMP/OpenBLAS/MKL to one thread), never several CUDA contexts on one GPU.
     """
     from distributed import as_completed
 
     store_path = os.path.abspath(store_path) if "://" not in store_path else store_path
     run = uuid.uuid4().hex[:8]
-    with dask_client(client=client, workers=n_workers) as client:
+    with dask_client(client=client, workers=n_workers, device="cuda" if gpu else None) as client:
         futures = {}
         for i, p in enumerate(todo):
             fut = client.submit(solve_pair, store_path, p.model, p.task, p.store_fp,

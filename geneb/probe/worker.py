@@ -141,6 +141,8 @@ def solve_fits(
                 "converged": bool(r.converged),
                 "n_convergence_warnings": r.n_convergence_warnings,
                 "fit_seconds": float(r.fit_seconds),
+                "precision": r.precision or solver.precision,
+                **({"backend": r.backend} if r.backend else {}),  # the one that actually ran
             })
         return out
 

@@ -12,6 +12,7 @@ batches, or one sequence per forward).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ import numpy as np
 from geneb.errors import ModelError, unknown_name
 from geneb.models.adapters.families import FamilyRules, accepts, detect_rules
 from geneb.models.adapters.hf_load import load_hf
-from geneb.models.device import resolve_device, resolve_dtype, torch_dtype
+from geneb.models.device import resolve_device, resolve_dtype, tf32, torch_dtype
 from geneb.models.hub import resolve_source
 from geneb.models.model_code import model_code_errors
 from geneb.models.outputs import hidden_states, last_hidden_state
@@ -34,7 +35,14 @@ from geneb.models.pooling import (
     pool_states,
     resolve_layers,
 )
-from geneb.models.selftest import BatchPolicy, choose_policy, probe_sequences, tolerance_for
+from geneb.models.selftest import (
+    HALF_PRECISION_NOTE,
+    BatchPolicy,
+    choose_policy,
+    probe_sequences,
+    selftest_precision,
+    tolerance_for,
+)
 from geneb.models.trust import check_trust_flag, enforce_trust
 from geneb.vocabulary import TRUNCATIONS
 
@@ -138,7 +146,9 @@ class HFEmbedder:
             device=self.device,
         )
         config, tok, model = loaded.config, loaded.tokenizer, loaded.model
-        model.to(self.device)
+        model.to(self.device)  # load_hf placed it already; a no-op kept for custom loaders
+        # provenance and the self-test follow the weights, not the request
+        self.dtype_name = loaded.dtype or self.dtype_name
         self.config, self.tokenizer, self.model = config, tok, model
         self.rules: FamilyRules = (rules_factory or detect_rules)(config, tok, model)
         self._accepts_mask = accepts(model.forward, "attention_mask")
@@ -252,7 +262,11 @@ class HFEmbedder:
             pooled, _ = self._forward([w for p in items for w in p.windows], side or own)
             return np.concatenate(list(pooled), axis=1)  # every layer must be invariant
 
-        policy = choose_policy(mixed, equal, embed, [own, other], tolerance_for(self.dtype_name))
+        with selftest_precision(self.model, self.dtype_name) as test_dtype:
+            policy = choose_policy(mixed, equal, embed, [own, other], tolerance_for(test_dtype))
+        if test_dtype != "float32":
+            note = HALF_PRECISION_NOTE.format(dtype=test_dtype, tol=policy.tolerance)
+            policy = dataclasses.replace(policy, note="; ".join(filter(None, [policy.note, note])))
         self._grouping = {"padded": "any", "equal_length": "equal", "single": "single"}[policy.mode]
         self._side = policy.padding_side or own
         return policy
@@ -331,7 +345,7 @@ class HFEmbedder:
             kwargs["attention_mask"] = torch.from_numpy(mask).to(self.device)
         if self.rules.token_type_ids:
             kwargs["token_type_ids"] = torch.zeros_like(t_ids)
-        with torch.inference_mode():
+        with torch.inference_mode(), tf32(False):  # float32 means IEEE float32 on CUDA too
             try:
                 with model_code_errors(self.name, "running its forward"):
                     if self._layers == (-1,):

@@ -40,6 +40,19 @@ class Loaded:
     remote_code: list[str]  # why the model needed its own code (empty: it did not)
     #: weights missing from the checkpoint that the embedding never reaches (measured)
     absent_weights: list[str]
+    #: the dtype most of the weights actually have ("bfloat16", ...; ``weights_dtype``)
+    dtype: str = ""
+
+
+def weights_dtype(model: Any) -> str:
+    """The floating dtype holding most of the model's parameters, by element count (what the
+    model computes in; a few modules a class keeps in float32 do not change it)."""
+    counts: dict[str, int] = {}
+    for p in model.parameters():
+        if p.is_floating_point():
+            name = str(p.dtype).removeprefix("torch.")
+            counts[name] = counts.get(name, 0) + p.numel()
+    return max(counts, key=counts.__getitem__) if counts else ""
 
 
 def weights_sha256(folder: Path) -> str:
@@ -123,11 +136,16 @@ def load_hf(
     random_init_seed: int | None = None,
     device: str = "cpu",
 ) -> Loaded:
-    """Config, tokenizer and model of ``source`` (weights in eval mode, on the CPU).
+    """Config, tokenizer and model of ``source`` (weights in eval mode, on ``device``).
 
     Everything that runs the model's own code (import, construction, weight loading) is inside
     :func:`model_code_errors` (one line on failure) and, for a CPU ``device``,
-    :func:`hide_gpu_kernels` (optional GPU-kernel imports fall back to PyTorch).
+    :func:`hide_gpu_kernels` (optional GPU-kernel imports fall back to PyTorch). The weights
+    are asked for in ``torch_dtype`` through ``from_pretrained(dtype=...)`` (transformers >=
+    4.56, the lowest version geneb supports; before it the keyword was ``torch_dtype`` and a
+    class taking ``**kwargs`` swallowed ``dtype``); ``Loaded.dtype`` is what they have. The
+    missing-weights check runs on ``device``, after the move (a model needing CUDA kernels
+    never runs on the CPU; a large one is not run twice as slowly there).
     """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     src, folder, trc = source.spec, str(source.folder), trust_remote_code
@@ -141,7 +159,8 @@ def load_hf(
         with model_code_errors(src, "loading its model code and weights"):
             model, missing = _load_model(config, folder, src, trc, torch_dtype, random_init_seed)
             model.eval()
-            absent = _check_missing(model, tok, missing, src)
+            model.to(device)
+            absent = _check_missing(model, tok, missing, src, device)
     if source.commit:
         base_rev = source.commit
     else:
@@ -150,7 +169,7 @@ def load_hf(
         revision = f"random-init:seed={int(random_init_seed)}:config-of:{base_rev}"
     else:
         revision = base_rev
-    return Loaded(config, tok, model, revision, remote, absent)
+    return Loaded(config, tok, model, revision, remote, absent, weights_dtype(model))
 
 
 def _load_config(folder: str, src: str, trc: bool) -> Any:
@@ -209,7 +228,8 @@ def _load_model(
     return model, sorted(info.get("missing_keys", []) or [])
 
 
-def _check_missing(model: Any, tok: Any, missing: list[str], src: str) -> list[str]:
+def _check_missing(model: Any, tok: Any, missing: list[str], src: str, device: str = "cpu"
+                   ) -> list[str]:
     """Refuse weights missing from the checkpoint that the embedding passes through.
 
     Measured, not guessed from names: one forward of a short DNA probe, the sum of the last
@@ -230,7 +250,7 @@ def _check_missing(model: Any, tok: Any, missing: list[str], src: str) -> list[s
     for n in names:
         params[n].requires_grad_(True)
         params[n].grad = None
-    ids = tok("ACGTTGCAAGCT" * 4, return_tensors="pt")["input_ids"]
+    ids = tok("ACGTTGCAAGCT" * 4, return_tensors="pt")["input_ids"].to(device)
     kwargs: dict[str, Any] = {"input_ids": ids}
     if accepts(model.forward, "attention_mask"):
         kwargs["attention_mask"] = torch.ones_like(ids)

@@ -32,12 +32,15 @@ class Solver:
     ``target``: "module:Class". ``run_options``: the constructor's keyword arguments taken
     from the run (``blas_threads``, ``fit_threads``, or ``threads`` = fit_threads, else
     blas_threads). ``check``: built once when resolved, so a missing dependency is named
-    before any work (constructors that verify their dependencies).
+    before any work (constructors that verify their dependencies). ``device``: where it
+    computes: "cpu", "cuda" (always a GPU), or "auto" (CUDA when torch sees a GPU): a run
+    of GPU solvers places its Dask workers one per GPU (``runs_on_gpu``).
     """
 
     target: str
     run_options: tuple[str, ...] = ()
     check: bool = False
+    device: str = "cpu"
 
 
 _S = "geneb.probe.solvers."
@@ -49,12 +52,14 @@ SOLVERS: dict[tuple[str, str, str], Solver] = {
     ("linear", "converged", "sklearn"): Solver(_S + "sklearn_backend:SklearnBackend",
                                                check=True),
     ("linear", "converged", "torch"): Solver(_S + "torch_batched:TorchBatchedBackend",
-                                             check=True),  # CPU or CUDA
-    ("linear", "converged", "cuml"): Solver(_S + "cuml_backend:CumlBackend", check=True),
+                                             check=True, device="auto"),  # CPU or CUDA
+    ("linear", "converged", "cuml"): Solver(_S + "cuml_backend:CumlBackend", check=True,
+                                            device="cuda"),
     # the paper's literal scikit-learn LogisticRegression(C=C, max_iter=1000)
     ("linear", "paper", "sklearn"): Solver(_S + "paper:PaperSolver", ("blas_threads",)),
     # all fits of a pair trained at once as one stacked model (CUDA when torch sees a GPU)
-    ("mlp", "converged", "torch"): Solver(_S + "mlp:TorchMLPProbe", ("threads",)),
+    ("mlp", "converged", "torch"): Solver(_S + "mlp:TorchMLPProbe", ("threads",),
+                                          device="auto"),
     ("mlp", "converged", "sklearn"): Solver(_S + "mlp:MLPProbe", ("blas_threads",)),  # reference
     # ridge regression, exact (one SVD per set of train rows): regression tasks (TASK_PROBES)
     ("ridge", "converged", "svd"): Solver(_S + "ridge:RidgeSolver"),
@@ -176,6 +181,14 @@ def serving(kind: str, probe: str, protocol_name: str = DEFAULT_PROTOCOL,
     return probe, protocol_name, _pick(probe, protocol_name, backend)
 
 
+def runs_on_gpu(probe: str, protocol_name: str, backend: str) -> bool:
+    """Whether the solver of (probe, protocol, backend) computes on a GPU here."""
+    from geneb.cluster import gpu_count
+
+    device = SOLVERS[(probe, protocol_name, _pick(probe, protocol_name, backend))].device
+    return device == "cuda" or (device == "auto" and gpu_count() > 0)
+
+
 def make_solver(probe: str, protocol_name: str, backend: str, *, blas_threads: int | None = 1,
                 fit_threads: int | None = None) -> SolverBackend:
     """The solver a worker runs for (probe, protocol, backend), with the threads the engine
@@ -207,5 +220,6 @@ __all__ = [
     "get_backend",
     "make_solver",
     "resolve_backend",
+    "runs_on_gpu",
     "serving",
 ]

@@ -65,6 +65,11 @@ class FitResult:
     n_convergence_warnings: int | None = None  # ConvergenceWarnings raised; None: not counted
     #: predicted test classes when not argmax(proba) (paper); a regression's predictions
     pred: np.ndarray | None = None
+    #: the backend that solved this fit when it is not the solver's own (e.g. ``torch`` hands
+    #: fits too large for a Hessian to ``fast``'s CPU L-BFGS); None: the solver's
+    backend: str | None = None
+    #: the arithmetic this fit ran in when it is not the solver's ``precision``
+    precision: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +95,8 @@ class SolverBackend(Protocol):
     """
 
     name: str
+    #: the arithmetic a fit runs in ("float64", "float32"), recorded in every result row
+    precision: str
 
     def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
         """One result per fit, in the order of ``fits``."""

@@ -293,3 +293,28 @@ def batched_newton(
         active &= ~converged
         active &= ~stalled  # no descent possible at working precision: stop, report honestly
     return NewtonResult(theta=theta, n_iter=n_iter, converged=converged, grad_norm=gn)
+
+
+def judge(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, C: float, n_classes: int
+          ) -> tuple[float, float]:
+    """(objective, convergence measure) of coefficients found elsewhere (cuML), in float64 on
+    the host: sklearn's objective ``C * sum loss + ||W||^2 / 2`` and max |gradient| / (C n),
+    the very test every geneb backend stops on. ``W`` (K', d), ``b`` (K',) with K' = 1 for
+    two classes; multi-class intercepts are centred first (the softmax ignores a common
+    shift, and the sum-zero intercepts are the ones this objective's extra term picks)."""
+    multi = n_classes > 2
+    b = np.asarray(b, dtype=np.float64)
+    if multi:
+        b = b - b.mean()
+    ops = NumpyOps()
+    theta = np.concatenate([np.asarray(W, dtype=np.float64), b[:, None]], axis=1)[None]
+    Xa = np.empty((1, len(X), X.shape[1] + 1))
+    Xa[0, :, :-1] = X
+    Xa[0, :, -1] = 1.0
+    Y = np.eye(n_classes)[y][None] if multi else np.asarray(y, np.float64)[None, :, None]
+    sw = np.ones((1, len(X)))
+    Cv = np.array([float(C)])
+    pen = np.ones((1, Xa.shape[-1]))
+    pen[0, -1] = 0.0
+    f, g, _, _ = _eval(ops, Xa, Y, sw, Cv, pen, theta, multi)
+    return float(f[0]), float(scaled_grad_norm(ops, g, Cv, sw.sum(-1), "inf")[0])

@@ -124,6 +124,7 @@ class FastBackend:
     """Batched exact few-shot solves + warm-started full-data paths; see the module docstring."""
 
     name = "fast"
+    precision = "float64"  # gradients and the stopping test; float32 only steers steps
 
     def __init__(self, blas_threads: int | None = None, few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
                  fit_threads: int | None = None, **_: Any) -> None:

@@ -65,6 +65,7 @@ class MLPProbe:
     ``fit.C`` is ignored)."""
 
     name = "sklearn"
+    precision = "float32"
 
     def __init__(self, blas_threads: int | None = 1) -> None:
         self.blas_threads = blas_threads
@@ -88,6 +89,7 @@ class TorchMLPProbe:
     """
 
     name = "torch"
+    precision = "float32"  # strict float32: TF32 off (geneb.models.device.tf32)
 
     def __init__(self, device: str = "auto", threads: int | None = 1) -> None:
         from geneb.models.device import resolve_device

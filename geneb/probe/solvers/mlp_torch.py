@@ -54,17 +54,13 @@ __all__ = ["MLPConfig", "fit_mlps", "torch_threads"]
 @contextlib.contextmanager
 def _strict_float32(device: str) -> Iterator[None]:
     """float32 GEMMs on CUDA (no TF32, whatever the process set), restored afterwards."""
-    import torch
+    from geneb.models.device import tf32
 
     if not device.startswith("cuda"):
         yield
         return
-    old = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
+    with tf32(False):
         yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = old
 
 
 @contextlib.contextmanager

@@ -54,6 +54,7 @@ class PaperSolver:
     """Solves the fits one by one exactly as the paper's code does (float32 input)."""
 
     name = "sklearn"
+    precision = "float32"  # the stored embeddings as the paper passes them
 
     def __init__(self, blas_threads: int | None = 1) -> None:
         self.blas_threads = blas_threads

@@ -94,6 +94,7 @@ class RidgeSolver:
     """
 
     name = "svd"
+    precision = "float64"
 
     def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
         ridge = [RidgeFit(alpha=float(c.alpha), train_idx=c.train_idx)  # type: ignore[arg-type]

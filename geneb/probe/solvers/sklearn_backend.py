@@ -84,6 +84,7 @@ class SklearnBackend:
     """Reference CPU backend: fits solved one by one, each with one BLAS thread."""
 
     name = "sklearn"
+    precision = "float64"
 
     def __init__(self, blas_threads: int | None = 1) -> None:
         self.blas_threads = blas_threads

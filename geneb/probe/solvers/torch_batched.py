@@ -3,12 +3,15 @@
 Few-shot fits use exactly the ``fast`` algorithm (per-fit standardisation, thin SVD to the
 row space, ONE batched Newton solve), with the SVDs and the Newton iterations running on the
 torch device: thousands of tiny problems per launch is where a GPU beats per-fit libraries.
-Full-data fits run the same ``batched_newton`` (batch of one, exact float64 Hessian) along
-the ascending C path with warm starts, which suits a GPU's dense throughput.
+Full-data fits that ``second_order`` admits run an exact float64 Newton along the ascending
+C path with warm starts (``torch_full``): the K-1 rows ``fast`` solves, its stopping test,
+memory bounded by the design, a row chunk and the Hessian. Fits with more coefficients than a
+Hessian may have are ``fast``'s CPU L-BFGS, and their rows say backend "fast".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -16,7 +19,7 @@ import numpy as np
 
 from geneb.models.device import resolve_device
 from geneb.probe.solvers.base import PROBE_DEVICES, FitResult, ProbeProblem
-from geneb.probe.solvers.batched_newton import TorchOps, batched_newton
+from geneb.probe.solvers.batched_newton import TorchOps
 from geneb.probe.solvers.fast import FEW_SHOT_MAX_ROWS, FastBackend, proba_from_logits
 from geneb.probe.solvers.fast_full import intercept_start
 
@@ -34,35 +37,29 @@ class TorchBatchedBackend(FastBackend):
 
     def _solve_full(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
                     ) -> list[FitResult]:
-        ops = self.ops
+        from geneb.probe.solvers.torch_full import solve_path_torch
+
         t0 = time.perf_counter()
         Xa_np, _, Xt = self._design(problem, idx)
-        n, p = Xa_np.shape
-        K = problem.n_classes
-        multi = K > 2
+        Xa = self.ops.asarray(Xa_np)
+        del Xa_np  # the device copy is the one used (on CPU torch may share it)
         y = problem.y_train[idx]
-        Y_np = np.eye(K)[y] if multi else y.astype(np.float64)[:, None]
-        Xa = ops.asarray(Xa_np[None])
-        Y = ops.asarray(Y_np[None])
-        sw = ops.asarray(np.ones((1, n)))
-        pen_np = np.ones((1, p))
-        pen_np[:, -1] = 0.0
-        pen = ops.asarray(pen_np)
         prep = time.perf_counter() - t0
-        theta0 = np.zeros((1, Y_np.shape[1], p))
-        theta0[0, :, -1:] = intercept_start(y, K)
-        theta = ops.asarray(theta0)
+        path = solve_path_torch(Xa, y, problem.n_classes, Cs,
+                                intercept_start(y, problem.n_classes), tol=problem.tol,
+                                max_iter=problem.max_iter)
+        multi = problem.n_classes > 2
         out = []
-        for C in Cs:
-            t1 = time.perf_counter()
-            res = batched_newton(ops, Xa, Y, sw, ops.asarray(np.array([C], dtype=np.float64)),
-                                 pen, multi=multi, tol=problem.tol, max_iter=problem.max_iter,
-                                 theta0=theta, norm="inf")
-            theta = res.theta
-            th = ops.to_numpy(theta[0])
-            W, b = th[:, :-1], th[:, -1]
+        for pf in path:
+            W, b = pf.theta[:, :-1], pf.theta[:, -1]
             mag = np.abs(Xt) @ np.abs(W).T + np.abs(b)
             out.append(FitResult(proba=proba_from_logits(Xt @ W.T + b, multi, mag),
-                                 n_iter=int(res.n_iter[0]), converged=bool(res.converged[0]),
-                                 fit_seconds=time.perf_counter() - t1 + prep / len(Cs)))
+                                 n_iter=pf.n_iter, converged=pf.converged,
+                                 fit_seconds=pf.seconds + prep / len(path)))
         return out
+
+    def _solve_large(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
+                     ) -> list[FitResult]:
+        """Too many coefficients for a Hessian: ``fast``'s L-BFGS on the CPU, said so."""
+        return [dataclasses.replace(r, backend=FastBackend.name)
+                for r in super()._solve_large(problem, idx, Cs)]

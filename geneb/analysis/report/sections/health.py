@@ -13,8 +13,8 @@ def health(page: Page, ctx: ReportContext) -> None:
     if bad.empty:
         page.p("Every fit in the table converged.")
         return
-    cols = [c for c in ("model", "task", "regime", "seed", "C", "probe", "backend", "protocol",
-                        "n_iter") if c in bad.columns]
+    cols = [c for c in ("model", "task", "regime", "seed", "C", "probe", "backend", "precision",
+                        "protocol", "n_iter") if c in bad.columns]
     table = bad[cols].copy()
     for c in ("seed", "n_iter"):  # stored as floats by the table loader; whole numbers here
         if c in table and table[c].notna().all():
