@@ -92,6 +92,14 @@ SubsamplingOpt = Annotated[
         "section.",
     ),
 ]
+InDomainModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--in-domain-models",
+        help="The in-domain models of the smaller-beats-larger count (repeat or "
+        "comma-separate); default: those whose pretraining data covers human tasks.",
+    ),
+]
 AsJsonOpt = Annotated[
     bool,
     typer.Option(
@@ -123,6 +131,7 @@ def report(
     subsampling: SubsamplingOpt = None,
     as_json: AsJsonOpt = False,
     audits: AuditsOpt = None,
+    in_domain_models: InDomainModelsOpt = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     opts = dict(locals())  # every option, handed on under its parameter name
@@ -168,4 +177,5 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
         subsampling=opts["subsampling"],
         audits=opts["audits"],
         catalogue=published_facts,
+        in_domain_models=_split(opts["in_domain_models"]) or None,
     )

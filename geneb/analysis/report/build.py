@@ -35,7 +35,16 @@ from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
 from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT
-from geneb.constraints import ALPHA, C_VALUE, SEED, SHOT, TIER_EDGE, ListOf, validate_params
+from geneb.constraints import (
+    ALPHA,
+    C_VALUE,
+    SEED,
+    SHOT,
+    TEXT,
+    TIER_EDGE,
+    ListOf,
+    validate_params,
+)
 from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
 
@@ -48,6 +57,7 @@ REPORT_PARAMS = {
     "boot_seed": SEED,
     "alpha": ALPHA,
     "tier_edges": ListOf(TIER_EDGE),
+    "in_domain_models": ListOf(TEXT, unique=True),
 }
 
 
@@ -71,6 +81,7 @@ def build_report(
     subsampling: str | os.PathLike[str] | None = None,
     audits: str | os.PathLike[str] | None = None,
     catalogue: Catalogue | None = None,
+    in_domain_models: Sequence[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -87,7 +98,9 @@ def build_report(
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
-    Returns the path of ``index.html``.
+    ``in_domain_models``: the explicit set of in-domain models of the smaller-beats-larger
+    count (every name a model of the results); None: those whose pretraining-data class
+    covers human tasks. Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
     user_props = None if model_properties is None else read_model_properties(model_properties)
@@ -116,8 +129,11 @@ def build_report(
         task_organisms=organisms,
         tier_edges=edges,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
-               **({} if curve is None else {"subsampling": curve})},
+               **({} if curve is None else {"subsampling": curve}),
+               **({} if in_domain_models is None
+                  else {"in_domain_models": list(in_domain_models)})},
     )
+    _check_models("in_domain_models", in_domain_models, ctx.models)
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:
         t = sorted(bad)[0]
@@ -129,6 +145,14 @@ def build_report(
     if summary is not None:
         summary.update(ctx.summary)
     return out / "index.html"
+
+
+def _check_models(param: str, names: Sequence[str] | None, models: list[str]) -> None:
+    """Every name of ``names`` is a model of the results (checked before any analysis)."""
+    unknown = sorted(set(names or ()) - set(models))
+    if unknown:
+        raise GenebError(f"{param}: model {unknown[0]!r} is not in the results; expected one of "
+                         f"{models[:8]}{' ...' if len(models) > 8 else ''}", param=param)
 
 
 def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:

@@ -48,14 +48,18 @@ def method(page: Page, ctx: ReportContext) -> None:
     seeds = sorted(int(s) for s in data["seed"].dropna().unique())
     cs = sorted(data.loc[data["probe"] == "linear", "C"].dropna().unique())
     items = [
-        f"{len(ctx.df_all)} fits in the table; {len(data)} used: "
+        f"{len(ctx.df_all)} {'rows' if ctx.seed_means else 'fits'} in the table; "
+        f"{len(data)} used: "
         f"{data['model'].nunique()} models, {data['task'].nunique()} tasks in "
         f"{data['category'].nunique()} categories.",
         "Regimes: "
         + ", ".join(regime_label(r) for r in ctx.regs)
         + "; k-shot regimes draw k train rows per class per seed, the same rows for every "
         "model; the test split is always whole.",
-        f"Seeds: {', '.join(map(str, seeds))}.",
+        f"Seeds: {', '.join(map(str, seeds))}." if seeds else
+        "Seeds: none in the rows: each row is a mean over seeds as published (the rows say "
+        "so: no row has a seed); the per-task MCC is that mean, and nothing is resampled over "
+        "seeds.",
         "Probes: " + ", ".join(_uniq(data["probe"])) + "; linear = L2 logistic regression "
         f"with C in {', '.join(fmt_c(c) for c in cs) or '-'}, headline C = {fmt_c(ctx.main_c)}; "
         f"max_iter {MAX_ITER}, gradient tolerance {tol} (the engine default; not recorded "
@@ -66,6 +70,7 @@ def method(page: Page, ctx: ReportContext) -> None:
             if ctx.n_other_std
             else "."
         ),
+        "Convergence: not recorded (published means, not fits)." if ctx.seed_means else
         f"Convergence: {int(data['converged'].sum())} of {len(data)} fits converged; "
         f"largest n_iter {_max_iter_seen(data)}.",
         "Headline analyses (leaderboard, categories, rankings, scaling, difficulty, uncertainty): "
