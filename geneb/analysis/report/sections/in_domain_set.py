@@ -8,6 +8,8 @@ higher aggregate MCC. The set is named in the report: the models given to ``buil
 
 from __future__ import annotations
 
+import pandas as pd
+
 from geneb.analysis.domain import in_domain_set, smaller_beats_larger_within
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page, regime_label
@@ -30,13 +32,17 @@ def in_domain_models(page: Page, ctx: ReportContext) -> None:
     ov = ctx.agg_main[ctx.agg_main["scope"] == "overall"]
     sizes = dict(zip(ctx.props["model"], ctx.props["n_params"], strict=True))
     counts, pairs = smaller_beats_larger_within(ov, sizes, models, factor=FACTOR)
+    every, _ = smaller_beats_larger_within(ov, sizes, list(ctx.models), factor=FACTOR)
+    counts = pd.concat([counts.assign(models="in-domain set"), every.assign(models="all models")],
+                       ignore_index=True)[["models", *counts.columns]]
     ctx.summary["in_domain_set"] = {"models": models, "rule": rule, "factor": FACTOR,
                                     "counts": records(counts)}
     if counts.empty:
         page.left_out("no model of the in-domain set has a parameter count.")
         return
-    page.table("in_domain_set_counts", counts, "Pairs within the in-domain set: size ratio >= "
-               f"{FACTOR:g}, and those where the smaller model has the higher macro-MCC")
+    page.table("in_domain_set_counts", counts, "Pairs within the in-domain set (and among all "
+               f"models): size ratio >= {FACTOR:g}, and those where the smaller model has the "
+               "higher macro-MCC")
     page.table("in_domain_set_pairs", pairs, "Smaller-ahead pairs within the in-domain set",
                show=False)
     head = pairs[pairs["regime"] == ctx.main_regime].sort_values("size_ratio", ascending=False)
