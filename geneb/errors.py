@@ -63,6 +63,10 @@ class ProbeError(GenebError):
     """The probe protocol cannot be applied to these embeddings or settings."""
 
 
+class LeaderboardError(GenebError):
+    """A published leaderboard or submission file is malformed or inconsistent."""
+
+
 class PlanError(GenebError):
     """A run plan file names something unknown or is malformed."""
 

@@ -258,6 +258,30 @@ def n_classes_of(*label_arrays: Sequence[int] | np.ndarray) -> int:
 
 
 # --------------------------------------------------------------------------- averaging
+# Every mean below is summed left to right in the order given (``np.cumsum``, never numpy's
+# pairwise ``sum``) and divided by the count, categories in the order they first appear: how
+# GENEB sums (its leaderboard's micro, macro and category means are exactly these sums over its
+# tasks in leaderboard order; ``geneb.results.published.geneb_task_order`` gives that order).
+def _sum_in_order(m: np.ndarray) -> np.ndarray:
+    """The sum along the last axis, left to right (NaN for an empty axis)."""
+    if m.shape[-1] == 0:
+        return np.full(m.shape[:-1], np.nan)
+    return np.cumsum(m, axis=-1)[..., -1]
+
+
+def category_means(task_mcc: np.ndarray | Sequence[float],
+                   category_of_task: np.ndarray | Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The categories (in order of first appearance) and the mean MCC of each along the last
+    axis: shape ``task_mcc.shape[:-1] + (n_categories,)``."""
+    m = np.asarray(task_mcc, dtype=float)
+    cats = np.asarray(category_of_task)
+    names = list(dict.fromkeys(cats.tolist()))
+    means = [_sum_in_order(m[..., cats == c]) / int((cats == c).sum()) for c in names]
+    if not means:
+        return [], np.full(m.shape[:-1] + (0,), np.nan)
+    return [str(c) for c in names], np.stack(means, axis=-1)
+
+
 def macro_mcc(task_mcc: np.ndarray | Sequence[float],
               category_of_task: np.ndarray | Sequence[str]) -> np.ndarray:
     """Macro-MCC along the last axis: the mean over categories of the category means, so every
@@ -266,14 +290,16 @@ def macro_mcc(task_mcc: np.ndarray | Sequence[float],
     ``task_mcc``: (..., n_tasks) per-task MCCs (a model's tasks, or a models x tasks matrix);
     ``category_of_task``: (n_tasks,). Returns shape ``task_mcc.shape[:-1]`` (a 0-d array for
     one model). The one definition used by the tables, the bootstrap and every analysis."""
-    m = np.asarray(task_mcc, dtype=float)
-    cats = np.asarray(category_of_task)
-    return np.mean([m[..., cats == c].mean(axis=-1) for c in np.unique(cats)], axis=0)
+    names, means = category_means(task_mcc, category_of_task)
+    if not names:
+        return np.full(means.shape[:-1], np.nan)
+    return _sum_in_order(means) / len(names)
 
 
 def micro_mcc(task_mcc: np.ndarray | Sequence[float]) -> np.ndarray:
     """Micro-MCC along the last axis: the plain mean over tasks (large categories dominate)."""
-    return np.asarray(task_mcc, dtype=float).mean(axis=-1)
+    m = np.asarray(task_mcc, dtype=float)
+    return _sum_in_order(m) / m.shape[-1] if m.shape[-1] else _sum_in_order(m)
 
 
 def macro_micro(task_mcc: np.ndarray | Sequence[float],

@@ -21,7 +21,8 @@ import pandas as pd
 from scipy import stats
 
 from geneb.analysis.table import CONTEXT
-from geneb.protocol import macro_micro
+from geneb.protocol import category_means, macro_micro
+from geneb.results.published import geneb_task_order
 
 OVERALL = "overall"
 
@@ -42,35 +43,27 @@ def aggregate_scores(perf: pd.DataFrame) -> pd.DataFrame:
 
     ``perf`` is :func:`geneb.analysis.performance.performance_matrix` output (one row per
     context, model and task, ``mcc_mean`` = mean over seeds). Columns: :data:`COLUMNS`.
-    For a category scope, ``macro_mcc == micro_mcc`` = the mean over its tasks.
+    For a category scope, ``macro_mcc == micro_mcc`` = the mean over its tasks. Every mean is
+    summed in GENEB's task order (``geneb.results.published.geneb_task_order``), as GENEB
+    sums: on GENEB's published rows these are its published micro, macro and category values
+    exactly.
     """
     keys = [*CONTEXT, "model"]
-    cat = (
-        perf.groupby([*keys, "category"], dropna=False, sort=True)
-        .agg(
-            n_tasks=("task", "nunique"),
-            macro_mcc=("mcc_mean", "mean"),
-            n_params=("n_params", "first"),
-        )
-        .reset_index()
-        .rename(columns={"category": "scope"})
-    )
-    cat["micro_mcc"] = cat["macro_mcc"]
-    cat["n_categories"] = 1
-    over = (
-        cat.groupby(keys, dropna=False, sort=True)
-        .agg(n_categories=("scope", "nunique"), n_params=("n_params", "first"))
-        .reset_index()
-    )
-    scores = pd.DataFrame(
-        [(*key, g["task"].nunique(),
-          *macro_micro(g["mcc_mean"].to_numpy(), g["category"].to_numpy()))
-         for key, g in perf.groupby(keys, dropna=False, sort=True)],
-        columns=[*keys, "n_tasks", "macro_mcc", "micro_mcc"],
-    )
-    over = over.merge(scores, on=keys, how="left")
-    over["scope"] = OVERALL
-    out = pd.concat([over, cat], ignore_index=True)[list(COLUMNS)]
+    rows = []
+    for key, g in perf.groupby(keys, dropna=False, sort=True):
+        g = g.iloc[geneb_task_order(g["task"].astype(str).tolist())]
+        mcc = g["mcc_mean"].to_numpy(dtype=float)
+        cats = g["category"].to_numpy()
+        params = g["n_params"].dropna()
+        n_params = params.iloc[0] if len(params) else np.nan
+        macro, micro = macro_micro(mcc, cats)
+        names, means = category_means(mcc, cats)
+        rows.append((*key, OVERALL, g["task"].nunique(), len(names), macro, micro, n_params))
+        for c, m in zip(names, means.tolist(), strict=True):
+            n = g.loc[g["category"] == c, "task"].nunique()
+            rows.append((*key, c, n, 1, m, m, n_params))
+    out = pd.DataFrame(rows, columns=[*keys, "scope", "n_tasks", "n_categories", "macro_mcc",
+                                      "micro_mcc", "n_params"])[list(COLUMNS)]
     out["n_tasks"] = out["n_tasks"].astype(int)
     out["n_categories"] = out["n_categories"].astype(int)
     return out.sort_values([*CONTEXT, "scope", "model"], kind="stable").reset_index(drop=True)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import GenebError, unknown_name
+from geneb.results.published import is_published, read_published
 from geneb.results.schema import ANALYSIS_KEY
 
 #: The ``probe`` of regression tasks' rows (ridge; kept apart: ``geneb.analysis.regression``).
@@ -50,7 +51,8 @@ FIT_KEY: tuple[str, ...] = ANALYSIS_KEY
 
 
 def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
-    """Read (parquet path) or copy (DataFrame) a results table and validate it.
+    """Read (parquet path, or a ``published:`` source such as ``"published:geneb"``) or copy
+    (DataFrame) a results table and validate it.
 
     Returns a new DataFrame with typed columns, optional columns filled, and duplicate fits
     (same :data:`FIT_KEY`, e.g. after a store entry was rewritten) reduced to the latest row.
@@ -58,6 +60,9 @@ def load_results(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame
     if isinstance(results, pd.DataFrame):
         df = results.copy()
         where = "results table"
+    elif is_published(results):  # "published:geneb": GENEB's leaderboard as results rows
+        df = read_published(results)
+        where = str(results)
     else:
         path = Path(results)
         where = str(path)

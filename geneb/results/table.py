@@ -297,7 +297,14 @@ def read_table(path: str | os.PathLike[str]) -> pa.Table:
 
 
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell)."""
+    """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell).
+
+    ``path`` may name a published source instead: ``"published:geneb"`` gives GENEB's
+    published leaderboard as results rows (``geneb.results.published``)."""
+    from geneb.results.published import is_published, read_published
+
+    if is_published(path):
+        return read_published(path)
     return ResultsTable(path).read_frame()
 
 
