@@ -47,6 +47,7 @@ from geneb.constraints import (
 )
 from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
+from geneb.results.published import is_published, read_published
 
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
@@ -103,6 +104,8 @@ def build_report(
     covers human tasks. Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
+    if is_published(results):  # "published:geneb": read once, then a table like any other
+        results = read_published(results)
     user_props = None if model_properties is None else read_model_properties(model_properties)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
     curve = None if subsampling is None else _read_curve(subsampling)
