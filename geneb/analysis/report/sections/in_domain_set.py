@@ -29,6 +29,11 @@ def in_domain_models(page: Page, ctx: ReportContext) -> None:
     outside = sorted(set(ctx.models) - set(models))
     page.p(f"In-domain set ({len(models)} models; rule: {rule}): {', '.join(models) or 'none'}. "
            f"Outside it: {', '.join(outside) or 'none'}.")
+    members = pd.DataFrame({"model": ctx.models}).assign(
+        in_domain=lambda d: d["model"].isin(models),
+        pretraining_data_class=lambda d: d["model"].map(
+            dict(zip(ctx.props["model"], ctx.props["pretraining_data_class"], strict=True))))
+    page.table("in_domain_set", members, "Models in and out of the in-domain set", show=False)
     ov = ctx.agg_main[ctx.agg_main["scope"] == "overall"]
     sizes = dict(zip(ctx.props["model"], ctx.props["n_params"], strict=True))
     counts, pairs = smaller_beats_larger_within(ov, sizes, models, factor=FACTOR)
