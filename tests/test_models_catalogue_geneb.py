@@ -49,3 +49,22 @@ def test_geneb_hub_ids_where_identifiable(leaderboard: dict[str, int]) -> None:
     assert cat.published_facts("LucaOne-default-step36M")["hub_id"] == (
         "LucaGroup/LucaOne-default-step36M")  # the checkpoint GENEB ran, not step5.6M
     assert cat.published_facts("METAGENE-1")["hub_id"] == "metagene-ai/METAGENE-1"
+
+
+def test_docs_table_is_the_catalogue(leaderboard: dict[str, int]) -> None:
+    """docs/models.md's GENEB table: one row per leaderboard id, with the catalogue's name,
+    hub id, count and classes (parsed from the page, compared with the catalogue)."""
+    from tests.conftest import REPO
+
+    text = (REPO / "docs" / "models.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and cells[0].startswith("`") and cells[0].strip("`") in leaderboard:
+            rows[cells[0].strip("`")] = cells
+    assert sorted(rows) == sorted(leaderboard)
+    for model, cells in rows.items():
+        f = cat.published_facts(model)
+        hub = f"`{f['hub_id']}`" if f["hub_id"] else "- (off the hub)"
+        assert cells[1:7] == [f["name"], hub, f"{f['n_params']:,}", f["architecture_class"],
+                              f["tokenization_class"], f["pretraining_data_class"]], model
