@@ -1,10 +1,13 @@
 """docs/geneb-recomputed.md is what tools/geneb_recomputed.py writes from the tables of the
-report on ``published:geneb``: a change of an analysis that moves a number fails here until
-the page is regenerated (``python tools/geneb_recomputed.py``)."""
+report on ``published:geneb``, and docs/analysis.md lists every table of that report with its
+columns: a change of an analysis that moves a number or a column fails here until the pages
+are regenerated (``python tools/geneb_recomputed.py``)."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,10 +21,27 @@ def _tool():
     return mod
 
 
-def test_page_matches_the_report_tables(tmp_path: Path) -> None:
+def _documented_tables() -> dict[str, list[str]]:
+    """docs/analysis.md's table of tables: name -> columns."""
+    text = (REPO / "docs" / "analysis.md").read_text(encoding="utf-8")
+    out = {}
+    for line in text.splitlines():
+        m = re.fullmatch(r"\| `([a-z0-9_]+)` \| (.*) \| ([^|]*) \|", line)
+        if m and "," in m.group(3):
+            out[m.group(1)] = [c.strip() for c in m.group(3).split(",")]
+    return out
+
+
+def test_pages_match_the_report_tables(tmp_path: Path) -> None:
     tool = _tool()
-    text = tool.render(*tool.build_tables(tmp_path))
+    all_tables, official_tables = tool.build_tables(tmp_path)
+    text = tool.render(all_tables, official_tables)
     page = (REPO / "docs" / "geneb-recomputed.md").read_text(encoding="utf-8")
     assert page == text, "docs/geneb-recomputed.md is stale: run python tools/geneb_recomputed.py"
     # the paper's values are only printed, beside geneb's
     assert "| Spearman rho, log params vs macro-MCC, full | 0.565 (p < 0.001) |" in page
+    written = {}
+    for path in sorted(all_tables.glob("*.csv")):
+        with path.open(encoding="utf-8") as f:
+            written[path.stem] = next(csv.reader(f))
+    assert _documented_tables() == written

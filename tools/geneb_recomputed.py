@@ -32,26 +32,40 @@ PRIMER = "summary of arXiv 2606.04525 (paperglide.net, Paper Primer)"
 #: (what, paper value, where the paper states it, key of geneb's value in ``_geneb_values``)
 PAPER: tuple[tuple[str, str, str, str], ...] = (
     ("models / tasks / categories", "40 / 100 / 13", "abstract", "counts"),
-    ("#1 macro-MCC, full (GENERator-eukaryote-3b)", "0.605", README, "macro:GENERator-eukaryote-3b-base"),
-    ("#2 macro-MCC, full (LucaOne-default-step36M)", "0.589", README, "macro:LucaOne-default-step36M"),
-    ("#3 macro-MCC, full (GENERator-eukaryote-1.2b)", "0.581", README, "macro:GENERator-eukaryote-1.2b-base"),
+    ("#1 macro-MCC, full (GENERator-eukaryote-3b)",
+     "0.605", README, "macro:GENERator-eukaryote-3b-base"),
+    ("#2 macro-MCC, full (LucaOne-default-step36M)",
+     "0.589", README, "macro:LucaOne-default-step36M"),
+    ("#3 macro-MCC, full (GENERator-eukaryote-1.2b)",
+     "0.581", README, "macro:GENERator-eukaryote-1.2b-base"),
     ("#4 macro-MCC, full (GenomeOcean-4B)", "0.573", README, "macro:GenomeOcean-4B"),
-    ("#5 macro-MCC, full (NT-2.5B-MS)", "0.573", README, "macro:nucleotide-transformer-2.5b-multi-species"),
+    ("#5 macro-MCC, full (NT-2.5B-MS)",
+     "0.573", README, "macro:nucleotide-transformer-2.5b-multi-species"),
     ("#6 macro-MCC, full (Omni-DNA-1B)", "0.568", README, "macro:Omni-DNA-1B"),
-    ("#1 micro-MCC, full (GENERator-eukaryote-3b)", "0.598", README, "micro:GENERator-eukaryote-3b-base"),
+    ("#1 micro-MCC, full (GENERator-eukaryote-3b)",
+     "0.598", README, "micro:GENERator-eukaryote-3b-base"),
     ("#6 micro-MCC, full (Omni-DNA-1B)", "0.560", README, "micro:Omni-DNA-1B"),
-    ("top 6 by macro-MCC, full, in order", "GENERator-3b, LucaOne, GENERator-1.2b, GenomeOcean-4B, NT-2.5B-MS, Omni-DNA-1B", README, "top6"),
-    ("GenomeOcean-4B, histone modification", "0.545 (best of the top 6)", README, "cat:GenomeOcean-4B:histone_modifications"),
-    ("NT-2.5B-MS, splice sites", "0.652 (best of the top 6)", README, "cat:nucleotide-transformer-2.5b-multi-species:splice_sites"),
+    ("top 6 by macro-MCC, full, in order",
+     "GENERator-3b, LucaOne, GENERator-1.2b, GenomeOcean-4B, NT-2.5B-MS, Omni-DNA-1B",
+     README, "top6"),
+    ("GenomeOcean-4B, histone modification",
+     "0.545 (best of the top 6)", README, "cat:GenomeOcean-4B:histone_modifications"),
+    ("NT-2.5B-MS, splice sites",
+     "0.652 (best of the top 6)", README,
+     "cat:nucleotide-transformer-2.5b-multi-species:splice_sites"),
     ("promoters, range over the top 6", "0.739-0.774", README, "range:promoters"),
     ("DNA methylation, range over the top 6", "0.231-0.440", README, "range:dna_methylation"),
     ("Spearman rho, log params vs macro-MCC, full", "0.565 (p < 0.001)", SUMMARY, "rho:all"),
     ("the same without the prokaryotic outlier (Evo-1-131k)", "0.685", SUMMARY, "rho:without"),
-    ("categories whose full-data leader is not the 10-shot leader", "8 of 13", SUMMARY, "reranks10"),
-    ("low full-shot ceilings lose less (ceiling vs absolute drop)", "inverse pattern (no number)", SUMMARY, "ceiling"),
-    ("in-domain models; pairs with a model >= 5x smaller ahead", "36 models; 31 pairs", PRIMER, "indomain"),
+    ("categories whose full-data leader is not the 10-shot leader",
+     "8 of 13", SUMMARY, "reranks10"),
+    ("low full-shot ceilings lose less (ceiling vs absolute drop)",
+     "inverse pattern (no number)", SUMMARY, "ceiling"),
+    ("in-domain models; pairs with a model >= 5x smaller ahead",
+     "36 models; 31 pairs", PRIMER, "indomain"),
     ("high-variance threshold (sd over models)", "0.12", PRIMER, "hv_threshold"),
-    ("top-tier places on high-variance tasks held by multi-species or eukaryotic-gene pretraining", "32 of 39", PRIMER, "hv_places"),
+    ("top-tier places on high-variance tasks held by multi-species or eukaryotic-gene pretraining",
+     "32 of 39", PRIMER, "hv_places"),
 )
 
 
@@ -114,11 +128,13 @@ def _leaderboards(t: Path) -> str:
            "five seeds.\n"]
     for reg, label in REGIMES:
         lb = _read(t, f"leaderboard_{reg}").head(5)
-        lb = lb.assign(ci=[f"{a:.3f}-{b:.3f}" for a, b in zip(lb["ci_low"], lb["ci_high"])],
+        lb = lb.assign(ci=[f"{a:.3f}-{b:.3f}"
+                           for a, b in zip(lb["ci_low"], lb["ci_high"], strict=True)],
                        rank_ci=[f"{int(a)}-{int(b)}" for a, b in
-                                zip(lb["rank_ci_low"], lb["rank_ci_high"])])
+                                zip(lb["rank_ci_low"], lb["rank_ci_high"], strict=True)])
         out.append(f"**{label}**\n\n" + _md(
-            lb[["rank", "model", "n_params", "macro_mcc", "micro_mcc", "ci", "rank_ci"]],
+            lb[["rank", "model", "official", "n_params", "macro_mcc", "micro_mcc", "ci",
+                "rank_ci"]],
             {"rank": 0, "n_params": lambda v: f"{v:,.0f}"}))
     return "\n".join(out)
 
@@ -235,7 +251,8 @@ def _tiers(t: Path) -> str:
     sc = _read(t, "tier_scores").assign(regime=lambda d: d["regime"].astype(str))
     ga = _read(t, "tier_gains").assign(regime=lambda d: d["regime"].astype(str))
     fs = _read(t, "tier_fewshot").assign(regime=lambda d: d["regime"].astype(str))
-    ga = ga.assign(ci=[f"{a:.3f} to {b:.3f}" for a, b in zip(ga["ci_low"], ga["ci_high"])])
+    ga = ga.assign(ci=[f"{a:.3f} to {b:.3f}"
+                       for a, b in zip(ga["ci_low"], ga["ci_high"], strict=True)])
     return "\n".join([
         "## 6. Capacity tiers (<=200M, 200M-1B, >1B; each tier includes its upper edge)\n",
         _md(sc[["regime", "tier", "n_models", "mean_macro_mcc"]], {"n_models": 0}),
@@ -256,7 +273,8 @@ def _smaller(t: Path) -> str:
         "## 7. Smaller beats larger (size ratio >= 5, overall macro-MCC)\n",
         "In-domain set: the models whose pretraining-data class covers human tasks (human, "
         "eukaryotic, multi-species); outside it: "
-        + ", ".join(f"{m} ({p})" for m, p in zip(out["model"], out["pretraining_data_class"]))
+        + ", ".join(f"{m} ({p})" for m, p in
+                    zip(out["model"], out["pretraining_data_class"], strict=True))
         + ".\n",
         _md(c[["models", "regime", "n_models", "n_pairs_size_ratio", "n_smaller_better"]],
             {"n_models": 0, "n_pairs_size_ratio": 0, "n_smaller_better": 0}),

@@ -24,6 +24,9 @@ def leaderboard(page: Page, ctx: ReportContext) -> None:
             columns={"ci_low": "seed_ci_low", "ci_high": "seed_ci_high"}
         )
         lb = lb.merge(bt, on="model", how="left")
+        if "official" in ctx.data.columns:  # published rows: official or self-reported
+            flags = ctx.data.drop_duplicates("model").set_index("model")["official"]
+            lb.insert(2, "official", lb["model"].map(flags).astype(bool))
         if not ctx.seed_means:
             lb = lb.merge(bs, on="model", how="left")
         page.table(
