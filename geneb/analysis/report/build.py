@@ -99,9 +99,8 @@ def build_report(
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
-    ``in_domain_models``: the explicit set of in-domain models of the smaller-beats-larger
-    count (every name a model of the results); None: those whose pretraining-data class
-    covers human tasks. Returns the path of ``index.html``.
+    ``in_domain_models``: the in-domain set of the smaller-beats-larger count (None: the
+    models whose pretraining data covers human tasks). Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
     if is_published(results):  # "published:geneb": read once, then a table like any other
@@ -136,7 +135,16 @@ def build_report(
                **({} if in_domain_models is None
                   else {"in_domain_models": list(in_domain_models)})},
     )
-    _check_models("in_domain_models", in_domain_models, ctx.models)
+    _check_context(ctx, in_domain_models)
+    _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
+    if summary is not None:
+        summary.update(ctx.summary)
+    return out / "index.html"
+
+
+def _check_context(ctx: ReportContext, in_domain_models: Sequence[str] | None) -> None:
+    """Before any analysis: every task organism is a known class, and every in-domain model
+    is a model of the results."""
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:
         t = sorted(bad)[0]
@@ -144,18 +152,12 @@ def build_report(
             f"results table: task {t!r} has organism {bad[t]!r}; expected one of "
             f"{list(TASK_ORGANISMS)}"
         )
-    _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
-    if summary is not None:
-        summary.update(ctx.summary)
-    return out / "index.html"
-
-
-def _check_models(param: str, names: Sequence[str] | None, models: list[str]) -> None:
-    """Every name of ``names`` is a model of the results (checked before any analysis)."""
-    unknown = sorted(set(names or ()) - set(models))
+    unknown = sorted(set(in_domain_models or ()) - set(ctx.models))
     if unknown:
-        raise GenebError(f"{param}: model {unknown[0]!r} is not in the results; expected one of "
-                         f"{models[:8]}{' ...' if len(models) > 8 else ''}", param=param)
+        models = ctx.models
+        raise GenebError(f"in_domain_models: model {unknown[0]!r} is not in the results; "
+                         f"expected one of {models[:8]}{' ...' if len(models) > 8 else ''}",
+                         param="in_domain_models")
 
 
 def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:
