@@ -27,20 +27,17 @@ from tests.conftest import SHARED, require_shared
 
 PUBLISHED = SHARED / "published" / "geneb-9642d48"
 
-#: (model, task, category, regime) -> MCC of a three-model, four-task, two-category table
+#: model, task, category, then MCC in full, 10-shot and 1-shot: three models, four tasks, two
+#: categories
+_CELLS = """
+a t1 x 0.9 0.5 0.1 | a t2 x 0.7 0.5 0.1 | a t3 y 0.3 0.2 0.0 | a t4 y 0.6 0.2 0.0
+b t1 x 0.6 0.6 0.3 | b t2 x 0.6 0.6 0.3 | b t3 y 0.6 0.4 0.2 | b t4 y 0.6 0.4 0.2
+c t1 x 0.2 0.2 0.2 | c t2 x 0.2 0.1 0.1 | c t3 y 0.8 0.1 0.1 | c t4 y 0.1 0.1 0.0
+"""
+#: (model, task, category) -> {regime: MCC}
 CELLS = {
-    ("a", "t1", "x"): {"full": 0.9, "10": 0.5, "1": 0.1},
-    ("a", "t2", "x"): {"full": 0.7, "10": 0.5, "1": 0.1},
-    ("a", "t3", "y"): {"full": 0.3, "10": 0.2, "1": 0.0},
-    ("a", "t4", "y"): {"full": 0.6, "10": 0.2, "1": 0.0},
-    ("b", "t1", "x"): {"full": 0.6, "10": 0.6, "1": 0.3},
-    ("b", "t2", "x"): {"full": 0.6, "10": 0.6, "1": 0.3},
-    ("b", "t3", "y"): {"full": 0.6, "10": 0.4, "1": 0.2},
-    ("b", "t4", "y"): {"full": 0.6, "10": 0.4, "1": 0.2},
-    ("c", "t1", "x"): {"full": 0.2, "10": 0.2, "1": 0.2},
-    ("c", "t2", "x"): {"full": 0.2, "10": 0.1, "1": 0.1},
-    ("c", "t3", "y"): {"full": 0.8, "10": 0.1, "1": 0.1},
-    ("c", "t4", "y"): {"full": 0.1, "10": 0.1, "1": 0.0},
+    tuple(f[:3]): dict(zip(("full", "10", "1"), map(float, f[3:]), strict=True))
+    for cell in _CELLS.replace("\n", "|").split("|") if (f := cell.split())
 }
 
 
@@ -130,7 +127,7 @@ def test_macro_micro_ranks_against_hand(agg: pd.DataFrame) -> None:
 def test_difficulty_summary_names_thresholds(small: pd.DataFrame) -> None:
     perf = performance_matrix(small)
     diff = task_difficulty(perf, easy=0.5, hard=0.3, high_variance=0.25)
-    summ = difficulty_summary(diff, easy=0.5, hard=0.3, high_variance=0.25).set_index("regime")
+    summ = difficulty_summary(diff, (0.5, 0.3, 0.25)).set_index("regime")
     row = summ.loc["full"]
     means = {t: np.mean([by["full"] for (_m, tt, _c), by in CELLS.items() if tt == t])
              for t in ("t1", "t2", "t3", "t4")}

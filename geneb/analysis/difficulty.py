@@ -44,17 +44,15 @@ def task_difficulty(
 
 
 def difficulty_summary(
-    diff: pd.DataFrame,
-    *,
-    easy: float = EASY,
-    hard: float = HARD,
-    high_variance: float = HIGH_VARIANCE,
+    diff: pd.DataFrame, thresholds: tuple[float, float, float] = (EASY, HARD, HIGH_VARIANCE)
 ) -> pd.DataFrame:
     """Per context: how many tasks are easy, medium, hard and high-variance, the thresholds
     that made them so (named in the row), and the tasks of each class (``;``-joined, sorted).
 
-    ``diff``: :func:`task_difficulty` output computed with the same thresholds.
+    ``diff``: :func:`task_difficulty` output computed with ``thresholds`` = (easy, hard,
+    high_variance).
     """
+    easy, hard, high_variance = thresholds
     rows = []
     for key, g in diff.groupby(list(CONTEXT), dropna=False, sort=True):
         of = {c: sorted(g.loc[g["difficulty"] == c, "task"]) for c in ("easy", "medium", "hard")}
