@@ -234,3 +234,15 @@ def test_unknown_in_domain_model_refused_before_any_work(small: pd.DataFrame, tm
     with pytest.raises(GenebError, match="in_domain_models: model 'zz' is not in the results"):
         build_report(small, tmp_path / "R", in_domain_models=["a", "zz"])
     assert not (tmp_path / "R").exists()
+
+
+def test_cli_names_the_option_of_an_unknown_in_domain_model(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from geneb.cli import app
+
+    res = CliRunner().invoke(app, ["report", "--results", "published:geneb", "--out",
+                                   str(tmp_path / "R"), "--in-domain-models", "MutBERT,zz"])
+    assert res.exit_code == 2, res.output
+    assert "--in-domain-models: model 'zz' is not in the results" in " ".join(res.output.split())
+    assert not (tmp_path / "R").exists()
