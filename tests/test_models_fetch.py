@@ -265,7 +265,7 @@ def test_fetch_refuses_bad_names_and_unknown_repos(
         r = CliRunner()
         cases = {
             ("not a model",): "expected a catalogue name (geneb models list) or a hub id",
-            ("Omnina-220M",): "the catalogue has no checked hub id",
+            ("DeepGene",): "the catalogue has no checked hub id",
             ("geneb-test/missing",): f"no such model on {hub.url}",
             (HUB_ID, "--revision", "v9"): f"{hub.url} has no such revision",
         }

@@ -243,7 +243,7 @@ def test_external_and_missing_packages_refused() -> None:
     with pytest.raises(ModelError, match="pip install ai2-olmo"):
         get_embedder("Omni-DNA-1B")
     with pytest.raises(ModelError, match="no checked hub id"):
-        get_embedder("Omnina-220M")
+        get_embedder("DeepGene")
 
 
 def test_catalogue_settings_reach_the_hf_adapter(monkeypatch) -> None:

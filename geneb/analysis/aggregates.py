@@ -102,3 +102,33 @@ def macro_micro_agreement(agg: pd.DataFrame) -> pd.DataFrame:
             "kendall_p",
         ],
     )
+
+
+def macro_micro_ranks(agg: pd.DataFrame) -> pd.DataFrame:
+    """Per context and model (overall scope): macro- and micro-MCC, the rank under each
+    (1 = best, ties share the best rank) and ``rank_shift`` = micro rank - macro rank."""
+    ov = agg[agg["scope"] == OVERALL].copy()
+    keys = [*CONTEXT, "scope"]
+    g = ov.groupby(keys, dropna=False)
+    ov["macro_rank"] = g["macro_mcc"].rank(ascending=False, method="min").astype(int)
+    ov["micro_rank"] = g["micro_mcc"].rank(ascending=False, method="min").astype(int)
+    ov["rank_shift"] = ov["micro_rank"] - ov["macro_rank"]
+    cols = [*CONTEXT, "model", "macro_mcc", "micro_mcc", "macro_rank", "micro_rank", "rank_shift"]
+    return ov.sort_values([*CONTEXT, "macro_rank", "model"])[cols].reset_index(drop=True)
+
+
+def rank_shift_summary(ranks: pd.DataFrame, top: int = 5) -> pd.DataFrame:
+    """Per context, from :func:`macro_micro_ranks`: models whose rank is the same under both,
+    the largest rank shift (absolute), whether the leader is the same, and how many of the
+    ``top`` models by macro-MCC are also in the micro top ``top``."""
+    rows = []
+    for key, g in ranks.groupby(list(CONTEXT), dropna=False, sort=True):
+        top_macro = set(g.loc[g["macro_rank"] <= top, "model"])
+        top_micro = set(g.loc[g["micro_rank"] <= top, "model"])
+        same_leader = set(g.loc[g["macro_rank"] == 1, "model"]) == set(
+            g.loc[g["micro_rank"] == 1, "model"])
+        rows.append((*key, len(g), int((g["rank_shift"] == 0).sum()),
+                     int(g["rank_shift"].abs().max()), bool(same_leader), top,
+                     len(top_macro & top_micro)))
+    return pd.DataFrame(rows, columns=[*CONTEXT, "n_models", "n_same_rank", "max_abs_rank_shift",
+                                       "same_leader", "top", "n_top_in_both"])

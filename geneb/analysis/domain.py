@@ -127,3 +127,58 @@ def smaller_beats_larger_in_domain(
 def _excluded(pa: str | None, pb: str | None, a: str, b: str) -> str:
     unknown = [m for m, c in ((a, pa), (b, pb)) if not isinstance(c, str)]
     return f"pretraining-data class unknown for {', '.join(unknown)}" if unknown else ""
+
+
+#: The pretraining-data classes whose models count as in domain for a benchmark of mostly
+#: human tasks when no explicit set is given: those covering human tasks (:data:`COVERS`).
+IN_DOMAIN_CLASSES: tuple[str, ...] = tuple(c for c, cov in COVERS.items() if "human" in cov)
+
+
+def in_domain_set(props: pd.DataFrame, models: list[str] | None = None) -> tuple[list[str], str]:
+    """The explicit set of in-domain models and the rule that made it.
+
+    ``models`` given: that set (every name must be a model of ``props``: checked by the
+    caller before any work). Else the models whose pretraining-data class is one of
+    :data:`IN_DOMAIN_CLASSES` (unknown class: out). Returns (sorted models, rule sentence).
+    """
+    if models is not None:
+        return sorted(models), "given (in_domain_models)"
+    pdc = dict(zip(props["model"], props["pretraining_data_class"], strict=True))
+    chosen = sorted(m for m, c in pdc.items() if c in IN_DOMAIN_CLASSES)
+    return chosen, ("pretraining-data class covers human tasks ("
+                    + ", ".join(IN_DOMAIN_CLASSES) + "; model catalogue or --model-properties)")
+
+
+def smaller_beats_larger_within(
+    overall: pd.DataFrame, sizes: Mapping[str, float], models: list[str], *, factor: float = 5.0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Within one set of models: per regime, how many pairs have a size ratio of at least
+    ``factor`` and in how many the smaller model has the higher overall macro-MCC; and those
+    pairs (at most ``len(models)**2``: the set is explicit, never the whole results).
+
+    ``overall``: aggregate rows of one probe configuration, scope ``overall`` (regime, model,
+    macro_mcc). Models without a size are left out (counted in ``n_unsized``).
+    """
+    sized = [m for m in models if m in sizes and sizes[m] == sizes[m]]
+    counts, pairs = [], []
+    for reg, g in overall[overall["model"].isin(sized)].groupby("regime", sort=True):
+        score = dict(zip(g["model"], g["macro_mcc"], strict=True))
+        n_pairs = 0
+        for small in sorted(score):
+            for large in sorted(score):
+                if sizes[large] < factor * sizes[small]:
+                    continue
+                n_pairs += 1
+                if score[small] > score[large]:
+                    pairs.append((reg, small, large, int(sizes[small]), int(sizes[large]),
+                                  float(sizes[large] / sizes[small]), float(score[small]),
+                                  float(score[large])))
+        n_better = sum(1 for p in pairs if p[0] == reg)
+        counts.append((reg, len(score), len(models) - len(sized), n_pairs, n_better))
+    return (
+        pd.DataFrame(counts, columns=["regime", "n_models", "n_unsized", "n_pairs_size_ratio",
+                                      "n_smaller_better"]),
+        pd.DataFrame(pairs, columns=["regime", "smaller_model", "larger_model",
+                                     "n_params_smaller", "n_params_larger", "size_ratio",
+                                     "macro_mcc_smaller", "macro_mcc_larger"]),
+    )

@@ -42,3 +42,59 @@ def fewshot_degradation(agg: pd.DataFrame, scope: str = "overall") -> pd.DataFra
     m["_k"] = m["regime"].astype(int)
     m = m.sort_values([*NO_REGIME, "model", "_k"], ascending=[True] * 4 + [False])
     return m[cols].reset_index(drop=True)
+
+
+def fewshot_by_scope(agg: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fewshot_degradation` for every scope (``overall`` and each category), one table.
+
+    Columns: ``scope`` then those of :func:`fewshot_degradation`; per model, category and
+    few-shot regime, the category's score in full data and in the regime and the drops.
+    """
+    parts = [fewshot_degradation(agg, scope).assign(scope=scope)
+             for scope in sorted(agg["scope"].unique())]
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return pd.DataFrame(columns=["scope", *NO_REGIME, "model", "regime", "macro_mcc",
+                                     "full_macro_mcc", "drop_abs", "drop_rel"])
+    out = pd.concat(parts, ignore_index=True)
+    return out[["scope", *[c for c in out.columns if c != "scope"]]]
+
+
+def fewshot_scope_summary(by_scope: pd.DataFrame) -> pd.DataFrame:
+    """Per scope and few-shot regime, over models: the mean full-data score, the mean k-shot
+    score, the mean absolute drop and the mean relative drop (mean of each model's
+    ``drop_rel``; models with a full score <= 0 are left out of it), plus ``drop_rel_of_means``
+    = (mean full - mean k-shot) / mean full.
+
+    ``by_scope``: :func:`fewshot_by_scope`. Sorted by context, scope, then fewest shots first.
+    """
+    cols = [*NO_REGIME, "scope", "regime"]
+    out = (
+        by_scope.groupby(cols, dropna=False, sort=True)
+        .agg(n_models=("model", "nunique"), mean_full_macro_mcc=("full_macro_mcc", "mean"),
+             mean_macro_mcc=("macro_mcc", "mean"), mean_drop_abs=("drop_abs", "mean"),
+             mean_drop_rel=("drop_rel", "mean"))
+        .reset_index()
+    )
+    full = out["mean_full_macro_mcc"]
+    out["drop_rel_of_means"] = np.where(full > 0, (full - out["mean_macro_mcc"]) / full, np.nan)
+    out["_k"] = out["regime"].astype(int)
+    return out.sort_values([*NO_REGIME, "scope", "_k"]).drop(columns="_k").reset_index(drop=True)
+
+
+def ceiling_drop_correlation(deg: pd.DataFrame) -> pd.DataFrame:
+    """Per context and few-shot regime: Spearman rho and p between each model's full-data
+    macro-MCC (its ceiling) and its absolute drop (NaN with fewer than 3 models).
+
+    A positive rho: models with a higher full-data score lose more (GENEB's "inverse
+    pattern"). ``deg``: :func:`fewshot_degradation` rows of one scope.
+    """
+    from scipy import stats
+
+    rows = []
+    for key, g in deg.groupby([*NO_REGIME, "regime"], dropna=False, sort=True):
+        ok = len(g) >= 3 and g["full_macro_mcc"].nunique() > 1 and g["drop_abs"].nunique() > 1
+        rho, p = stats.spearmanr(g["full_macro_mcc"], g["drop_abs"]) if ok else (np.nan, np.nan)
+        rows.append((*key, len(g), float(rho), float(p)))
+    return pd.DataFrame(rows, columns=[*NO_REGIME, "regime", "n_models", "spearman_rho",
+                                       "spearman_p"])

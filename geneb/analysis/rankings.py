@@ -120,3 +120,35 @@ def category_rank_correlations(agg: pd.DataFrame) -> pd.DataFrame:
             "kendall_p",
         ],
     )
+
+
+def leader_shifts(agg: pd.DataFrame, reference: str = "full") -> pd.DataFrame:
+    """Per context, scope and regime: the leader there, the ``reference`` regime's leader,
+    that model's rank in this regime, and whether the leader changed.
+
+    One row per (context, scope, regime) whose scope also has a ``reference`` row; the
+    reference regime's own rows have ``changed`` False and rank 1. Tied leaders are joined by
+    ' = ' (as in :func:`category_leaders`); a leader counts as changed when the two strings
+    differ, and the reference leader's rank is the best rank of the tied models.
+    """
+    ranked = model_rankings(agg)
+    leaders = category_leaders(agg)
+    ref = leaders[leaders["regime"] == reference][[*NO_REGIME, "scope", "leader"]]
+    ref = ref.rename(columns={"leader": "reference_leader"})
+    m = leaders.merge(ref, on=[*NO_REGIME, "scope"], how="inner")
+    rank_of = {
+        (*(r[c] for c in NO_REGIME), r["scope"], r["regime"], r["model"]): int(r["rank"])
+        for r in ranked[[*NO_REGIME, "scope", "regime", "model", "rank"]].to_dict("records")
+    }
+    m["reference_leader_rank"] = [
+        min(rank_of.get((*(r[c] for c in NO_REGIME), r["scope"], r["regime"], name), 10**9)
+            for name in r["reference_leader"].split(" = "))
+        for r in m.to_dict("records")
+    ]
+    m["changed"] = m["leader"] != m["reference_leader"]
+    m["reference_regime"] = reference
+    order = {r: i for i, r in enumerate(regime_order(m["regime"]))}
+    m = m.assign(_o=m["regime"].map(order)).sort_values([*NO_REGIME, "scope", "_o"])
+    cols = [*NO_REGIME, "scope", "regime", "leader", "leader_macro_mcc", "reference_regime",
+            "reference_leader", "reference_leader_rank", "changed"]
+    return m[cols].reset_index(drop=True)

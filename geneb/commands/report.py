@@ -93,6 +93,14 @@ SubsamplingOpt = Annotated[
         "section.",
     ),
 ]
+InDomainModelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--in-domain-models",
+        help="The in-domain models of the smaller-beats-larger count (repeat or "
+        "comma-separate); default: those whose pretraining data covers human tasks.",
+    ),
+]
 AsJsonOpt = Annotated[
     bool,
     typer.Option(
@@ -130,6 +138,7 @@ def report(
     as_json: AsJsonOpt = False,
     audits: AuditsOpt = None,
     compare: CompareOpt = None,
+    in_domain_models: InDomainModelsOpt = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     opts = dict(locals())  # every option, handed on under its parameter name
@@ -176,4 +185,5 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
         audits=opts["audits"],
         catalogue=published_facts,
         compare=opts["compare"],
+        in_domain_models=_split(opts["in_domain_models"]) or None,
     )

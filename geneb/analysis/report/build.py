@@ -40,6 +40,7 @@ from geneb.constraints import (
     C_VALUE,
     SEED,
     SHOT,
+    TEXT,
     TIER_EDGE,
     ListOf,
     Nullable,
@@ -48,6 +49,7 @@ from geneb.constraints import (
 )
 from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
+from geneb.results.published import is_published, read_published
 
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
@@ -60,6 +62,7 @@ REPORT_PARAMS = {
     "tier_edges": ListOf(TIER_EDGE),
     # GENEB's published leaderboard to compare with (geneb.analysis.compare_published)
     "compare": Nullable(Pattern(r"geneb|published:.+", "geneb or a published:SOURCE")),
+    "in_domain_models": ListOf(TEXT, unique=True),
 }
 
 
@@ -84,6 +87,7 @@ def build_report(
     audits: str | os.PathLike[str] | None = None,
     catalogue: Catalogue | None = None,
     compare: str | None = None,
+    in_domain_models: Sequence[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -100,9 +104,13 @@ def build_report(
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
-    ``compare``: ``"geneb"`` ranks the models among GENEB's published 41. Returns index.html.
+    ``compare``: ``"geneb"`` ranks the models among GENEB's published 41.
+    ``in_domain_models``: the in-domain set of the smaller-beats-larger count (None: the
+    models whose pretraining data covers human tasks). Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
+    if is_published(results):  # "published:geneb": read once, then a table like any other
+        results = read_published(results)
     user_props = None if model_properties is None else read_model_properties(model_properties)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
     curve = None if subsampling is None else _read_curve(subsampling)
@@ -130,8 +138,20 @@ def build_report(
         tier_edges=edges,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
                **({} if curve is None else {"subsampling": curve}),
-               **_compare(df, compare, model_info, n_boot, boot_seed)},
+               **_compare(df, compare, model_info, n_boot, boot_seed),
+               **({} if in_domain_models is None
+                  else {"in_domain_models": list(in_domain_models)})},
     )
+    _check_context(ctx, in_domain_models)
+    _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
+    if summary is not None:
+        summary.update(ctx.summary)
+    return out / "index.html"
+
+
+def _check_context(ctx: ReportContext, in_domain_models: Sequence[str] | None) -> None:
+    """Before any analysis: every task organism is a known class, and every in-domain model
+    is a model of the results."""
     bad = {t: o for t, o in ctx.organisms.items() if o not in TASK_ORGANISMS}
     if bad:
         t = sorted(bad)[0]
@@ -139,10 +159,12 @@ def build_report(
             f"results table: task {t!r} has organism {bad[t]!r}; expected one of "
             f"{list(TASK_ORGANISMS)}"
         )
-    _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
-    if summary is not None:
-        summary.update(ctx.summary)
-    return out / "index.html"
+    unknown = sorted(set(in_domain_models or ()) - set(ctx.models))
+    if unknown:
+        models = ctx.models
+        raise GenebError(f"in_domain_models: model {unknown[0]!r} is not in the results; "
+                         f"expected one of {models[:8]}{' ...' if len(models) > 8 else ''}",
+                         param="in_domain_models")
 
 
 def _compare(df: pd.DataFrame, compare: str | None, model_info: Any, n_boot: int,

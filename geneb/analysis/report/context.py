@@ -76,6 +76,13 @@ class ReportContext:
         )
 
     @cached_property
+    def seed_means(self) -> bool:
+        """The rows are means over seeds (published figures such as GENEB's leaderboard), not
+        one fit per seed: no row has a seed, so nothing can be resampled over seeds and no
+        convergence was recorded."""
+        return bool(self.data["seed"].isna().all())
+
+    @cached_property
     def perf(self) -> pd.DataFrame:
         """Per (context, model, task) cell: mean and sd of MCC over seeds."""
         return performance_matrix(self.data)

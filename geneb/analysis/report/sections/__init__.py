@@ -19,6 +19,7 @@ from geneb.analysis.report.sections.controlled import controlled
 from geneb.analysis.report.sections.difficulty import difficulty
 from geneb.analysis.report.sections.fewshot import fewshot
 from geneb.analysis.report.sections.health import health
+from geneb.analysis.report.sections.in_domain_set import in_domain_models
 from geneb.analysis.report.sections.leaderboard import leaderboard
 from geneb.analysis.report.sections.method import method
 from geneb.analysis.report.sections.protocols import protocols
@@ -43,6 +44,7 @@ SECTIONS: list[Section] = [
     rankings,
     scaling,
     controlled,
+    in_domain_models,
     fewshot,
     difficulty,
     stability,

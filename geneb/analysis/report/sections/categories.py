@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from geneb.analysis import figures
-from geneb.analysis.aggregates import macro_micro_agreement
+from geneb.analysis.aggregates import (
+    macro_micro_agreement,
+    macro_micro_ranks,
+    rank_shift_summary,
+)
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page, regime_label
 from geneb.analysis.table import select
@@ -43,4 +47,21 @@ def categories(page: Page, ctx: ReportContext) -> None:
     mm = select(macro_micro_agreement(ctx.agg_main), regime=ctx.main_regime)
     page.table(
         "macro_micro_agreement_headline", mm, f"Macro vs micro ranking agreement, {label}"
+    )
+    ranks = macro_micro_ranks(ctx.agg)
+    shifts = rank_shift_summary(ranks)
+    page.table("macro_micro_ranks", ranks, "Rank under macro- and micro-MCC per model",
+               show=False)
+    page.table("macro_micro_rank_shifts", shifts, "Macro vs micro rank shifts", show=False)
+    page.table(
+        "macro_micro_ranks_headline",
+        select(ranks, regime=ctx.main_regime, **ctx.main_sel)[
+            ["model", "macro_mcc", "micro_mcc", "macro_rank", "micro_rank", "rank_shift"]],
+        f"Macro and micro rank per model, {label} (rank_shift = micro - macro)",
+    )
+    page.table(
+        "macro_micro_rank_shifts_headline",
+        select(shifts, **ctx.main_sel),
+        "Per regime: models with the same rank under both, largest shift, same leader, "
+        "top-5 overlap",
     )

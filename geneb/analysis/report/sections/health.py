@@ -10,6 +10,10 @@ def health(page: Page, ctx: ReportContext) -> None:
     """Non-converged fits, or a sentence saying every fit converged."""
     bad = ctx.data[~ctx.data["converged"]]
     page.h(2, "Fits that did not converge")
+    if ctx.seed_means:
+        page.p("The rows are published means over seeds, not fits: whether each fit converged "
+               "is not recorded in them.")
+        return
     if bad.empty:
         page.p("Every fit in the table converged.")
         return

@@ -23,12 +23,19 @@ def leaderboard(page: Page, ctx: ReportContext) -> None:
         bs = select(ctx.boot_seeds, regime=regime)[["model", "ci_low", "ci_high"]].rename(
             columns={"ci_low": "seed_ci_low", "ci_high": "seed_ci_high"}
         )
-        lb = lb.merge(bt, on="model", how="left").merge(bs, on="model", how="left")
+        lb = lb.merge(bt, on="model", how="left")
+        if "official" in ctx.data.columns:  # published rows: official or self-reported
+            flags = ctx.data.drop_duplicates("model").set_index("model")["official"]
+            lb.insert(2, "official", lb["model"].map(flags).astype(bool))
+        if not ctx.seed_means:
+            lb = lb.merge(bs, on="model", how="left")
         page.table(
             f"leaderboard_{regime}",
             lb,
             f"Overall macro-MCC, {regime_label(regime)} (CIs: {ctx.n_boot} bootstrap "
-            "resamples over tasks within categories; seed_ci over seeds)",
+            "resamples over tasks within categories"
+            + ("; no interval over seeds: the rows are means over seeds)" if ctx.seed_means
+               else "; seed_ci over seeds)"),
         )
     page.p(
         "macro-MCC is the mean over categories of each category's mean per-task MCC (per-task "
@@ -43,6 +50,8 @@ def leaderboard(page: Page, ctx: ReportContext) -> None:
             "it cannot vary those, and ci_low/ci_high leave out their task-to-task variation "
             + ("(here every category has one task: the task interval is a point). "
                if len(single) == len(ctx.categories) else "(the interval is too narrow). ")
-            + "The seed interval (seed_ci) still measures the probes' variation over seeds."
+            + ("The rows are means over seeds, so no interval measures the variation over "
+               "seeds either." if ctx.seed_means else
+               "The seed interval (seed_ci) still measures the probes' variation over seeds.")
         )
     shortcut_gap(page, ctx)

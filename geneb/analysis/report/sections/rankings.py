@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from geneb.analysis import figures
-from geneb.analysis.rankings import category_leaders, category_rank_correlations, leader_changes
+from geneb.analysis.rankings import (
+    category_leaders,
+    category_rank_correlations,
+    leader_changes,
+    leader_shifts,
+)
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page, regime_label
 from geneb.analysis.table import select
@@ -37,6 +42,7 @@ def rankings(page: Page, ctx: ReportContext) -> None:
             select(changes, **ctx.main_sel),
             "Categories whose leader changes between regimes (headline probe)",
         )
+        _leader_shifts(page, ctx)
     else:
         page.left_out(
             "leader changes between regimes need at least two regimes; the "
@@ -77,3 +83,26 @@ def rankings(page: Page, ctx: ReportContext) -> None:
             f"{cm['spearman_rho'].median():.2f}, minimum {cm['spearman_rho'].min():.2f} over "
             f"{len(cm)} category pairs."
         )
+
+
+def _leader_shifts(page: Page, ctx: ReportContext) -> None:
+    """Each category's leader per regime beside the full-data leader and its rank there."""
+    if "full" not in ctx.regs:
+        return
+    shifts = leader_shifts(ctx.agg)
+    page.table("leader_shifts", shifts, "Leader per scope and regime against the full-data "
+               "leader", show=False)
+    head = select(shifts, **ctx.main_sel)
+    page.table(
+        "leader_shifts_headline",
+        head[["scope", "regime", "leader", "leader_macro_mcc", "reference_leader",
+              "reference_leader_rank", "changed"]],
+        "Leader of each category per regime; reference = the full-data leader, its rank in "
+        "the regime, changed = another model leads (headline probe)",
+    )
+    cats = head[head["scope"] != "overall"]
+    for regime, g in cats[cats["regime"] != "full"].groupby("regime", sort=False):
+        changed = sorted(g.loc[g["changed"], "scope"])
+        page.p(f"{regime_label(regime)}: the full-data leader leads no more in "
+               f"{len(changed)} of {len(g)} categories"
+               + (f" ({', '.join(changed)})." if changed else "."))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from geneb.analysis import figures
 from geneb.analysis.metadata import GROUP_COLUMNS, metadata_groups
 from geneb.analysis.report.context import ReportContext
@@ -38,6 +40,7 @@ def scaling(page: Page, ctx: ReportContext) -> None:
         )
     else:
         _scaling(page, ctx, sized)
+        _with_and_without(page, ctx)
     _groups(page, ctx)
 
 
@@ -123,4 +126,28 @@ def _groups(page: Page, ctx: ReportContext) -> None:
         groups,
         "Matched comparisons: models ranked within groups sharing a property "
         f"({regime_label(ctx.main_regime)}, overall macro-MCC)",
+    )
+
+
+def _with_and_without(page: Page, ctx: ReportContext) -> None:
+    """Scaling with every sized model and, when models are named, without them: overall and
+    per category, side by side (GENEB reports both: with and without its outlier)."""
+    variants = [("all", ())]
+    if ctx.scaling_exclude:
+        variants.append(("without " + ", ".join(ctx.scaling_exclude), ctx.scaling_exclude))
+    parts = [scaling_correlation(ctx.agg, exclude=excl).assign(models=name)
+             for name, excl in variants]
+    both = pd.concat(parts, ignore_index=True)
+    cols = ["models", *[c for c in both.columns if c != "models"]]
+    both = both[cols].drop(columns=["n_pairs_size_ratio", "n_smaller_better"])
+    page.table("scaling_variants", both, "Scaling with every sized model and without the "
+               "named ones, per context and scope", show=False)
+    head = select(both, regime=ctx.main_regime, **ctx.main_sel)
+    head = head.assign(_o=head["scope"] != "overall").sort_values(["_o", "scope"], kind="stable")
+    page.table(
+        "scaling_variants_headline",
+        head[["models", "scope", "n_models", "spearman_rho", "spearman_p"]],
+        f"Spearman between log10(parameters) and macro-MCC, {regime_label(ctx.main_regime)}: "
+        "every sized model" + (" and without " + ", ".join(ctx.scaling_exclude)
+                               if ctx.scaling_exclude else ""),
     )

@@ -16,10 +16,16 @@ def uncertainty(page: Page, ctx: ReportContext) -> None:
         "Bootstrap over tasks (within categories): macro-MCC and rank CIs",
         show=False,
     )
-    page.table(
-        "bootstrap_seeds", ctx.boot_seeds, "Bootstrap over seeds: macro-MCC and rank CIs",
-        show=False,
-    )
+    if ctx.seed_means:
+        page.left_out(
+            "intervals over seeds: every row is a mean over seeds as published (no row has a "
+            "seed), so the seeds cannot be resampled; only the task bootstrap is given."
+        )
+    else:
+        page.table(
+            "bootstrap_seeds", ctx.boot_seeds, "Bootstrap over seeds: macro-MCC and rank CIs",
+            show=False,
+        )
     page.p(
         f"Intervals are 95% percentile intervals of the macro-MCC from {ctx.n_boot} bootstrap "
         f"resamples (numpy default_rng({ctx.boot_seed})), each resample aggregated as the "
