@@ -77,14 +77,15 @@ def _owner_gone(name: str) -> bool:
     return False
 
 
-def sweep_partials(root: Path) -> list[Path]:
+def sweep_partials(root: Path, subs: Iterable[str] = ("tasks", "variants", "downloads")
+                   ) -> list[Path]:  # fmt: skip
     """Remove partials left by fetches on this host that were killed; return what went.
 
-    A live fetch's partial (its process still runs) is left alone, so concurrent fetches
+    ``subs``: the folders of ``root`` to look in (``"."``: ``root`` itself). A live fetch's partial (its process still runs) is left alone, so concurrent fetches
     into one cache are safe.
     """
     gone: list[Path] = []
-    for sub in ("tasks", "variants", "downloads"):
+    for sub in subs:
         base = root / sub
         if not base.is_dir():
             continue
