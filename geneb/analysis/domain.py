@@ -55,8 +55,8 @@ def read_task_organisms(path: str | os.PathLike[str]) -> dict[str, str]:
     df = read_user_csv(p, what="task-organisms", required=("task", "organism"),
                        header="task,organism")
     out: dict[str, str] = {}
-    for i, (task, org) in enumerate(zip(df["task"], df["organism"], strict=True)):
-        where = f"{p}: line {i + 2}"
+    for line, task, org in zip(df.index, df["task"], df["organism"], strict=True):
+        where = f"{p}: line {line}"
         if org.strip() not in TASK_ORGANISMS:
             raise GenebError(
                 f"{where}: organism must be one of {list(TASK_ORGANISMS)}, got {org!r}"

@@ -100,6 +100,14 @@ AsJsonOpt = Annotated[
         "smaller_beats_larger, model_properties) as one JSON object.",
     ),
 ]
+StandardizeOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--standardize/--no-standardize",
+        help="Analyse the fits probed on standardised features, or those on features as "
+        "stored; default: as stored when the table has them, else standardised.",
+    ),
+]
 AuditsOpt = Annotated[
     Path | None,
     typer.Option("--audits", help="Folder of task audits (`geneb tasks audit --out`); "
@@ -123,6 +131,7 @@ def report(
     subsampling: SubsamplingOpt = None,
     as_json: AsJsonOpt = False,
     audits: AuditsOpt = None,
+    standardize: StandardizeOpt = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     opts = dict(locals())  # every option, handed on under its parameter name
@@ -168,4 +177,5 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
         subsampling=opts["subsampling"],
         audits=opts["audits"],
         catalogue=published_facts,
+        standardize=opts["standardize"],
     )

@@ -71,6 +71,7 @@ def build_report(
     subsampling: str | os.PathLike[str] | None = None,
     audits: str | os.PathLike[str] | None = None,
     catalogue: Catalogue | None = None,
+    standardize: bool | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -87,6 +88,10 @@ def build_report(
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
+    ``standardize``: analyse the standardised fits (True) or those with features as stored
+    (False); default as stored when the table has any, else standardised. The fits with the
+    other setting are counted in the method statement, and a section that lacks a probe says
+    when that probe has fits with the other setting.
     Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
@@ -115,6 +120,7 @@ def build_report(
         catalogue=catalogue,
         task_organisms=organisms,
         tier_edges=edges,
+        standardize=standardize,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
                **({} if curve is None else {"subsampling": curve})},
     )
