@@ -12,7 +12,9 @@ Which cells feed which analysis (also written into the report's method statement
 Analyses the table cannot support (one model, no MLP rows, one C, no parameter counts) are
 replaced by a sentence saying why. Everything is checked (table, options, output folder)
 before any analysis runs, and the report is built in a staging folder and moved into place,
-so a failed build leaves the previous report whole (see :mod:`.output`).
+so a failed build leaves the previous report whole (see :mod:`.output`); SIGTERM and SIGHUP
+unwind like Ctrl-C while a report is written (its staging folder is removed), and a report
+killed outright leaves one that the next report into that folder removes.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT
 from geneb.constraints import ALPHA, C_VALUE, SEED, SHOT, TIER_EDGE, ListOf, validate_params
 from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
+from geneb.tasks.cache import terminate_cleanly
 
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
@@ -155,6 +158,12 @@ def _model_info(model_info: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFra
 
 def _write_page(out: Path, owned: object, ctx: ReportContext, sections: Sequence[Section]) -> None:
     """Run every section into a staging folder, then move it into place (or discard it)."""
+    with terminate_cleanly():
+        _write_staged(out, owned, ctx, sections)
+
+
+def _write_staged(out: Path, owned: object, ctx: ReportContext,
+                  sections: Sequence[Section]) -> None:  # fmt: skip
     staged = output.staging_dir(out)
     try:
         page = Page(staged)
@@ -183,14 +192,15 @@ def _regression_only(out: Path, owned: object, reg: pd.DataFrame) -> Path:
     """A table of regression tasks only: the page is their section (no MCC analyses)."""
     from geneb.analysis.report.sections.regression import regression_section
 
-    staged = output.staging_dir(out)
-    try:
-        page = Page(staged)
-        page.h(1, "GENEB report")
-        regression_section(page, reg)
-        (staged / "index.html").write_text(page.html("GENEB report"), encoding="utf-8")
-    except BaseException:
-        output.discard(staged)
-        raise
-    output.commit(out, staged, owned)
+    with terminate_cleanly():
+        staged = output.staging_dir(out)
+        try:
+            page = Page(staged)
+            page.h(1, "GENEB report")
+            regression_section(page, reg)
+            (staged / "index.html").write_text(page.html("GENEB report"), encoding="utf-8")
+        except BaseException:
+            output.discard(staged)
+            raise
+        output.commit(out, staged, owned)
     return out / "index.html"
