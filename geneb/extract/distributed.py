@@ -104,7 +104,8 @@ def extract_on_cluster(
     # the runner's declaration, checked here: a bad option fails before any cluster starts
     job_kwargs = validate_all(EXTRACT_PARAMS, dict(kwargs, device=device, name=name,
                                                    data_dir=data_dir))
-    job_kwargs.pop("progress", None)  # bars from many workers would interleave
+    # bars from many workers would interleave: one bar here counts the finished jobs
+    progress = bool(job_kwargs.pop("progress", False))
     with dask_client(scheduler=scheduler, workers=workers, client=client,
                      device=device) as client:
         n_workers = max(1, len(client.nthreads()) or (workers or 1))
@@ -114,11 +115,29 @@ def extract_on_cluster(
                                  key=f"geneb-extract-{run}-{i}")
                    for i, (m, ts) in enumerate(jobs)]
         try:
+            _count_done(futures, progress)
             results = client.gather(futures)
         except BaseException:
             client.cancel(futures)
             raise
     return [r for job in results for r in job]
+
+
+def _count_done(futures: list[Any], progress: bool) -> None:
+    """A ticking bar of the finished extraction jobs (on a terminal only); returns when all
+    are done (a failed job is raised by the gather after)."""
+    if not progress:
+        return
+    from distributed import as_completed
+
+    from geneb._progress import progress_bar
+
+    bar = progress_bar(len(futures), True, desc="extracting", unit="job")
+    try:
+        for _ in as_completed(futures):
+            bar.update(1)
+    finally:
+        bar.close()
 
 
 def _checked_models(models: str | Sequence[str], name: str | None) -> list[str]:

@@ -386,8 +386,6 @@ def _opened(w: Any, key: StoreKey, prov: Provenance, n: int, dim: int) -> Extrac
 def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> Any:
     if not progress:
         return None
-    from tqdm import tqdm
+    from geneb._progress import progress_bar
 
-    return tqdm(
-        total=n, initial=start, unit="seq", desc=str(key), file=sys.stderr, dynamic_ncols=True
-    )
+    return progress_bar(n, True, desc=str(key), unit="seq", initial=start)

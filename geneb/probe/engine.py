@@ -47,7 +47,8 @@ from geneb.probe.plan import (
     versions,
 )
 from geneb.probe.ridge_probe import plan_ridge_pair
-from geneb.probe.schedule import default_workers, progress_bar, run_dask
+from geneb._progress import progress_bar
+from geneb.probe.schedule import default_workers, run_dask
 from geneb.probe.solvers import PROBES, resolve_backend
 from geneb.probe.worker import solve_pair
 from geneb.probe.write import ResultWriter
@@ -205,7 +206,7 @@ def _run(
 
     args = dict(probe=probe, backend=backend_name, standardize=standardize,
                 protocol_name=protocol_name)
-    bar = progress_bar(n_fits, progress)
+    bar = progress_bar(n_fits, progress, desc=f"probing ({probe})", unit="fit")
     pair_s: list[tuple[str, str, float]] = []
     t = time.perf_counter()
     try:
@@ -258,6 +259,7 @@ def _solve_in_process(
     pair_s: list[tuple[str, str, float]] = []
     for p in todo:
         ts = time.perf_counter()
+        bar.set_postfix_str(f"{p.model} / {p.task}")
         res = solve_pair(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
                           **args, storage_dtype=p.storage_dtype,
                           fit_threads=min(n_procs, default_workers()),
