@@ -256,6 +256,9 @@ def run_plan(
         )
         summary.steps.append(msg)
         log(msg)
+        if s.not_converged:
+            summary.steps.append(f"note: {s.convergence_note()}")
+            log(f"note: {s.convergence_note()}")
     vep_scores = None
     if plan.vep is not None:
         vep_scores, vep_lines = run_vep(plan, vep_tasks, log)

@@ -80,6 +80,26 @@ class ProbeRunSummary:
     timings: dict[str, float] = field(default_factory=dict)
     #: in-process runs: (model, task, seconds solving it) per pair, in solve order
     pair_solve_seconds: tuple[tuple[str, str, float], ...] = ()
+    #: (model, task, rows) of the rows written whose fit stopped at its iteration limit
+    not_converged: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def n_not_converged(self) -> int:
+        """Rows written in this run whose fit did not converge."""
+        return sum(n for _, _, n in self.not_converged)
+
+    def convergence_note(self, shown: int = 4) -> str:
+        """One line naming the non-converged cells and where to look ('' when none)."""
+        if not self.not_converged:
+            return ""
+        worst = sorted(self.not_converged, key=lambda x: (-x[2], x[0], x[1]))
+        where = ", ".join(f"{m}/{t} ({n})" for m, t, n in worst[:shown])
+        more = f" and {len(worst) - shown} more pairs" if len(worst) > shown else ""
+        return (f"{self.n_not_converged} of {self.n_computed + self.n_reused} cells did not "
+                f"converge (the solver stopped at its iteration limit; the scores are the last "
+                f"iterate's, kept with converged = false and n_iter in {self.out}): {where}"
+                f"{more}. Common for MLP fits on few rows; geneb report lists them under "
+                "'Fits that did not converge'")
 
     @property
     def n_groups(self) -> int:
@@ -228,6 +248,7 @@ def _run(
         n_reused=len(reused_rows), n_computed=writer.n_rows - len(reused_rows), n_fits=n_fits,
         n_pairs=len(todo), seconds=time.perf_counter() - t0, protocol=protocol_name,
         timings=tm, pair_solve_seconds=tuple(pair_s),
+        not_converged=tuple((m, t, n) for (m, t), n in writer.not_converged.items()),
     )
 
 
