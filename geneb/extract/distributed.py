@@ -38,6 +38,7 @@ from geneb.cluster import dask_client
 from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
+from geneb.models.trust import trusted_models
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
 
@@ -91,7 +92,11 @@ def extract_on_cluster(
                          f"existing one), got workers={workers!r} and scheduler={scheduler!r}")
     if workers is not None and workers < 1:
         raise GenebError(f"workers must be >= 1, got {workers}")
+    given = [models] if isinstance(models, str) else list(models)
+    trust = dict(zip(given, trusted_models(kwargs.pop("trust_remote_code", False), given),
+                     strict=True))  # per model, named as given (before folders go absolute)
     model_list = _checked_models(models, name)
+    trusted = dict(zip(model_list, (trust[m] for m in given), strict=True))
     if not task_list:
         raise ModelError("tasks: no task given", param="tasks")
     if not isinstance(store, (str, os.PathLike)):
@@ -111,7 +116,8 @@ def extract_on_cluster(
         n_workers = max(1, len(client.nthreads()) or (workers or 1))
         jobs = plan_jobs(model_list, resolved, n_workers)
         run = uuid.uuid4().hex[:8]
-        futures = [client.submit(_job, store_s, m, ts, splits_t, job_kwargs, pure=False,
+        futures = [client.submit(_job, store_s, m, ts, splits_t,
+                                 {**job_kwargs, "trust_remote_code": trusted[m]}, pure=False,
                                  key=f"geneb-extract-{run}-{i}")
                    for i, (m, ts) in enumerate(jobs)]
         try:
