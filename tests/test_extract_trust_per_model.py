@@ -34,7 +34,7 @@ def test_bare_flag_with_several_models_is_refused(models_dir: Path, data_dir: Pa
     code, out = run("--store", str(store), "--model", "kmer-3", "--model", str(a), "--task",
                     str(data_dir / TASK), "--trust-remote-code")  # fmt: skip
     assert code == 2 and out.startswith("error: --trust-remote-code with 2 --model"), out
-    assert f"--trust-remote-code-for kmer-3" in out and "Traceback" not in out
+    assert "--trust-remote-code-for kmer-3" in out and "Traceback" not in out
     assert not marker_of(a).exists() and not store.exists()
 
 

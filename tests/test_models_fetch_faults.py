@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 from _local_hub import LocalHub
 from test_models_fetch import (  # noqa: F401 - fixtures too
-    C1, C2, HUB_ID, env_for, in_process_hub, repo_dir, snapshot_of_cache, tiny,
+    C1,
+    C2,
+    HUB_ID,
+    env_for,
+    in_process_hub,
+    repo_dir,
+    snapshot_of_cache,
+    tiny,
 )
 from typer.testing import CliRunner
 
@@ -47,7 +54,8 @@ def fetched_c1(tiny: Path, in_process_hub):  # noqa: F811
         repo.add(C1, tiny)
         cache = in_process_hub(hub.url)
         assert fetch()[0] == 0
-        repo.add(C2, tiny, **{WEIGHTS: (tiny / WEIGHTS).read_bytes()[::-1], "extra.txt": b"a file new in C2\n"})
+        new = {WEIGHTS: (tiny / WEIGHTS).read_bytes()[::-1], "extra.txt": b"a file new in C2\n"}
+        repo.add(C2, tiny, **new)
         yield hub, repo, cache
 
 
@@ -159,7 +167,8 @@ def test_interrupt_within_1s_leaves_the_cache_as_it_was(
         repo.drip[WEIGHTS] = (64 * 1024, 0.05)  # ~1.3 MB/s: 3 s of download
         hub.requests.clear()
         proc = subprocess.Popen([sys.executable, "-m", "geneb", "models", "fetch", HUB_ID],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+                                env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)  # fmt: skip
         _wait_for(lambda: any(p.endswith(WEIGHTS) for _, p in hub.requests))
         time.sleep(0.5)  # bytes are arriving
         staged = [p for p in cache.glob(".geneb-fetch*/*") if p.stat().st_size > 0]

@@ -9,8 +9,8 @@ whether the data supports the figure, so a figure is never empty.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -209,7 +209,8 @@ def _warn(line: str) -> None:
 
 #: Options handed to the runner unchanged, under their own names.
 _RUNNER_KEYS = (
-    "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name", "overwrite", "data_dir", "storage_dtype", "truncation", "strands",
+    "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name", "overwrite",
+    "data_dir", "storage_dtype", "truncation", "strands",
     "seed", "block_rows", "layers",
 )  # fmt: skip
 

@@ -139,10 +139,8 @@ def extract(
     block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
     one warning line about truncated rows (default: printed to stderr). ``strands="both"``
     stores the mean of the forward and reverse-complement embeddings (any model).
-    ``layers``: several
-    hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
-    ``trust_remote_code``: True lets every model's own code run; a list names the models
-    (as given in ``models``) whose code may run, and only those.
+    ``layers``: several hidden layers from one forward (``geneb.extract.layer_entries``).
+    ``trust_remote_code``: True for every model, or the models (as given) whose code may run.
     """
     layers_t = check_layers(layers, layer)
     models = _as_list(models)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geneb._progress import progress_bar
 from geneb.cluster import dask_client
 from geneb.constraints import (
     BACKEND,
@@ -47,7 +48,6 @@ from geneb.probe.plan import (
     versions,
 )
 from geneb.probe.ridge_probe import plan_ridge_pair
-from geneb._progress import progress_bar
 from geneb.probe.schedule import default_workers, run_dask
 from geneb.probe.solvers import PROBES, resolve_backend
 from geneb.probe.worker import solve_pair

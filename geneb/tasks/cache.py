@@ -82,7 +82,8 @@ def sweep_partials(root: Path, subs: Iterable[str] = ("tasks", "variants", "down
     """Remove partials left by fetches on this host that were killed; return what went.
 
     ``subs``: the folders of ``root`` to look in (``"."``: ``root`` itself); ``prefix``: only
-    names starting with it (a report's staging folders among the user's files). A live fetch's partial (its process still runs) is left alone, so concurrent fetches
+    names starting with it (a report's staging folders among the user's files). A live
+    fetch's partial (its process still runs) is left alone, so concurrent fetches
     into one cache are safe.
     """
     gone: list[Path] = []

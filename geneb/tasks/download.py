@@ -170,7 +170,8 @@ def download(url: str, sha256: str | None, dest: Path, limits: FetchLimits, *,
 
     ``sha256`` None: the caller verifies the bytes its own way (a git blob id) before keeping
     them; ``checksum_of`` says whose sha256 it is in messages; ``headers``: extra request
-    headers (a token), sent to ``url`` only, not to redirects. An existing ``dest`` with the right digest is reused (a second split from the same archive
+    headers (a token), sent to ``url`` only, not to redirects. An existing ``dest`` with the
+    right digest is reused (a second split from the same archive
     downloads nothing). The bytes go to a partial file next to ``dest`` named after this
     process, renamed to ``dest`` only once complete and verified.
     """

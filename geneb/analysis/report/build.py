@@ -85,16 +85,12 @@ def build_report(
     classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
     when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
     of ``geneb probe-subsample --out`` (a section of its own).
-    ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
-    ``.geneb-report.json``); only the previous report's files are replaced. ``audits``: a
-    folder of task audits (``geneb tasks audit --out``); default the audit cache.
+    ``out_dir``: new, empty, or a previous report's (manifest ``.geneb-report.json``: only its
+    files are replaced). ``audits``: task audits (``geneb tasks audit --out``; default cache).
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
-    ``standardize``: analyse the standardised fits (True) or those with features as stored
-    (False); default as stored when the table has any, else standardised. The fits with the
-    other setting are counted in the method statement, and a section that lacks a probe says
-    when that probe has fits with the other setting.
+    ``standardize``: the standardised fits, or those as stored (default: these when present).
     Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
