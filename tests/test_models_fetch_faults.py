@@ -85,61 +85,51 @@ def test_a_tampered_cached_blob_is_downloaded_again(fetched_c1, tiny: Path) -> N
     assert blob.read_bytes() == (tiny / WEIGHTS).read_bytes()
 
 
+def refused_as_before(cache: Path, *needles: str) -> float:
+    """Fetch; assert a one-line refusal naming ``needles`` and the cache exactly as before;
+    return the seconds it took."""
+    before = snapshot_of_cache(cache)
+    t0 = time.perf_counter()
+    code, out = fetch()
+    secs = time.perf_counter() - t0
+    one_line_refusal(code, out, *needles)
+    assert snapshot_of_cache(cache) == before
+    return secs
+
+
 def test_size_cap_refuses_before_any_byte(fetched_c1, monkeypatch: pytest.MonkeyPatch) -> None:
     hub, repo, cache = fetched_c1
-    before = snapshot_of_cache(cache)
     repo.huge[WEIGHTS] = 48 * 1024**2  # listed (and served) as 48 MiB
     monkeypatch.setenv("GENEB_FETCH_MAX_BYTES", "16M")
     hub.requests.clear()
-    code, out = fetch()
-    one_line_refusal(code, out, WEIGHTS, "48.0 MiB", "16.0 MiB", "GENEB_FETCH_MAX_BYTES")
+    refused_as_before(cache, WEIGHTS, "48.0 MiB", "16.0 MiB", "GENEB_FETCH_MAX_BYTES")
     assert not any("/resolve/" in p for _, p in hub.requests), hub.requests
-    assert snapshot_of_cache(cache) == before
 
 
-def test_size_cap_holds_when_the_metadata_lies(
-    fetched_c1, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_size_cap_holds_when_the_metadata_lies(fetched_c1, monkeypatch) -> None:
     hub, repo, cache = fetched_c1
-    before = snapshot_of_cache(cache)
     repo.huge[WEIGHTS] = 40 * 1024**2  # served as 40 MiB ...
     repo.declared[WEIGHTS] = 3000  # ... listed as 3 kB
     monkeypatch.setenv("GENEB_FETCH_MAX_BYTES", "5M")
-    code, out = fetch()
-    one_line_refusal(code, out, WEIGHTS, "5.0 MiB")
-    assert snapshot_of_cache(cache) == before
+    refused_as_before(cache, WEIGHTS, "5.0 MiB")
 
 
-def test_a_dripping_server_meets_the_deadline(
-    fetched_c1, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_dripping_server_meets_the_deadline(fetched_c1, monkeypatch) -> None:
     hub, repo, cache = fetched_c1
-    before = snapshot_of_cache(cache)
     repo.drip[WEIGHTS] = (48, 0.4)  # never silent for long, never done
     monkeypatch.setenv("GENEB_FETCH_DEADLINE", "2.5")
-    t0 = time.perf_counter()
-    code, out = fetch()
-    secs = time.perf_counter() - t0
-    one_line_refusal(code, out, WEIGHTS, "2.5 s", "GENEB_FETCH_DEADLINE")
+    secs = refused_as_before(cache, WEIGHTS, "2.5 s", "GENEB_FETCH_DEADLINE")
     assert secs < 5.0, secs
-    assert snapshot_of_cache(cache) == before
 
 
-def test_a_silent_server_meets_the_silence_timeout(
-    fetched_c1, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_silent_server_meets_the_silence_timeout(fetched_c1, monkeypatch) -> None:
     import geneb.tasks.download as download
 
     hub, repo, cache = fetched_c1
-    before = snapshot_of_cache(cache)
     repo.drip[WEIGHTS] = (100, 30.0)  # 100 bytes, then silence
     monkeypatch.setattr(download, "READ_TIMEOUT_S", 1.5)
-    t0 = time.perf_counter()
-    code, out = fetch()
-    secs = time.perf_counter() - t0
-    one_line_refusal(code, out, WEIGHTS, "download failed")
+    secs = refused_as_before(cache, WEIGHTS, "download failed")
     assert secs < 4.0, secs
-    assert snapshot_of_cache(cache) == before
 
 
 def _wait_for(cond, timeout: float = 60.0) -> None:
