@@ -93,3 +93,15 @@ def test_extract_shows_a_bar_on_a_terminal(tmp_path: Path, columns: int | None) 
                         *args[3:]], env=environment(), capture_output=True, text=True,
                        timeout=240)  # fmt: skip
     assert r.returncode == 0 and "600/600" not in r.stderr, r.stderr
+
+
+@pytest.mark.slow  # the demo at its smallest: ~110 s
+def test_demo_shows_progress_and_explains_non_converged_fits(tmp_path: Path) -> None:
+    args = ["demo", "--out", str(tmp_path / "d"), "--n-train", "80", "--n-test", "60",
+            "--no-minilm"]  # fmt: skip
+    code, out = run_on_terminal(args, environment(), timeout=500)
+    assert code == 0, out[-2000:]
+    assert "seq/s" in out and "probing (linear)" in out and "probing (mlp)" in out
+    text = " ".join(out.split())
+    if "did not converge" in text:  # the demo's few-row MLP fits: said in one line, explained
+        assert "Common for MLP fits on few rows" in text
