@@ -3,11 +3,17 @@ huggingface_hub 0.36 uses, serving repos built from local folders. Never the rea
 
 Dataset repos answer the same under ``/datasets/...`` and ``/api/datasets/...``.
 
-- ``GET /api/models/{org}/{name}[/revision/{rev}]``: JSON with ``sha`` and ``siblings``
-  (and ``/tree/{rev}``, the file list huggingface_hub >= 1 asks for instead).
+- ``GET /api/models/{org}/{name}[/revision/{rev}]``: JSON with ``sha`` and ``siblings``, each
+  with ``size``, ``blobId`` (the git blob sha1) and, for LFS files (weights: ``LFS_SUFFIXES``),
+  ``lfs.sha256`` (and ``/tree/{rev}``, the file list huggingface_hub >= 1 asks for instead).
 - ``HEAD|GET /{org}/{name}/resolve/{rev}/{file}``: the file, with ``X-Repo-Commit``,
-  ``ETag`` (the sha256 of the content, as for LFS files; the cache names the blob after it)
-  and ``Content-Length``.
+  ``ETag`` (the sha256 of the content for LFS files, else the git blob sha1: the cache names
+  the blob after it) and ``Content-Length``.
+
+Faults a test can set on a repo: ``served`` (other bytes than listed: a tampered file),
+``drip`` (file -> (bytes, seconds): sent in pieces that far apart), ``huge`` (file -> size:
+listed and served as that many zero bytes without holding them) and ``declared`` (file -> the
+size the metadata claims, whatever is served).
 - 404s carry ``X-Error-Code`` (RepoNotFound, RevisionNotFound, EntryNotFound), which is how
   huggingface_hub tells them apart.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,6 +35,10 @@ class Repo:
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # commit -> files
     branches: dict[str, str] = field(default_factory=dict)  # branch -> commit
     broken: set[str] = field(default_factory=set)  # listed, but 404 when asked for
+    served: dict[str, bytes] = field(default_factory=dict)  # served instead of the listed bytes
+    drip: dict[str, tuple[int, float]] = field(default_factory=dict)
+    huge: dict[str, int] = field(default_factory=dict)
+    declared: dict[str, int] = field(default_factory=dict)
 
     def add(self, commit: str, folder: Path, branch: str | None = "main", **edits: bytes) -> None:
         files = {f.name: f.read_bytes() for f in sorted(folder.iterdir()) if f.is_file()}
@@ -100,7 +111,7 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             if commit is None:
                 return self._error("RevisionNotFound", head)
             files = repo.commits[commit]
-            siblings = [{"rfilename": f} for f in sorted(files)]
+            siblings = [_sibling(repo, f, d) for f, d in sorted(files.items())]
             info: object = {"id": hub_id, "modelId": hub_id, "sha": commit, "siblings": siblings}
             if tree:  # huggingface_hub >= 1 lists the tree instead of reading the siblings
                 info = [{"type": "file", "path": f, "size": len(d), "oid": _sha(d, "sha1")}
@@ -118,8 +129,32 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             data = repo.commits[commit].get(name)
             if data is None or name in repo.broken:
                 return self._error("EntryNotFound", head)
-            etag = f'"{_sha(data)}"'
-            self._send(200, data, {"X-Repo-Commit": commit, "ETag": etag}, head)
+            etag = f'"{_etag(name, data)}"'
+            headers = {"X-Repo-Commit": commit, "ETag": etag}
+            body = repo.served.get(name, data)
+            if name in repo.huge or name in repo.drip:
+                size = repo.huge.get(name, len(body))
+                return self._stream(body, size, repo.drip.get(name), headers, head)
+            self._send(200, body, headers, head)
+
+        def _stream(self, body: bytes, size: int, drip: tuple[int, float] | None,
+                    headers: dict[str, str], head: bool) -> None:  # fmt: skip
+            """``size`` bytes (``body``, or zeros past its end), in pieces ``drip`` apart."""
+            piece, pause = drip or (1 << 20, 0.0)
+            self.send_response(200)
+            for k, v in {**headers, "Content-Length": str(size)}.items():
+                self.send_header(k, v)
+            self.end_headers()
+            if head:
+                return
+            try:
+                for start in range(0, size, piece):
+                    chunk = body[start : start + piece]
+                    self.wfile.write(chunk + b"\0" * (min(piece, size - start) - len(chunk)))
+                    self.wfile.flush()
+                    time.sleep(pause)
+            except OSError:  # the client gave up
+                pass
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._serve(head=False)
@@ -128,6 +163,26 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             self._serve(head=True)
 
     return Handler
+
+
+#: files the hub stores with git LFS (their metadata carries a sha256)
+LFS_SUFFIXES = (".safetensors", ".bin", ".npy", ".pt", ".onnx")
+
+
+def _etag(name: str, data: bytes) -> str:
+    return _sha(data) if name.endswith(LFS_SUFFIXES) else git_sha1(data)
+
+
+def git_sha1(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _sibling(repo: Repo, name: str, data: bytes) -> dict[str, object]:
+    size = repo.declared.get(name, repo.huge.get(name, len(data)))
+    out: dict[str, object] = {"rfilename": name, "size": size, "blobId": git_sha1(data)}
+    if name.endswith(LFS_SUFFIXES):
+        out["lfs"] = {"sha256": _sha(data), "size": size, "pointerSize": 134}
+    return out
 
 
 def _sha(data: bytes, algo: str = "sha256") -> str:

@@ -242,7 +242,8 @@ def test_toml_file_same_schema(files) -> None:
     "text, message",
     [
         ("model,architecture_class\nm,transformer\n", "line 2 ('m'): architecture_class must be"),
-        ("model,n_params\nm,-3\n", "n_params must be a positive whole number, got '-3'"),
+        ("model,n_params\nm,-3\n",
+         "n_params must be a positive whole number at most 1e+13, got '-3'"),
         ("model,size\nm,3\n", "line 2: unknown key(s) ['size']"),
         ("name,n_params\nm,3\n", "no 'model' column"),
         ("model,n_params\nm,3\nm,4\n", "line 3: model 'm' listed twice"),

@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "geneb"
 #: the layer of its longest matching prefix ("" is the ``geneb`` package itself).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("errors", "vocabulary", "dna", "constraints", "protocol", "_fs", "_lazy", "_version",
-              "cluster")),
+              "cluster", "_progress")),
     ("tasks", ("tasks",)),
     ("store", ("store",)),
     # the results table sits below probe in code (probe writes it, as extract writes the store)

@@ -106,6 +106,11 @@ ALLOWED = {
     ("analysis/report/sections/controlled.py", "--model-properties"),
     ("analysis/report/sections/scaling.py", "--model-info"),
     ("analysis/report/sections/stability.py", "--probe"),
+    # which fits the report analyses (`geneb report --standardize / --no-standardize`)
+    ("analysis/report/context.py", "--standardize"),
+    ("analysis/report/context.py", "--no-standardize"),
+    ("analysis/report/sections/method.py", "--standardize"),
+    ("analysis/report/sections/method.py", "--no-standardize"),
     ("analysis/scaling.py", "--model-properties"),
     # notes printed by `geneb vep capabilities` / `geneb models info` (not errors)
     ("vep/capabilities.py", "--trust-remote-code"),

@@ -63,3 +63,17 @@ def test_only_mlp_fits_keep_the_probe_column(tmp_path):
     cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", table)]
     assert "probe" in heads and "mlp" in cells
     assert "torch" in cells
+
+
+def test_nonconverged_rows_never_read_converged(tmp_path):
+    """Issue 28 ("Also"): the protocol column read "converged" on non-converged rows, and
+    nothing said why a first run's MLP fits stop at their limit."""
+    df = _results()
+    df.loc[(df["probe"] == "mlp") & (df["regime"] == "10"), "converged"] = False  # held out
+    n_mlp = int((~df["converged"] & (df["probe"] == "mlp")).sum())
+    index = build_report(df, tmp_path / "r", n_boot=100)
+    html = index.read_text()
+    csv = pd.read_csv(tmp_path / "r" / "tables" / "nonconverged.csv")
+    assert "protocol" not in csv.columns and set(csv["asked_protocol"]) == {"converged"}
+    assert f"{n_mlp} are MLP fits, which often stop there on few-shot rows" in html
+    assert "asked_protocol is the protocol each fit was run under, not a verdict" in html

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -55,8 +56,8 @@ def read_task_organisms(path: str | os.PathLike[str]) -> dict[str, str]:
     df = read_user_csv(p, what="task-organisms", required=("task", "organism"),
                        header="task,organism")
     out: dict[str, str] = {}
-    for i, (task, org) in enumerate(zip(df["task"], df["organism"], strict=True)):
-        where = f"{p}: line {i + 2}"
+    for line, task, org in zip(df.index, df["task"], df["organism"], strict=True):
+        where = f"{p}: line {line}"
         if org.strip() not in TASK_ORGANISMS:
             raise GenebError(
                 f"{where}: organism must be one of {list(TASK_ORGANISMS)}, got {org!r}"
@@ -82,46 +83,90 @@ def smaller_beats_larger_in_domain(
     task_organisms: Mapping[str, str],
     *,
     factor: float = 5.0,
+    top: int | None = None,
 ) -> dict[str, pd.DataFrame]:
     """``{'all': pairs on every task, 'in_domain': pairs on shared in-domain tasks,
-    'excluded': pairs left out of the in-domain count with the reason}``.
+    'excluded': pairs left out of the in-domain count with the reason, 'counts': per regime
+    n_pairs and n_smaller_better of 'all' and 'in_domain' and n_excluded}``.
 
     ``perf_main``: per (regime, model, task) ``mcc_mean`` and ``category`` of one probe
-    configuration (the headline probe). Pair rows: :data:`PAIR_COLUMNS`.
+    configuration (the headline probe). Pair rows: :data:`PAIR_COLUMNS`. ``top``: per regime
+    only the ``top`` pairs of 'all' and 'in_domain' with the largest margin (smaller minus
+    larger) and the first ``top`` excluded pairs; None: every pair. The counts are always
+    over every pair.
     """
     size = {m: n for m, n in zip(props["model"], props["n_params"], strict=True) if n == n}
     pdc = dict(zip(props["model"], props["pretraining_data_class"], strict=True))
-    rows_all, rows_in, rows_ex = [], [], []
+    rows: dict[str, list[tuple[Any, ...]]] = {"all": [], "in_domain": [], "excluded": []}
+    counts = []
     for reg, g in perf_main.groupby("regime", sort=True):
-        models = sorted(m for m in g["model"].unique() if m in size)
-        tasks_of = {m: set(g.loc[g["model"] == m, "task"]) for m in models}
-        for small in models:
-            for large in models:
-                if size[large] < factor * size[small]:
-                    continue
-                head = (reg, small, large, int(size[small]), int(size[large]))
-                common = tasks_of[small] & tasks_of[large]
-                ms, ml = _compare(g, small, large, common)
-                rows_all.append((*head, len(common), ms, ml, ms > ml))
-                why = _excluded(pdc.get(small), pdc.get(large), small, large)
-                inside = {
-                    t
-                    for t in common
-                    if not why and task_organisms.get(t) in COVERS[pdc[small]] & COVERS[pdc[large]]
-                }
-                if not why and not inside:
-                    why = "no task is in the domain of both models"
-                if why:
-                    rows_ex.append((*head, why))
-                    continue
-                ms, ml = _compare(g, small, large, inside)
-                rows_in.append((*head, len(inside), ms, ml, ms > ml))
-    ex_cols = [*PAIR_COLUMNS[:5], "reason"]
+        got = _regime_pairs(reg, g, size, pdc, task_organisms, factor)
+        n_all, n_in = len(got["all"]), len(got["in_domain"])
+        wins_all = sum(r[-1] for r in got["all"])
+        wins_in = sum(r[-1] for r in got["in_domain"])
+        counts.append((reg, n_all, wins_all, n_in, wins_in, len(got["excluded"])))
+        for key, found in got.items():
+            if top is not None:
+                found = found[:top] if key == "excluded" else _top(found, top)
+            rows[key] += found
+    count_cols = ["regime", "n_pairs_all", "n_smaller_better_all", "n_pairs_in_domain",
+                  "n_smaller_better_in_domain", "n_excluded"]  # fmt: skip
     return {
-        "all": pd.DataFrame(rows_all, columns=PAIR_COLUMNS),
-        "in_domain": pd.DataFrame(rows_in, columns=PAIR_COLUMNS),
-        "excluded": pd.DataFrame(rows_ex, columns=ex_cols),
+        "all": pd.DataFrame(rows["all"], columns=PAIR_COLUMNS),
+        "in_domain": pd.DataFrame(rows["in_domain"], columns=PAIR_COLUMNS),
+        "excluded": pd.DataFrame(rows["excluded"], columns=[*PAIR_COLUMNS[:5], "reason"]),
+        "counts": pd.DataFrame(counts, columns=count_cols),
     }
+
+
+def _top(found: list[tuple[Any, ...]], top: int) -> list[tuple[Any, ...]]:
+    """The ``top`` pair rows with the largest margin (macro_mcc_smaller - _larger), in their
+    original order."""
+    keep = sorted(range(len(found)), key=lambda i: -(found[i][6] - found[i][7]))[:top]
+    return [found[i] for i in sorted(keep)]
+
+
+def _regime_pairs(reg: Any, g: pd.DataFrame, size: Mapping[str, float],
+                  pdc: Mapping[str, Any], task_organisms: Mapping[str, str],
+                  factor: float) -> dict[str, list[tuple[Any, ...]]]:  # fmt: skip
+    """Every pair of one regime. A model's macro-MCC over a task set is computed once per
+    set (pairs share their sets: the common tasks, and those in both domains), so the cost
+    grows with the pairs, not with pairs x tasks."""
+    models = sorted(m for m in g["model"].unique() if m in size)
+    by_model = {m: gm for m, gm in g.groupby("model", sort=False)}
+    tasks_of = {m: frozenset(by_model[m]["task"]) for m in models}
+    memo: dict[tuple[str, frozenset[str]], float] = {}
+
+    def macro(model: str, tasks: frozenset[str]) -> float:
+        if (model, tasks) not in memo:
+            gm = by_model[model]
+            memo[model, tasks] = _macro(gm[gm["task"].isin(tasks)])
+        return memo[model, tasks]
+
+    out: dict[str, list[tuple[Any, ...]]] = {"all": [], "in_domain": [], "excluded": []}
+    for small in models:
+        for large in models:
+            if size[large] < factor * size[small]:
+                continue
+            head = (reg, small, large, int(size[small]), int(size[large]))
+            common = tasks_of[small] & tasks_of[large]
+            ms, ml = macro(small, common), macro(large, common)
+            out["all"].append((*head, len(common), ms, ml, ms > ml))
+            why = _excluded(pdc.get(small), pdc.get(large), small, large)
+            shared = frozenset() if why else COVERS[pdc[small]] & COVERS[pdc[large]]
+            inside = frozenset(t for t in common if task_organisms.get(t) in shared)
+            if not why and not inside:
+                why = "no task is in the domain of both models"
+            if why:
+                out["excluded"].append((*head, why))
+                continue
+            ms, ml = macro(small, inside), macro(large, inside)
+            out["in_domain"].append((*head, len(inside), ms, ml, ms > ml))
+    return out
+
+
+def _macro(g: pd.DataFrame) -> float:
+    return macro_micro(g["mcc_mean"].to_numpy(), g["category"].to_numpy())[0]
 
 
 def _excluded(pa: str | None, pb: str | None, a: str, b: str) -> str:

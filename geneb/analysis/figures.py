@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,21 @@ def _label(value: object) -> str:
     return s.replace("$", r"\$")
 
 
+#: Models a figure names one by one (legend entries, cell values, point labels): past it a
+#: figure draws every model unnamed (a heatmap: the best ``MAX_NAMED`` rows) and its title
+#: says so; the tables hold every model. 1,000 legend entries take minutes and say nothing.
+MAX_NAMED = 40
+
+
+def _legend(ax: Any, n_models: int, **kw: Any) -> None:
+    if n_models <= MAX_NAMED:
+        ax.legend(fontsize=7, **kw)
+
+
+def _unnamed(title: str, n_models: int) -> str:
+    return title if n_models <= MAX_NAMED else f"{title} ({n_models} models, unnamed)"
+
+
 def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)
     fig.tight_layout()
@@ -54,7 +70,12 @@ def _size(n_cols: int, n_rows: int, labels: Iterable[object] = ()) -> tuple[floa
 
 
 def heatmap(wide: pd.DataFrame, path: Path, title: str) -> Path:
-    """Model x category heatmap of macro-MCC, values written in the cells."""
+    """Model x category heatmap of macro-MCC, values written in the cells (at most
+    :data:`MAX_NAMED` rows: those with the highest mean, said in the title)."""
+    if len(wide) > MAX_NAMED:
+        best = wide.mean(axis=1).sort_values(ascending=False, kind="stable").index[:MAX_NAMED]
+        title = f"{title} (the {MAX_NAMED} best of {len(wide)} models by mean)"
+        wide = wide.loc[[i for i in wide.index if i in set(best)]]
     fig = Figure(figsize=_size(wide.shape[1], wide.shape[0], wide.index))
     ax = fig.add_subplot()
     vals = wide.to_numpy(dtype=float)
@@ -83,7 +104,8 @@ def scaling_scatter(points: pd.DataFrame, path: Path, title: str) -> Path:
     fig = Figure(figsize=(6, 4.5))
     ax = fig.add_subplot()
     ax.scatter(points["n_params"], points["macro_mcc"])
-    for _, r in points.iterrows():
+    title = _unnamed(title, len(points))
+    for _, r in points.iterrows() if len(points) <= MAX_NAMED else ():
         ax.annotate(
             _label(r["model"]),
             (r["n_params"], r["macro_mcc"]),
@@ -109,14 +131,16 @@ def fewshot_lines(by_regime: pd.DataFrame, regimes: list[str], path: Path, title
         ax.plot(x, row.to_numpy(dtype=float), marker="o", label=_label(model))
     ax.set_xticks(x, [f"{r}-shot" if r != "full" else "full" for r in wide.columns])
     ax.set_ylabel("macro-MCC")
-    ax.legend(fontsize=7, loc="best")
-    ax.set_title(title, fontsize=9)
+    _legend(ax, len(wide), loc="best")
+    ax.set_title(_unnamed(title, len(wide)), fontsize=9)
     return _save(fig, path)
 
 
 def rank_changes(ranks: pd.DataFrame, path: Path, title: str) -> Path:
     """Bump chart: rank of each model (1 = best, top) in each scope (overall first)."""
-    fig = Figure(figsize=_size(ranks.shape[1] + 2, ranks.shape[0] + 4, ranks.index))
+    named = len(ranks) <= MAX_NAMED
+    fig = Figure(figsize=_size(ranks.shape[1] + 2, ranks.shape[0] + 4,
+                               ranks.index if named else ()))  # fmt: skip
     ax = fig.add_subplot()
     x = np.arange(ranks.shape[1])
     for model, row in ranks.iterrows():
@@ -125,8 +149,8 @@ def rank_changes(ranks: pd.DataFrame, path: Path, title: str) -> Path:
     ax.invert_yaxis()
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("rank (1 = best)")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    ax.set_title(title, fontsize=9)
+    _legend(ax, len(ranks), loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title(_unnamed(title, len(ranks)), fontsize=9)
     return _save(fig, path)
 
 
@@ -140,8 +164,9 @@ def probe_scatter(paired: pd.DataFrame, path: Path, title: str) -> Path:
     ax.plot([lo, 1], [lo, 1], color="grey", lw=0.8, ls="--")
     ax.set_xlabel("linear probe MCC")
     ax.set_ylabel("MLP probe MCC")
-    ax.legend(fontsize=7, loc="best")
-    ax.set_title(title, fontsize=9)
+    n_models = paired["model"].nunique()
+    _legend(ax, n_models, loc="best")
+    ax.set_title(_unnamed(title, n_models), fontsize=9)
     return _save(fig, path)
 
 
@@ -160,8 +185,8 @@ def c_curves(by_c: pd.DataFrame, regimes: list[str], path: Path, title: str) -> 
         ax.set_ylabel("macro-MCC")
         ax.set_title(f"{regime}-shot" if regime != "full" else "full data", fontsize=9)
         if i == 0:
-            ax.legend(fontsize=7, loc="best")
-    fig.suptitle(title, fontsize=9)
+            _legend(ax, by_c["model"].nunique(), loc="best")
+    fig.suptitle(_unnamed(title, by_c["model"].nunique()), fontsize=9)
     return _save(fig, path)
 
 

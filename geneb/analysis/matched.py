@@ -97,3 +97,20 @@ def matched_pair_summary(items: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         rows, columns=[*cols, "n_pairs", "mean_diff", "k_a", "k_b", "ties", "sign_p"]
     )
+
+
+def largest_differences(items: pd.DataFrame, top: int) -> pd.DataFrame:
+    """Per (contrast, category, regime) the ``top`` items with the largest |mcc_a - mcc_b|
+    (a report lists these; the summary counts every pair), in ``items``' order."""
+    if items.empty:
+        return items
+    gap = (items["mcc_a"] - items["mcc_b"]).abs()
+    keys = ["property", "value_a", "value_b", "category", "regime"]
+    rank = gap.groupby([items[k] for k in keys], sort=False).rank(method="first",
+                                                                 ascending=False)  # fmt: skip
+    return items[rank <= top]
+
+
+def first_pairs(pairs: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The first ``top`` pairs of each contrast (property, value_a, value_b)."""
+    return pairs.groupby(["property", "value_a", "value_b"], sort=False).head(top)

@@ -28,13 +28,13 @@ def read_model_info(path: str | os.PathLike[str]) -> pd.DataFrame:
     info["model"] = info["model"].str.strip()
     empty = info["model"] == ""
     if empty.any():
-        row = int(np.flatnonzero(empty.to_numpy())[0]) + 2  # 1-based, after the header
+        row = int(info.index[empty.to_numpy()][0])  # the line in the file
         raise GenebError(f"{p}: line {row}: empty model id")
     dup = info["model"].duplicated()
     if dup.any():
-        row = int(np.flatnonzero(dup.to_numpy())[0]) + 2
+        row = int(info.index[dup.to_numpy()][0])
         raise GenebError(f"{p}: line {row}: model {info['model'][dup].iloc[0]!r} listed twice")
-    return info
+    return info.reset_index(drop=True)
 
 
 def model_metadata(results: pd.DataFrame, model_info: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -57,6 +57,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "tokenization_class": cat.TOKENIZATION_CLASSES,
     "pretraining_data_class": cat.PRETRAINING_DATA_CLASSES,
 }
+#: The largest parameter count accepted (10 trillion; the largest DNA models have ~4e10):
+#: a count beyond it is a typo or an overflow, never a model (and would not fit an int64).
+MAX_N_PARAMS = 10**13
 #: Columns a user file may have besides the properties.
 EXTRA_COLUMNS: tuple[str, ...] = ("model", "source")
 
@@ -70,13 +73,13 @@ def check_value(key: str, value: Any, where: str) -> Any:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if key == "n_params":
-        try:
-            n = float(value) if not isinstance(value, bool) else math.nan
-        except (TypeError, ValueError):
-            n = math.nan
-        if not (math.isfinite(n) and n > 0 and n == int(n)):
-            raise GenebError(f"{where}: n_params must be a positive whole number, got {value!r}")
-        return int(n)
+        n = _whole_number(value)
+        if n is None or not 0 < n <= MAX_N_PARAMS:
+            raise GenebError(
+                f"{where}: n_params must be a positive whole number at most "
+                f"{MAX_N_PARAMS:.0e}, got {value!r}"
+            )
+        return n
     if key == "organisms":
         items = value.split(";") if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
@@ -88,6 +91,23 @@ def check_value(key: str, value: Any, where: str) -> Any:
             raise GenebError(f"{where}: {key} must be one of {list(ALLOWED[key])}, got {value!r}")
         return value.strip()
     raise GenebError(f"{where}: unknown property {key!r}; expected one of {list(PROPERTIES)}")
+
+
+def _whole_number(value: Any) -> int | None:
+    """``86000000``, ``"86000000"``, ``8.6e7`` or ``"8.6e7"`` as an int (exact for digit
+    strings, which a float would round); None when it is not a finite whole number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        n = float(text)
+    except (TypeError, ValueError):
+        return None
+    return int(n) if math.isfinite(n) and n == int(n) else None
 
 
 def read_model_properties(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -133,7 +153,8 @@ def read_model_properties(path: str | os.PathLike[str]) -> pd.DataFrame:
 def _csv_rows(p: Path) -> list[tuple[str, dict[str, Any]]]:
     df = read_user_csv(p, what="model-properties", required=("model",),
                        header=f"model,{','.join(PROPERTIES)}")
-    return [(f"{p}: line {i + 2}", dict(r)) for i, r in enumerate(df.to_dict("records"))]
+    return [(f"{p}: line {line}", dict(r)) for line, r in zip(df.index, df.to_dict("records"),
+                                                              strict=True)]  # fmt: skip
 
 
 def _toml_rows(p: Path) -> list[tuple[str, dict[str, Any]]]:

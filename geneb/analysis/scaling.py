@@ -71,16 +71,25 @@ def _sized(agg: pd.DataFrame, exclude: Iterable[str]) -> pd.DataFrame:
     return agg[keep]
 
 
+#: Columns of :func:`smaller_beats_larger`.
+PAIR_COLUMNS: list[str] = [*CONTEXT, "scope", "smaller_model", "larger_model", "n_params_smaller",
+                           "n_params_larger", "size_ratio", "macro_mcc_smaller",
+                           "macro_mcc_larger"]  # fmt: skip
+#: The pairs per (context, scope) a report lists: every count is over all pairs, but the
+#: pair tables hold only the largest margins (all pairs grow with the square of the models).
+TOP_PAIRS = 25
+
+
 def scaling_correlation(
     agg: pd.DataFrame, *, exclude: Iterable[str] = (), factor: float = 5.0
 ) -> pd.DataFrame:
     """Spearman rho and p between log10(n_params) and macro-MCC per (context, scope).
 
-    ``exclude`` names models to leave out (e.g. an outlier). Also counts the pairs where a model
-    at least ``factor`` times smaller has a higher macro-MCC (see :func:`smaller_beats_larger`).
+    ``exclude`` names models to leave out (e.g. an outlier). Also counts the pairs with a size
+    ratio of at least ``factor`` and those where the smaller model has a higher macro-MCC
+    (see :func:`smaller_beats_larger`).
     """
     sized = _sized(agg, exclude)
-    pairs = smaller_beats_larger(agg, exclude=exclude, factor=factor)
     rows = []
     for key, g in sized.groupby([*CONTEXT, "scope"], dropna=False, sort=True):
         n = len(g)
@@ -88,11 +97,8 @@ def scaling_correlation(
             rho, p = stats.spearmanr(np.log10(g["n_params"].astype(float)), g["macro_mcc"])
         else:
             rho = p = np.nan
-        mask = np.ones(len(pairs), dtype=bool)
-        for col, val in zip([*CONTEXT, "scope"], key, strict=True):
-            mask &= (pairs[col] == val).to_numpy() | (pairs[col].isna().to_numpy() & pd.isna(val))
-        n_cmp = _n_comparable(g["n_params"].to_numpy(dtype=float), factor)
-        rows.append((*key, n, float(rho), float(p), n_cmp, int(mask.sum())))
+        comparable, wins = _pair_masks(g, factor)
+        rows.append((*key, n, float(rho), float(p), int(comparable.sum()), int(wins.sum())))
     return pd.DataFrame(
         rows,
         columns=[
@@ -107,35 +113,43 @@ def scaling_correlation(
     )
 
 
-def _n_comparable(sizes: np.ndarray, factor: float) -> int:
-    return int(sum(1 for a in sizes for b in sizes if b >= factor * a))
+def _pair_masks(g: pd.DataFrame, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(comparable, smaller wins) as (small, large) boolean matrices over ``g``'s rows."""
+    n = g["n_params"].to_numpy(dtype=float)
+    m = g["macro_mcc"].to_numpy(dtype=float)
+    comparable = n[None, :] >= factor * n[:, None]
+    return comparable, comparable & (m[:, None] > m[None, :])
 
 
 def smaller_beats_larger(
-    agg: pd.DataFrame, *, exclude: Iterable[str] = (), factor: float = 5.0
+    agg: pd.DataFrame, *, exclude: Iterable[str] = (), factor: float = 5.0,
+    top: int | None = None,
 ) -> pd.DataFrame:
-    """Every pair where the smaller model (n_params ≤ larger / ``factor``) has higher macro-MCC."""
+    """Every pair where the smaller model (n_params ≤ larger / ``factor``) has higher macro-MCC.
+
+    ``top``: per (context, scope) only the ``top`` pairs with the largest margin (smaller's
+    macro-MCC minus larger's; then the largest size ratio); None: every pair. The counts are
+    :func:`scaling_correlation`'s ``n_smaller_better``.
+    """
     sized = _sized(agg, exclude)
-    rows = []
+    parts = []
     for key, g in sized.groupby([*CONTEXT, "scope"], dropna=False, sort=True):
-        recs = g[["model", "n_params", "macro_mcc"]].to_numpy()
-        for small, ns, ms in recs:
-            for large, nl, ml in recs:
-                if nl >= factor * ns and ms > ml:
-                    rows.append(
-                        (*key, small, large, int(ns), int(nl), float(nl / ns), float(ms), float(ml))
-                    )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            *CONTEXT,
-            "scope",
-            "smaller_model",
-            "larger_model",
-            "n_params_smaller",
-            "n_params_larger",
-            "size_ratio",
-            "macro_mcc_smaller",
-            "macro_mcc_larger",
-        ],
-    )
+        _, wins = _pair_masks(g, factor)
+        i, j = np.nonzero(wins)
+        names = g["model"].to_numpy()
+        n = g["n_params"].to_numpy(dtype=float)
+        m = g["macro_mcc"].to_numpy(dtype=float)
+        part = pd.DataFrame({"smaller_model": names[i], "larger_model": names[j],
+                             "n_params_smaller": n[i].astype(np.int64),
+                             "n_params_larger": n[j].astype(np.int64), "size_ratio": n[j] / n[i],
+                             "macro_mcc_smaller": m[i], "macro_mcc_larger": m[j]})  # fmt: skip
+        if top is not None:
+            margin = part["macro_mcc_smaller"] - part["macro_mcc_larger"]
+            order = np.lexsort((-part["size_ratio"].to_numpy(), -margin.to_numpy()))[:top]
+            part = part.iloc[np.sort(order)]
+        for col, val in zip([*CONTEXT, "scope"], key, strict=True):
+            part.insert(len(part.columns) - 7, col, val)
+        parts.append(part)
+    if not parts:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[PAIR_COLUMNS]

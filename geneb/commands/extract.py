@@ -87,7 +87,14 @@ SeedOpt = Annotated[
 ]
 TrustRemoteCodeOpt = Annotated[
     bool,
-    typer.Option("--trust-remote-code", help="Allow running a model's own Python code."),
+    typer.Option("--trust-remote-code", help="Allow running the model's own Python code "
+                 "(with one --model; with several, name them with --trust-remote-code-for)."),
+]
+TrustRemoteCodeForOpt = Annotated[
+    list[str] | None,
+    typer.Option("--trust-remote-code-for", metavar="MODEL",
+                 help="Allow running this model's own Python code (a --model as given); "
+                 "repeat for several. The other models' code never runs."),
 ]
 OverwriteOpt = Annotated[
     bool, typer.Option("--overwrite", help="Replace existing entries (stale or not).")
@@ -136,6 +143,7 @@ def extract(
     name: NameOpt = None,
     seed: SeedOpt = None,
     trust_remote_code: TrustRemoteCodeOpt = False,
+    trust_remote_code_for: TrustRemoteCodeForOpt = None,
     overwrite: OverwriteOpt = False,
     data_dir: DataDirOpt = None,
     storage_dtype: StorageDtypeOpt = "float32",
@@ -168,9 +176,29 @@ def _run(opts: dict[str, Any]) -> list[Any]:
         opts["task"],
         opts["split"] or ("train", "test"),
         progress=show_progress(),
+        trust_remote_code=_trusted(opts["trust_remote_code"], opts["trust_remote_code_for"] or [],
+                                   opts["model"]),
         **{k: opts[k] for k in _RUNNER_KEYS},
         **cluster,
     )
+
+
+def _trusted(bare: bool, named: list[str], models: list[str]) -> list[str]:
+    """The models whose code may run, each named: the bare flag names the one --model and is
+    refused with several (trust is never given to a model nobody named)."""
+    from geneb.errors import ModelError
+
+    if bare and len(models) != 1:
+        raise ModelError(
+            f"--trust-remote-code with {len(models)} --model given would let every one run its "
+            "own code: name each model whose code may run with --trust-remote-code-for MODEL "
+            f"(e.g. --trust-remote-code-for {models[0]})"
+        )
+    unknown = [m for m in named if m not in models]
+    if unknown:
+        raise ModelError(f"--trust-remote-code-for: {unknown[0]!r} is not one of the --model "
+                         f"given ({', '.join(map(repr, models))})")  # fmt: skip
+    return [*models[:1]] * bare + named
 
 
 def _warn(line: str) -> None:
@@ -181,8 +209,8 @@ def _warn(line: str) -> None:
 
 #: Options handed to the runner unchanged, under their own names.
 _RUNNER_KEYS = (
-    "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name",
-    "trust_remote_code", "overwrite", "data_dir", "storage_dtype", "truncation", "strands",
+    "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name", "overwrite",
+    "data_dir", "storage_dtype", "truncation", "strands",
     "seed", "block_rows", "layers",
 )  # fmt: skip
 

@@ -163,3 +163,5 @@ def _run(opts: dict[str, Any]) -> None:
             f"model x task pairs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
             f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
         )
+        if s.not_converged:
+            typer.echo(f"note: {s.convergence_note()}")

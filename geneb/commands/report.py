@@ -114,6 +114,14 @@ CompareOpt = Annotated[
     typer.Option("--compare", help="geneb: rank your models among GENEB's published 41 on the "
                  "tasks both have (paper-protocol rows only), or a published:SOURCE."),
 ]
+StandardizeOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--standardize/--no-standardize",
+        help="Analyse the fits probed on standardised features, or those on features as "
+        "stored; default: as stored when the table has them, else standardised.",
+    ),
+]
 AuditsOpt = Annotated[
     Path | None,
     typer.Option("--audits", help="Folder of task audits (`geneb tasks audit --out`); "
@@ -139,6 +147,7 @@ def report(
     audits: AuditsOpt = None,
     compare: CompareOpt = None,
     in_domain_models: InDomainModelsOpt = None,
+    standardize: StandardizeOpt = None,
 ) -> None:
     """Analyse a results table: leaderboards, categories, scaling, few-shot, stability, CIs."""
     opts = dict(locals())  # every option, handed on under its parameter name
@@ -186,4 +195,5 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
         catalogue=published_facts,
         compare=opts["compare"],
         in_domain_models=_split(opts["in_domain_models"]) or None,
+        standardize=opts["standardize"],
     )

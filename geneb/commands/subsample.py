@@ -51,6 +51,7 @@ def probe_subsample(
     from geneb.probe.subsample import (
         SUBSAMPLE_PARAMS,
         TOL,
+        check_curve_out,
         default_sizes,
         stability_summary,
         subsample_curve,
@@ -61,6 +62,8 @@ def probe_subsample(
                         {"sizes": sizes or None, "seeds": seeds, "C": C, "tol": tol,
                          "backend": backend})
     size_list, seed_list = list(opts["sizes"] or ()), list(opts["seeds"])
+    if out is not None:
+        check_curve_out(out)
     curves, skipped = [], []
     for m in model:
         for t in task:
@@ -75,7 +78,7 @@ def probe_subsample(
     curve = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
     summary = stability_summary(curve, tol) if len(curve) else pd.DataFrame()
     if out is not None and len(curve):
-        curve.to_csv(out, index=False)
+        _write_curve(curve, out)
     if as_json:
         rec = {"curve": curve.to_dict("records"), "summary": _records(summary),
                "skipped": skipped}  # fmt: skip
@@ -85,6 +88,15 @@ def probe_subsample(
         typer.echo(f"skipped {line}")
     if len(summary):
         typer.echo(summary.to_string(index=False))
+
+
+def _write_curve(curve, out: Path) -> None:  # noqa: ANN001
+    """The curve CSV, its text cells escaped as the report's tables are (a model or task name
+    starting with ``=`` is not run by a spreadsheet), written atomically."""
+    from geneb._fs import write_with
+    from geneb.analysis.report.page import csv_safe
+
+    write_with(out, lambda tmp: csv_safe(curve).to_csv(tmp, index=False))
 
 
 def _n_train(store: Path, model: str, task: str) -> int:

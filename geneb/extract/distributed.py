@@ -38,6 +38,7 @@ from geneb.cluster import dask_client, job_device
 from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
+from geneb.models.trust import trusted_models
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
 
@@ -91,7 +92,11 @@ def extract_on_cluster(
                          f"existing one), got workers={workers!r} and scheduler={scheduler!r}")
     if workers is not None and workers < 1:
         raise GenebError(f"workers must be >= 1, got {workers}")
+    given = [models] if isinstance(models, str) else list(models)
+    trust = dict(zip(given, trusted_models(kwargs.pop("trust_remote_code", False), given),
+                     strict=True))  # per model, named as given (before folders go absolute)
     model_list = _checked_models(models, name)
+    trusted = dict(zip(model_list, (trust[m] for m in given), strict=True))
     if not task_list:
         raise ModelError("tasks: no task given", param="tasks")
     if not isinstance(store, (str, os.PathLike)):
@@ -104,22 +109,42 @@ def extract_on_cluster(
     # the runner's declaration, checked here: a bad option fails before any cluster starts
     job_kwargs = validate_all(EXTRACT_PARAMS, dict(kwargs, device=device, name=name,
                                                    data_dir=data_dir))
-    job_kwargs.pop("progress", None)  # bars from many workers would interleave
+    # bars from many workers would interleave: one bar here counts the finished jobs
+    progress = bool(job_kwargs.pop("progress", False))
     with dask_client(scheduler=scheduler, workers=workers, client=client,
                      device=device) as client:
         job_kwargs["device"] = job_device(device, client)  # a GPU worker's own GPU: "cuda"
         n_workers = max(1, len(client.nthreads()) or (workers or 1))
         jobs = plan_jobs(model_list, resolved, n_workers)
         run = uuid.uuid4().hex[:8]
-        futures = [client.submit(_job, store_s, m, ts, splits_t, job_kwargs, pure=False,
+        futures = [client.submit(_job, store_s, m, ts, splits_t,
+                                 {**job_kwargs, "trust_remote_code": trusted[m]}, pure=False,
                                  key=f"geneb-extract-{run}-{i}")
                    for i, (m, ts) in enumerate(jobs)]
         try:
+            _count_done(futures, progress)
             results = client.gather(futures)
         except BaseException:
             client.cancel(futures)
             raise
     return [r for job in results for r in job]
+
+
+def _count_done(futures: list[Any], progress: bool) -> None:
+    """A ticking bar of the finished extraction jobs (on a terminal only); returns when all
+    are done (a failed job is raised by the gather after)."""
+    if not progress:
+        return
+    from distributed import as_completed
+
+    from geneb._progress import progress_bar
+
+    bar = progress_bar(len(futures), True, desc="extracting", unit="job")
+    try:
+        for _ in as_completed(futures):
+            bar.update(1)
+    finally:
+        bar.close()
 
 
 def _checked_models(models: str | Sequence[str], name: str | None) -> list[str]:

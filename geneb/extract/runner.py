@@ -36,7 +36,7 @@ from geneb.models.embedder import Embedder, model_info
 from geneb.models.options import MODEL_OPTION_PARAMS, check_layers
 from geneb.models.registry import check_spec, get_embedder
 from geneb.models.selftest import BatchPolicy, policy_of
-from geneb.models.trust import check_trust_flag
+from geneb.models.trust import trusted_models
 from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
 
@@ -116,7 +116,7 @@ def extract(
     layer: int = -1,
     layers: Sequence[int] | None = None,
     name: str | None = None,
-    trust_remote_code: bool = False,
+    trust_remote_code: bool | Sequence[str] = False,
     overwrite: bool = False,
     data_dir: str | None = None,
     storage_dtype: str = "float32",
@@ -139,18 +139,18 @@ def extract(
     block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
     one warning line about truncated rows (default: printed to stderr). ``strands="both"``
     stores the mean of the forward and reverse-complement embeddings (any model).
-    ``layers``: several
-    hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
+    ``layers``: several hidden layers from one forward (``geneb.extract.layer_entries``).
+    ``trust_remote_code``: True for every model, or the models (as given) whose code may run.
     """
-    trust_remote_code = check_trust_flag(trust_remote_code)
     layers_t = check_layers(layers, layer)
     models = _as_list(models)
+    trusted = trusted_models(trust_remote_code, models)
     splits = _as_list(splits)
     options = _checked_options(
         models, name,
         device=device, dtype=dtype, max_length=max_length, pooling=pooling, layer=layer,
         layers=None if layers_t is None else list(layers_t), truncation=truncation,
-        trust_remote_code=trust_remote_code, strands=strands, seed=seed,
+        strands=strands, seed=seed, trusted=trusted,
     )  # fmt: skip
     if isinstance(store, FeatureStore) and store.mode != "a":
         raise StoreError(f"store {store.path} is open read-only; open it with mode='a'")
@@ -158,9 +158,10 @@ def extract(
     task_list = _checked_tasks(tasks, data_dir, splits)  # before any model loads
 
     results: list[ExtractResult] = []
-    for spec in models:
+    for spec, trust in zip(models, trusted, strict=True):
         # loaded once for all tasks and splits (an already built Embedder is used as is)
-        embedder = spec if hasattr(spec, "embed") else get_embedder(spec, **dict(options))
+        embedder = spec if hasattr(spec, "embed") else get_embedder(
+            spec, **dict(options), trust_remote_code=trust)
         kept = getattr(embedder, "layers", None)
         if layers_t is not None and embedder is not spec and kept != layers_t:
             # e.g. a wrapper that hides them: never store one layer under many keys
@@ -187,6 +188,7 @@ def _checked_options(
     name: str | None,
     *,
     seed: int | None,
+    trusted: list[bool],
     **options: Any,
 ) -> dict[str, Any]:
     """Check the model specs before the store is touched (the arguments of
@@ -202,12 +204,12 @@ def _checked_options(
                          param="name")
     if seed is not None:
         options["seed"] = seed
-    for spec in models:  # specs and options are checked before the store is touched
+    for spec, trust in zip(models, trusted, strict=True):  # checked before the store is touched
         if not hasattr(spec, "embed"):
-            check_spec(spec, **options)
-    for spec in models:  # hub ids not cached, code not allowed: refused before any work
-        if isinstance(spec, str):
-            _preflight(spec, options["trust_remote_code"])
+            check_spec(spec, **options, trust_remote_code=trust)
+    for spec, trust in zip(models, trusted, strict=True):  # not cached, code not allowed:
+        if isinstance(spec, str):  # refused before any work
+            _preflight(spec, trust)
     return options
 
 
@@ -386,8 +388,6 @@ def _opened(w: Any, key: StoreKey, prov: Provenance, n: int, dim: int) -> Extrac
 def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> Any:
     if not progress:
         return None
-    from tqdm import tqdm
+    from geneb._progress import progress_bar
 
-    return tqdm(
-        total=n, initial=start, unit="seq", desc=str(key), file=sys.stderr, dynamic_ncols=True
-    )
+    return progress_bar(n, True, desc=str(key), unit="seq", initial=start)

@@ -1,15 +1,17 @@
 """`geneb models fetch`: the one place geneb downloads a model, into the Hugging Face cache.
 
 Extraction resolves hub ids from the local cache only (:mod:`geneb.models.hub`); this module
-fills that cache with huggingface_hub's ``snapshot_download``, at the catalogue's pinned
+fills that cache (laid out as huggingface_hub lays it out), at the catalogue's pinned
 commit when the catalogue pins one (else ``main``, or the revision asked for), so that
 ``geneb extract --model ID`` then runs offline.
 
 Failures are one line and leave the cache as it was: ``HF_HUB_OFFLINE`` is refused before any
-request; the hub's metadata is asked first with a short connect timeout, so an unreachable
-endpoint fails in well under 2 s (huggingface_hub itself would fall back to a cached copy
-silently, which is not what "fetch" means); and a download that breaks half way has the files
-it added removed and the refs it moved restored.
+request; the hub's metadata (files, sizes, checksums) is asked first with a short connect
+timeout, so an unreachable endpoint fails in well under 2 s (huggingface_hub itself would fall
+back to a cached copy silently, which is not what "fetch" means); a file over the fetch size cap
+is refused before any byte; the bytes are downloaded, bounded and verified against the hub's
+checksums by :mod:`geneb.models.download`; and a download that breaks half way (an error,
+Ctrl-C, SIGTERM, SIGHUP) has the files it added removed and the refs it moved restored.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geneb.errors import ModelError
+from geneb.errors import GenebError, ModelError
+from geneb.models import download as dl
+from geneb.tasks.limits import FetchLimits
 
 #: Connect timeout of the first metadata request (seconds); the read timeout is the hub's own.
 CONNECT_TIMEOUT_S = 1.5
@@ -61,15 +65,33 @@ def hub_id_of(spec: str) -> str:
     )
 
 
-def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
-    """Download ``spec`` (see :func:`hub_id_of`) into the HF cache; one-line errors."""
-    from huggingface_hub import constants, snapshot_download
+def fetch_model(spec: str, revision: str | None = None,
+                limits: FetchLimits | None = None) -> FetchResult:  # fmt: skip
+    """Download ``spec`` (see :func:`hub_id_of`) into the HF cache; one-line errors.
+
+    Parameters
+    ----------
+    spec : str
+        A catalogue name or alias, or a hub id ``org/name`` (``hf:`` prefix allowed).
+    revision : str, optional
+        A branch, tag or commit; default the catalogue's pin, else ``main``.
+    limits : FetchLimits, optional
+        Size cap and per-file deadline; default :meth:`FetchLimits.from_env`
+        (``GENEB_FETCH_MAX_BYTES``, ``GENEB_FETCH_DEADLINE``).
+
+    Returns
+    -------
+    FetchResult
+        What was put into the cache, and whether extraction resolves it.
+    """
+    from huggingface_hub import constants
 
     from geneb.models.hub import pinned_revision, resolve_hub_id
 
     hub_id = hub_id_of(spec)
     if revision is not None and not revision.strip():
         raise ModelError("revision must be a branch, tag or commit, got an empty string")
+    limits = FetchLimits.from_env() if limits is None else limits
     pin = pinned_revision(hub_id)
     rev = revision or pin or "main"
     where = f"model {hub_id!r} at revision {rev!r}"
@@ -78,14 +100,10 @@ def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
             f"cannot fetch {where}: HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set; "
             "unset it where the hub is reachable"
         )
-    _check_on_hub(hub_id, rev, where, constants.ENDPOINT)
-    cache = Path(constants.HF_HUB_CACHE)
-    with _restored_on_failure(cache, hub_id):
-        try:
-            path = Path(snapshot_download(hub_id, repo_type="model", revision=rev))
-        except Exception as e:  # noqa: BLE001 - any failure half way is one line, cache restored
-            raise ModelError(f"cannot fetch {where}: {_cause(e)}") from e
-    files = [f for f in path.rglob("*") if f.is_file()]
+    info = _check_on_hub(hub_id, rev, where, constants.ENDPOINT)
+    files = dl.hub_files(info, where)
+    dl.check_sizes(files, limits, where)
+    path = _download(hub_id, rev, str(info.sha), files, limits, where)
     try:  # asked of the resolver extraction uses, not re-derived here
         used = resolve_hub_id(hub_id).folder.resolve() == path.resolve()
     except ModelError:
@@ -96,14 +114,41 @@ def fetch_model(spec: str, revision: str | None = None) -> FetchResult:
         commit=path.name,
         folder=path,
         n_files=len(files),
-        n_bytes=sum(f.stat().st_size for f in files),
+        n_bytes=sum(f.size for f in files),
         extraction_revision=pin or "main",
         used_by_extraction=used,
     )
 
 
-def _check_on_hub(hub_id: str, rev: str, where: str, endpoint: str) -> None:
-    """Ask the hub for the revision first: unreachable, unknown or gated is one line, fast."""
+def _download(hub_id: str, rev: str, commit: str, files: list[dl.HubFile],
+              limits: FetchLimits, where: str) -> Path:  # fmt: skip
+    """Stage and verify every file, then lay them into the cache; any failure, Ctrl-C,
+    SIGTERM or SIGHUP leaves the cache as it was (a kill -9 only a staging folder, which the
+    next fetch removes)."""
+    from huggingface_hub import constants
+
+    from geneb.tasks.cache import sweep_partials, terminate_cleanly
+
+    cache = Path(constants.HF_HUB_CACHE)
+    repo = cache / ("models--" + hub_id.replace("/", "--"))
+    with terminate_cleanly(), _restored_on_failure(cache, hub_id):
+        if cache.is_dir():
+            sweep_partials(cache, subs=(".",))
+        staging = dl.staging_folder(cache)  # creates the cache (removed again if left empty)
+        try:
+            ready = dl.stage_snapshot(hub_id, commit, files, repo, staging, limits, where)
+            return dl.install_snapshot(repo, commit, rev, files, ready)
+        except GenebError:
+            raise
+        except OSError as e:
+            raise ModelError(f"cannot fetch {where}: {_cause(e)}; nothing was kept") from e
+        finally:
+            dl.remove_staging(staging)
+
+
+def _check_on_hub(hub_id: str, rev: str, where: str, endpoint: str) -> Any:
+    """Ask the hub for the revision and its files' sizes and checksums first: unreachable,
+    unknown or gated is one line, fast."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import (
         GatedRepoError,
@@ -113,7 +158,7 @@ def _check_on_hub(hub_id: str, rev: str, where: str, endpoint: str) -> None:
     )
 
     try:
-        HfApi().model_info(hub_id, revision=rev, timeout=_timeout())
+        return HfApi().model_info(hub_id, revision=rev, timeout=_timeout(), files_metadata=True)
     except _network_errors() as e:
         raise ModelError(
             f"cannot fetch {where}: the hub at {endpoint} cannot be reached "
@@ -185,14 +230,18 @@ def _tree(root: Path) -> set[Path]:
 def _restored_on_failure(cache: Path, hub_id: str) -> Iterator[None]:
     """On an exception, remove what the download added under the repo's cache folder (and its
     lock folder) and put back the refs it moved: a failed fetch leaves the cache as it was."""
+    from geneb.tasks.cache import remove_empty
+
     name = "models--" + hub_id.replace("/", "--")
     roots = (cache / name, cache / ".locks" / name)
+    made = [p for p in (cache.parent, cache) if not p.exists()]
     before = set().union(*(_tree(r) for r in roots))
     refs = {p: p.read_bytes() for p in (cache / name / "refs").rglob("*") if p.is_file()}
     try:
         yield
     except BaseException:
         _undo(roots, before, refs)
+        remove_empty(made)
         raise
 
 

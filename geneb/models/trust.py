@@ -14,6 +14,7 @@ so there is no fallback.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,43 @@ def check_trust_flag(value: Any, where: str = "trust_remote_code") -> bool:
         return value
     raise TrustOptionError(
         f"{where} must be a bool (True or False), got {type(value).__name__} {value!r}"
+    )
+
+
+def trusted_models(value: Any, models: Sequence[Any],
+                   where: str = "trust_remote_code") -> list[bool]:  # fmt: skip
+    """Per model of ``models``, whether its own code may run.
+
+    Parameters
+    ----------
+    value : bool or list of str
+        A bool applies to every model; a list names the models (as given in ``models``)
+        whose code may run, and only those: trust is never given to a model not named.
+    models : sequence
+        The model specs (strings) or built embedders of one call.
+    where : str
+        The parameter's name in messages.
+
+    Returns
+    -------
+    list of bool
+        One flag per model, in order.
+    """
+    if isinstance(value, bool):
+        return [value] * len(models)
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        names = [m for m in models if isinstance(m, str)]
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise TrustOptionError(
+                f"{where}: {unknown[0]!r} is not one of the models given "
+                f"({', '.join(map(repr, names)) or 'none'}); name a model whose own code may run",
+                param=where,
+            )
+        return [isinstance(m, str) and m in set(value) for m in models]
+    raise TrustOptionError(
+        f"{where} must be a bool or a list of the models whose code may run, got "
+        f"{type(value).__name__} {value!r}"
     )
 
 

@@ -255,8 +255,9 @@ def run_plan(
             f"probe {probe} ({s.backend}): {s.n_computed} cells computed from {s.n_fits} fits, "
             f"{s.n_skipped} already present ({time.perf_counter() - t1:.1f} s)"
         )
-        summary.steps.append(msg)
-        log(msg)
+        for line in (msg, *([f"note: {s.convergence_note()}"] if s.not_converged else [])):
+            summary.steps.append(line)
+            log(line)
     vep_scores = None
     if plan.vep is not None:
         vep_scores, vep_lines = run_vep(plan, vep_tasks, log)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geneb._progress import progress_bar
 from geneb.cluster import dask_client, gpu_count
 from geneb.constraints import (
     BACKEND,
@@ -47,7 +48,7 @@ from geneb.probe.plan import (
     versions,
 )
 from geneb.probe.ridge_probe import plan_ridge_pair
-from geneb.probe.schedule import default_workers, progress_bar, run_dask
+from geneb.probe.schedule import default_workers, run_dask
 from geneb.probe.solvers import PROBES, resolve_backend, runs_on_gpu
 from geneb.probe.worker import solve_pair
 from geneb.probe.write import ResultWriter
@@ -79,6 +80,26 @@ class ProbeRunSummary:
     timings: dict[str, float] = field(default_factory=dict)
     #: in-process runs: (model, task, seconds solving it) per pair, in solve order
     pair_solve_seconds: tuple[tuple[str, str, float], ...] = ()
+    #: (model, task, rows) of the rows written whose fit stopped at its iteration limit
+    not_converged: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def n_not_converged(self) -> int:
+        """Rows written in this run whose fit did not converge."""
+        return sum(n for _, _, n in self.not_converged)
+
+    def convergence_note(self, shown: int = 4) -> str:
+        """One line naming the non-converged cells and where to look ('' when none)."""
+        if not self.not_converged:
+            return ""
+        worst = sorted(self.not_converged, key=lambda x: (-x[2], x[0], x[1]))
+        where = ", ".join(f"{m}/{t} ({n})" for m, t, n in worst[:shown])
+        more = f" and {len(worst) - shown} more pairs" if len(worst) > shown else ""
+        return (f"{self.n_not_converged} of {self.n_computed + self.n_reused} cells did not "
+                f"converge (the solver stopped at its iteration limit; the scores are the last "
+                f"iterate's, kept with converged = false and n_iter in {self.out}): {where}"
+                f"{more}. Common for MLP fits on few rows; geneb report lists them under "
+                "'Fits that did not converge'")
 
     @property
     def n_groups(self) -> int:
@@ -209,7 +230,7 @@ def _run(
 
     args = dict(probe=probe, backend=backend_name, standardize=standardize,
                 protocol_name=protocol_name)
-    bar = progress_bar(n_fits, progress)
+    bar = progress_bar(n_fits, progress, desc=f"probing ({probe})", unit="fit")
     pair_s: list[tuple[str, str, float]] = []
     t = time.perf_counter()
     try:
@@ -232,6 +253,7 @@ def _run(
         n_reused=len(reused_rows), n_computed=writer.n_rows - len(reused_rows), n_fits=n_fits,
         n_pairs=len(todo), seconds=time.perf_counter() - t0, protocol=protocol_name,
         timings=tm, pair_solve_seconds=tuple(pair_s),
+        not_converged=tuple((m, t, n) for (m, t), n in writer.not_converged.items()),
     )
 
 
@@ -263,6 +285,7 @@ def _solve_in_process(
     pair_s: list[tuple[str, str, float]] = []
     for p in todo:
         ts = time.perf_counter()
+        bar.set_postfix_str(f"{p.model} / {p.task}")
         res = solve_pair(fs.path, p.model, p.task, p.store_fp, p.n_classes, p.fits,
                           **args, storage_dtype=p.storage_dtype,
                           fit_threads=min(n_procs, default_workers()),

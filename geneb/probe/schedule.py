@@ -58,19 +58,3 @@ def run_dask(
         except BaseException:
             client.cancel(list(futures))
             raise
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def progress_bar(total: int, enabled: bool) -> Any:
-    if not enabled or total == 0:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit="fit", desc="probing", dynamic_ncols=True)

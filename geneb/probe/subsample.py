@@ -124,13 +124,38 @@ def subsample_curve(
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
+def check_curve_out(path: str | Path) -> Path:
+    """Where a curve CSV may be written: not a folder, in a folder that exists (checked
+    before any fit, so a long study never ends in a traceback)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ProbeError(f"out: {str(p)!r} is a folder; expected the path of a CSV file",
+                         param="out")  # fmt: skip
+    if not p.parent.is_dir():
+        raise ProbeError(f"out: the folder {str(p.parent)!r} does not exist (expected an "
+                         "existing folder for the CSV file)", param="out")  # fmt: skip
+    return p
+
+
+#: What each curve column must hold: (check, what the message says was expected).
+_CURVE_RULES = {
+    "n_train": (lambda v: v.is_integer() and v >= 1, "a whole number >= 1"),
+    "size": (lambda v: v.is_integer() and v >= 1, "a whole number >= 1"),
+    "seed": (lambda v: v.is_integer() and v >= 0, "a whole number >= 0"),
+    "C": (lambda v: 0 < v < np.inf, "a number > 0"),
+    "mcc": (lambda v: -1.0 <= v <= 1.0, "a number between -1 and 1"),
+}
+
+
 def read_curve(path: str | Path) -> pd.DataFrame:
-    """A curve CSV written by ``geneb probe-subsample --out``, checked before any work."""
+    """A curve CSV written by ``geneb probe-subsample --out``, checked before any work: every
+    cell (whole sizes and seeds, sizes at most ``n_train``, MCC in [-1, 1], C > 0) and no
+    (model, task, size, seed) twice; a bad cell is one line naming the file's line."""
     p = Path(path)
     if not p.is_file():
         raise ProbeError(f"no subsampling curve at {str(p)!r}")
     try:
-        df = pd.read_csv(p)
+        df = pd.read_csv(p, dtype=str, keep_default_na=False, index_col=False)
     except Exception as e:  # pandas raises several types on malformed csv
         raise ProbeError(f"{p}: not a readable CSV file: {e}") from e
     missing = [c for c in CURVE_COLUMNS if c not in df.columns]
@@ -139,10 +164,35 @@ def read_curve(path: str | Path) -> pd.DataFrame:
             f"{p}: missing column(s) {', '.join(missing)}; expected the columns "
             f"{','.join(CURVE_COLUMNS)} (geneb probe-subsample --out)"
         )
-    bad = ~np.isfinite(pd.to_numeric(df["mcc"], errors="coerce"))
-    if bad.any():
-        raise ProbeError(f"{p}: line {int(np.flatnonzero(bad)[0]) + 2}: mcc is not a number")
-    return df[CURVE_COLUMNS]
+    df = df[CURVE_COLUMNS].copy()
+    for col, (ok, expected) in _CURVE_RULES.items():
+        num = pd.to_numeric(df[col], errors="coerce").astype(float)
+        good = num.map(lambda v, ok=ok: bool(np.isfinite(v) and ok(float(v))))
+        if not good.all():
+            i = int(np.flatnonzero(~good.to_numpy())[0])
+            raise ProbeError(f"{p}: line {i + 2}: {col} must be {expected}, got "
+                             f"{df[col].iloc[i]!r}")  # fmt: skip
+        df[col] = num.astype(int) if col in ("n_train", "size", "seed") else num
+    _check_curve_rows(p, df)
+    return df
+
+
+def _check_curve_rows(p: Path, df: pd.DataFrame) -> None:
+    over = np.flatnonzero((df["size"] > df["n_train"]).to_numpy())
+    if len(over):
+        i = int(over[0])
+        raise ProbeError(f"{p}: line {i + 2}: size {df['size'].iloc[i]} is above n_train "
+                         f"{df['n_train'].iloc[i]} (a subsample of the train rows)")  # fmt: skip
+    empty = np.flatnonzero(((df["model"].str.strip() == "") | (df["task"].str.strip() == ""))
+                           .to_numpy())  # fmt: skip
+    if len(empty):
+        raise ProbeError(f"{p}: line {int(empty[0]) + 2}: empty model or task")
+    dup = np.flatnonzero(df.duplicated(["model", "task", "size", "seed"]).to_numpy())
+    if len(dup):
+        i = int(dup[0])
+        r = df.iloc[i]
+        raise ProbeError(f"{p}: line {i + 2}: ({r['model']}, {r['task']}, size {r['size']}, "
+                         f"seed {r['seed']}) appears twice; one fit per size and seed")
 
 
 @validate_params({"tol": TOL})

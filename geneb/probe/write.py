@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ class ResultWriter:
     n_rows: int = 0
     n_parts: int = 0
     seconds: float = 0.0
+    #: (model, task) -> rows written whose fit did not converge
+    not_converged: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def rows(self, rows: list[dict[str, Any]]) -> None:
         """Append ready rows (e.g. reused full-data rows) as one part."""
@@ -36,6 +38,10 @@ class ResultWriter:
         ResultsTable(self.out).append(rows)
         self._took(time.perf_counter() - t0)
         self.n_rows += len(rows)
+        for r in rows:
+            if r.get("converged") is False or r.get("converged") == 0:
+                key = (str(r.get("model")), str(r.get("task")))
+                self.not_converged[key] = self.not_converged.get(key, 0) + 1
 
     def pair(self, pair: Pair, fit_results: list[dict[str, Any]]) -> None:
         """Join the pair's cells with their fits' metrics and append them as one part."""

@@ -77,19 +77,22 @@ def _owner_gone(name: str) -> bool:
     return False
 
 
-def sweep_partials(root: Path) -> list[Path]:
+def sweep_partials(root: Path, subs: Iterable[str] = ("tasks", "variants", "downloads"),
+                   prefix: str = "") -> list[Path]:  # fmt: skip
     """Remove partials left by fetches on this host that were killed; return what went.
 
-    A live fetch's partial (its process still runs) is left alone, so concurrent fetches
+    ``subs``: the folders of ``root`` to look in (``"."``: ``root`` itself); ``prefix``: only
+    names starting with it (a report's staging folders among the user's files). A live
+    fetch's partial (its process still runs) is left alone, so concurrent fetches
     into one cache are safe.
     """
     gone: list[Path] = []
-    for sub in ("tasks", "variants", "downloads"):
+    for sub in subs:
         base = root / sub
         if not base.is_dir():
             continue
         for p in base.iterdir():
-            if PARTIAL in p.name and _owner_gone(p.name):
+            if p.name.startswith(prefix) and PARTIAL in p.name and _owner_gone(p.name):
                 if p.is_dir() and not p.is_symlink():
                     shutil.rmtree(p, ignore_errors=True)
                 else:

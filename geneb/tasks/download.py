@@ -18,6 +18,7 @@ import socket
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -114,12 +115,16 @@ def _ssl_context() -> Any:
         return ssl.create_default_context()
 
 
-def _stream(url: str, out: Any, limits: FetchLimits, watch: _Watch) -> tuple[str, int]:
-    """Write the body of ``url`` to ``out``; return (sha256, bytes). Raises on any limit."""
+def _stream(url: str, out: Any, limits: FetchLimits, watch: _Watch,
+            headers: Mapping[str, str] | None = None) -> tuple[str, int]:  # fmt: skip
+    """Write the body of ``url`` to ``out``; return (sha256, bytes). Raises on any limit.
+    ``headers`` (a token) go to ``url`` only, never to where it redirects."""
     h = hashlib.sha256()
     n = 0
     timeout = min(READ_TIMEOUT_S, limits.deadline_s)
     req = urllib.request.Request(url, headers={"User-Agent": "geneb-tasks-fetch"})
+    for key, value in (headers or {}).items():
+        req.add_unredirected_header(key, value)
     with _opener(watch).open(req, timeout=timeout) as resp:
         declared = resp.headers.get("Content-Length")
         expected = int(declared) if declared and declared.isdigit() else None
@@ -158,10 +163,15 @@ def _late(url: str, limits: FetchLimits) -> TaskError:
     )
 
 
-def download(url: str, sha256: str, dest: Path, limits: FetchLimits) -> Path:
+def download(url: str, sha256: str | None, dest: Path, limits: FetchLimits, *,
+             headers: Mapping[str, str] | None = None,
+             checksum_of: str = "the catalogue's") -> Path:  # fmt: skip
     """``dest``, holding the body of ``url`` whose sha256 is ``sha256``; nothing kept on failure.
 
-    An existing ``dest`` with the right digest is reused (a second split from the same archive
+    ``sha256`` None: the caller verifies the bytes its own way (a git blob id) before keeping
+    them; ``checksum_of`` says whose sha256 it is in messages; ``headers``: extra request
+    headers (a token), sent to ``url`` only, not to redirects. An existing ``dest`` with the
+    right digest is reused (a second split from the same archive
     downloads nothing). The bytes go to a partial file next to ``dest`` named after this
     process, renamed to ``dest`` only once complete and verified.
     """
@@ -176,10 +186,10 @@ def download(url: str, sha256: str, dest: Path, limits: FetchLimits) -> Path:
 
     def fill(t: Path) -> None:
         with t.open("wb") as out:
-            digest, n = _stream(url, out, limits, watch)
-        if digest != sha256:
+            digest, n = _stream(url, out, limits, watch, headers)
+        if sha256 is not None and digest != sha256:
             raise TaskError(
-                f"{url}: the downloaded file does not match the catalogue's sha256 {sha256} "
+                f"{url}: the downloaded file does not match {checksum_of} sha256 {sha256} "
                 f"(got {digest}, {n:,} bytes); it was discarded"
             )
 

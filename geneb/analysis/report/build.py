@@ -12,7 +12,9 @@ Which cells feed which analysis (also written into the report's method statement
 Analyses the table cannot support (one model, no MLP rows, one C, no parameter counts) are
 replaced by a sentence saying why. Everything is checked (table, options, output folder)
 before any analysis runs, and the report is built in a staging folder and moved into place,
-so a failed build leaves the previous report whole (see :mod:`.output`).
+so a failed build leaves the previous report whole (see :mod:`.output`); SIGTERM and SIGHUP
+unwind like Ctrl-C while a report is written (its staging folder is removed), and a report
+killed outright leaves one that the next report into that folder removes.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from geneb.constraints import (
 from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
 from geneb.results.published import is_published, read_published
+from geneb.tasks.cache import terminate_cleanly
 
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
@@ -88,6 +91,7 @@ def build_report(
     catalogue: Catalogue | None = None,
     compare: str | None = None,
     in_domain_models: Sequence[str] | None = None,
+    standardize: bool | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
@@ -98,15 +102,16 @@ def build_report(
     classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
     when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
     of ``geneb probe-subsample --out`` (a section of its own).
-    ``out_dir`` must be new, empty, or a previous report's folder (it holds the manifest
-    ``.geneb-report.json``); only the previous report's files are replaced. ``audits``: a
-    folder of task audits (``geneb tasks audit --out``); default the audit cache.
+    ``out_dir``: new, empty, or a previous report's (manifest ``.geneb-report.json``: only its
+    files are replaced). ``audits``: task audits (``geneb tasks audit --out``; default cache).
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
     the user's file only, so the numbers depend on the inputs, not on the installed geneb.
     ``compare``: ``"geneb"`` ranks the models among GENEB's published 41.
     ``in_domain_models``: the in-domain set of the smaller-beats-larger count (None: the
-    models whose pretraining data covers human tasks). Returns the path of ``index.html``.
+    models whose pretraining data covers human tasks).
+    ``standardize``: the standardised fits, or those as stored (default: these when present).
+    Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
     if is_published(results):  # "published:geneb": read once, then a table like any other
@@ -136,6 +141,7 @@ def build_report(
         catalogue=catalogue,
         task_organisms=organisms,
         tier_edges=edges,
+        standardize=standardize,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
                **({} if curve is None else {"subsampling": curve}),
                **_compare(df, compare, model_info, n_boot, boot_seed),
@@ -200,6 +206,12 @@ def _model_info(model_info: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFra
 
 def _write_page(out: Path, owned: object, ctx: ReportContext, sections: Sequence[Section]) -> None:
     """Run every section into a staging folder, then move it into place (or discard it)."""
+    with terminate_cleanly():
+        _write_staged(out, owned, ctx, sections)
+
+
+def _write_staged(out: Path, owned: object, ctx: ReportContext,
+                  sections: Sequence[Section]) -> None:  # fmt: skip
     staged = output.staging_dir(out)
     try:
         page = Page(staged)
@@ -228,14 +240,15 @@ def _regression_only(out: Path, owned: object, reg: pd.DataFrame) -> Path:
     """A table of regression tasks only: the page is their section (no MCC analyses)."""
     from geneb.analysis.report.sections.regression import regression_section
 
-    staged = output.staging_dir(out)
-    try:
-        page = Page(staged)
-        page.h(1, "GENEB report")
-        regression_section(page, reg)
-        (staged / "index.html").write_text(page.html("GENEB report"), encoding="utf-8")
-    except BaseException:
-        output.discard(staged)
-        raise
-    output.commit(out, staged, owned)
+    with terminate_cleanly():
+        staged = output.staging_dir(out)
+        try:
+            page = Page(staged)
+            page.h(1, "GENEB report")
+            regression_section(page, reg)
+            (staged / "index.html").write_text(page.html("GENEB report"), encoding="utf-8")
+        except BaseException:
+            output.discard(staged)
+            raise
+        output.commit(out, staged, owned)
     return out / "index.html"

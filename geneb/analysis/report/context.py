@@ -27,6 +27,7 @@ from geneb.analysis.table import (
     select,
 )
 from geneb.analysis.uncertainty import bootstrap_over_seeds, bootstrap_over_tasks
+from geneb.errors import GenebError
 
 
 @dataclass
@@ -48,6 +49,9 @@ class ReportContext:
     catalogue: Catalogue | None = None  # published facts handed in (geneb.analysis.properties)
     task_organisms: dict[str, str] | None = None  # --task-organisms, read and checked
     tier_edges: tuple[float, ...] = (200e6, 1e9)
+    #: which fits the analyses use: standardised (True), as stored (False), None: as stored
+    #: when the table has such fits, else standardised (``choose_standardize``)
+    standardize: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # for sections added later
     #: what `geneb report --json` prints; sections add their keys
     summary: dict[str, Any] = field(default_factory=dict)
@@ -59,8 +63,19 @@ class ReportContext:
         self.protocol: str = "converged" if "converged" in protocols or not protocols else "paper"
         if "protocol" in self.df.columns:
             self.df = self.df[self.df["protocol"] == self.protocol].reset_index(drop=True)
-        self.std: bool = choose_standardize(self.df)
+        self.std: bool = (
+            choose_standardize(self.df) if self.standardize is None else self.standardize
+        )
         df_std = self.df[self.df["standardize"] == self.std].reset_index(drop=True)
+        if df_std.empty:
+            raise GenebError(
+                f"standardize={self.std}: the results have no "
+                f"{'standardised' if self.std else 'as-stored (unstandardised)'} fits left "
+                f"(expected some; got {len(self.df)} with standardize={not self.std})"
+            )
+        #: fits per probe with the other setting (named where a section lacks that probe)
+        other = self.df[self.df["standardize"] != self.std]
+        self.other_std_probes: dict[str, int] = other["probe"].value_counts().to_dict()
         self.n_other_std: int = len(self.df) - len(df_std)
         self.main_c: float | None = choose_main_c(df_std, self.Cs)
         self.data, self.dropped_tasks = common_tasks(df_std)
@@ -74,6 +89,17 @@ class ReportContext:
             if self.has_linear
             else dict(probe="mlp", standardize=self.std)
         )
+
+    def other_setting(self, probe: str) -> str:
+        """Where ``probe`` has fits only with the other standardisation: a clause saying so
+        and how to use them ('' when it has none)."""
+        n = int(self.other_std_probes.get(probe, 0))
+        if not n:
+            return ""
+        setting, flag = ("as stored", "--no-standardize") if self.std else (
+            "standardised", "--standardize")  # fmt: skip
+        return (f"; {n} {probe} fits with features {setting} exist but this report uses the "
+                f"other setting (geneb report {flag}, or standardize={not self.std})")
 
     @cached_property
     def seed_means(self) -> bool:

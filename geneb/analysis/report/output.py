@@ -22,7 +22,9 @@ from geneb.errors import GenebError
 
 #: The manifest of a report folder: which files the last report wrote there.
 MANIFEST = ".geneb-report.json"
-_STAGING_PREFIX = ".geneb-report-staging-"
+#: staging folders: ``.geneb-report-staging.partial-<host>-<pid>-<random>`` (the owner's
+#: pid, so the next report removes those of a killed report; ``-<random>`` was the old form)
+_STAGING_PREFIX = ".geneb-report-staging"
 #: Sub-folders a report writes into (never followed when they are symlinks).
 SUBDIRS = ("tables", "figures")
 
@@ -91,9 +93,26 @@ def _foreign_files(out: Path, limit: int) -> list[str]:
 
 
 def staging_dir(out: Path) -> Path:
-    """A fresh staging folder inside ``out`` (same file system: moves are renames)."""
+    """A fresh staging folder inside ``out`` (same file system: moves are renames), after
+    removing the staging folders of reports that were killed (their process is gone)."""
+    from geneb.tasks.cache import partial_prefix
+
     out.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=out))
+    sweep_staging(out)
+    return Path(tempfile.mkdtemp(prefix=partial_prefix(_STAGING_PREFIX[1:]), dir=out))
+
+
+def sweep_staging(out: Path) -> list[Path]:
+    """Remove the staging folders in ``out`` left by killed reports on this host (a live
+    report's is left alone), and those of the old unowned form; return what went."""
+    from geneb.tasks.cache import PARTIAL, sweep_partials
+
+    gone = sweep_partials(out, subs=(".",), prefix=_STAGING_PREFIX + PARTIAL)
+    for p in out.glob(_STAGING_PREFIX + "-*"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+            gone.append(p)
+    return gone
 
 
 def commit(out: Path, staged: Path, owned: set[str]) -> None:

@@ -18,6 +18,8 @@ from geneb.analysis.domain import COVERS, smaller_beats_larger_in_domain
 from geneb.analysis.matched import (
     ALL,
     find_matched_pairs,
+    first_pairs,
+    largest_differences,
     matched_pair_scores,
     matched_pair_summary,
     unmatched_models,
@@ -25,6 +27,7 @@ from geneb.analysis.matched import (
 from geneb.analysis.properties import unused_user_models
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page, regime_label
+from geneb.analysis.scaling import TOP_PAIRS
 
 FACTOR = 5.0
 
@@ -87,13 +90,21 @@ def _matched(page: Page, ctx: ReportContext, agg_main: pd.DataFrame) -> None:
         page.table("unmatched_models", unmatched, "Models in no pair (a property unknown)")
     items = matched_pair_scores(agg_main, pairs)
     summary = matched_pair_summary(items)
-    ctx.summary["matched_pairs"] = records(items)
+    shown = largest_differences(items, TOP_PAIRS)
+    ctx.summary["matched_pairs"] = records(shown)
+    ctx.summary["n_matched_pairs"] = len(pairs)
     ctx.summary["matched_pairs_summary"] = records(summary)
     if pairs.empty:
         page.left_out("no two models of the results differ in exactly one property.")
         return
-    page.table("matched_pairs", pairs, "Matched pairs")
-    page.table("matched_pair_scores", items, "Matched pairs: scores per category", show=False)
+    page.p(f"{len(pairs)} matched pairs; every count and test below is over all of them, the "
+           f"pair tables list at most {TOP_PAIRS} per contrast (and per category and regime "
+           "for the scores: the largest differences).")  # fmt: skip
+    page.table("matched_pairs", first_pairs(pairs, TOP_PAIRS), "Matched pairs (the first "
+               f"{TOP_PAIRS} per contrast)")  # fmt: skip
+    page.table("matched_pair_scores", shown, "Matched pairs: scores per category (the "
+               f"{TOP_PAIRS} largest differences per contrast, category and regime)",
+               show=False)  # fmt: skip
     head = summary[summary["regime"] == ctx.main_regime]
     page.table(
         "matched_pair_summary",
@@ -167,26 +178,36 @@ def _in_domain(page: Page, ctx: ReportContext) -> None:
         + "; ".join(f"{k}: {', '.join(sorted(v)) or 'none'}" for k, v in COVERS.items())
         + "). In-domain pairs are compared on the tasks in the domain of both models."
     )
-    res = smaller_beats_larger_in_domain(ctx.perf_main, ctx.props, ctx.organisms, factor=FACTOR)
+    res = smaller_beats_larger_in_domain(ctx.perf_main, ctx.props, ctx.organisms,
+                                         factor=FACTOR, top=TOP_PAIRS)  # fmt: skip
     no_org = sorted(set(ctx.perf_main["task"]) - set(ctx.organisms))
     if no_org:
         page.p(f"Tasks without an organism class (in no model's domain): {', '.join(no_org)}.")
-    out: dict[str, Any] = {"factor": FACTOR, "tasks_without_organism": no_org}
+    out: dict[str, Any] = {"factor": FACTOR, "tasks_without_organism": no_org,
+                           "top_pairs": TOP_PAIRS}  # fmt: skip
+    by_regime = {str(r["regime"]): r for r in res["counts"].to_dict("records")}
     for key in ("all", "in_domain"):
-        df = res[key]
-        counts = {
-            str(reg): {"n_pairs": len(g), "n_smaller_better": int(g["smaller_better"].sum())}
-            for reg, g in df.groupby("regime", sort=True)
-        }
-        out[key] = {"counts": counts, "pairs": records(df)}
+        counts = {reg: {"n_pairs": int(c[f"n_pairs_{key}"]),
+                        "n_smaller_better": int(c[f"n_smaller_better_{key}"])}
+                  for reg, c in by_regime.items()}  # fmt: skip
+        out[key] = {"counts": counts, "pairs": records(res[key])}
         head = counts.get(ctx.main_regime, {"n_pairs": 0, "n_smaller_better": 0})
         page.p(
             f"{'All tasks' if key == 'all' else 'In domain'} ({regime_label(ctx.main_regime)}): "
             f"the smaller model is ahead in {head['n_smaller_better']} of {head['n_pairs']} "
             "pairs."
         )
-        page.table(f"smaller_beats_larger_{key}", df, f"Pairs compared ({key})", show=False)
+        page.table(f"smaller_beats_larger_{key}", res[key],
+                   f"Pairs compared ({key}): the {TOP_PAIRS} largest margins per regime "
+                   "(counts: smaller_beats_larger_counts)", show=False)  # fmt: skip
+    page.table("smaller_beats_larger_counts", res["counts"], "Pairs compared per regime",
+               show=False)  # fmt: skip
     out["in_domain"]["excluded"] = records(res["excluded"])
+    out["in_domain"]["n_excluded"] = {str(r): int(n) for r, n in
+                                      zip(res["counts"]["regime"], res["counts"]["n_excluded"],
+                                          strict=True)}  # fmt: skip
     if len(res["excluded"]):
-        page.table("smaller_beats_larger_excluded", res["excluded"], "Excluded from in domain")
+        page.table("smaller_beats_larger_excluded", res["excluded"],
+                   f"Excluded from in domain (the first {TOP_PAIRS} per regime; "
+                   "n_excluded in smaller_beats_larger_counts)")  # fmt: skip
     ctx.summary["smaller_beats_larger"] = out

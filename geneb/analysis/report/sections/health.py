@@ -19,10 +19,20 @@ def health(page: Page, ctx: ReportContext) -> None:
         return
     cols = [c for c in ("model", "task", "regime", "seed", "C", "probe", "backend", "precision",
                         "protocol", "n_iter") if c in bad.columns]
-    table = bad[cols].copy()
+    # "protocol" holds the protocol asked for (its name "converged" read as a verdict on rows
+    # that did not converge): shown under a name that says so
+    table = bad[cols].rename(columns={"protocol": "asked_protocol"})
     for c in ("seed", "n_iter"):  # stored as floats by the table loader; whole numbers here
         if c in table and table[c].notna().all():
             table[c] = table[c].round().astype("int64")
+    n_mlp = int((bad["probe"] == "mlp").sum()) if "probe" in bad.columns else 0
+    page.p(
+        "These fits stopped at their iteration limit (n_iter) before meeting the solver's "
+        "tolerance; each score is that of the last iterate and is kept"
+        + (f"; {n_mlp} are MLP fits, which often stop there on few-shot rows (few rows, a "
+           "loss still falling slowly)" if n_mlp else "")
+        + ". asked_protocol is the protocol each fit was run under, not a verdict on it."
+    )
     page.table(
         "nonconverged",
         table,

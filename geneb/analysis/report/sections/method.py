@@ -79,7 +79,8 @@ def method(page: Page, ctx: ReportContext) -> None:
         "per row). Backends: " + (", ".join(_uniq(data["backend"])) or "not recorded") + ".",
         f"Features {'standardised on the probe train rows' if ctx.std else 'as stored'}"
         + (
-            f"; {ctx.n_other_std} fits with the other setting are not used."
+            f"; {ctx.n_other_std} fits with the other setting are not used (geneb report "
+            f"{'--no-standardize' if ctx.std else '--standardize'} uses them)."
             if ctx.n_other_std
             else "."
         ),

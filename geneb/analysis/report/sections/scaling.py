@@ -8,7 +8,7 @@ from geneb.analysis import figures
 from geneb.analysis.metadata import GROUP_COLUMNS, metadata_groups
 from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page, regime_label
-from geneb.analysis.scaling import scaling_correlation, smaller_beats_larger
+from geneb.analysis.scaling import TOP_PAIRS, scaling_correlation, smaller_beats_larger
 from geneb.analysis.table import select
 
 
@@ -47,12 +47,14 @@ def scaling(page: Page, ctx: ReportContext) -> None:
 def _scaling(page: Page, ctx: ReportContext, sized: list[str]) -> None:
     label = regime_label(ctx.main_regime)
     sc = scaling_correlation(ctx.agg, exclude=ctx.scaling_exclude)
-    pairs = smaller_beats_larger(ctx.agg, exclude=ctx.scaling_exclude)
-    page.table("scaling_correlation", sc, "Scaling per context and scope", show=False)
+    pairs = smaller_beats_larger(ctx.agg, exclude=ctx.scaling_exclude, top=TOP_PAIRS)
+    page.table("scaling_correlation", sc, "Scaling per context and scope (n_pairs_size_ratio, "
+               "n_smaller_better: counts over every pair)", show=False)  # fmt: skip
     page.table(
         "smaller_beats_larger",
         pairs,
-        "Pairs where a model at least 5x smaller has higher macro-MCC",
+        f"Pairs where a model at least 5x smaller has higher macro-MCC: the {TOP_PAIRS} "
+        "largest margins per context and scope (counts: scaling_correlation)",
         show=False,
     )
     head = select(sc, regime=ctx.main_regime, **ctx.main_sel)
@@ -62,13 +64,14 @@ def _scaling(page: Page, ctx: ReportContext, sized: list[str]) -> None:
         f"Spearman between log10(parameters) and macro-MCC, {label}",
     )
     ov = head[head["scope"] == "overall"].iloc[0]
-    ph = select(pairs, regime=ctx.main_regime, **ctx.main_sel)
-    ph = ph[ph["scope"] == "overall"]
     page.p(
         f"Overall: rho = {ov['spearman_rho']:.2f} (p = {ov['spearman_p']:.3g}, "
-        f"{int(ov['n_models'])} models); in {len(ph)} of {int(ov['n_pairs_size_ratio'])} "
+        f"{int(ov['n_models'])} models); in {int(ov['n_smaller_better'])} of "
+        f"{int(ov['n_pairs_size_ratio'])} "
         "pairs with a size ratio of at least 5 the smaller model scores higher."
     )
+    ph = select(pairs, regime=ctx.main_regime, **ctx.main_sel)
+    ph = ph[ph["scope"] == "overall"]
     if len(ph):
         page.table(
             "smaller_beats_larger_headline",
@@ -81,7 +84,7 @@ def _scaling(page: Page, ctx: ReportContext, sized: list[str]) -> None:
                     "macro_mcc_larger",
                 ]
             ],
-            "Smaller model ahead (overall, headline probe)",
+            f"Smaller model ahead (overall, headline probe; the {TOP_PAIRS} largest margins)",
         )
     pts = select(ctx.agg_main, regime=ctx.main_regime)
     pts = pts[(pts["scope"] == "overall") & pts["model"].isin(sized)]
