@@ -191,7 +191,7 @@ def in_domain_set(props: pd.DataFrame, models: list[str] | None = None) -> tuple
     pdc = dict(zip(props["model"], props["pretraining_data_class"], strict=True))
     chosen = sorted(m for m, c in pdc.items() if c in IN_DOMAIN_CLASSES)
     return chosen, ("pretraining-data class covers human tasks ("
-                    + ", ".join(IN_DOMAIN_CLASSES) + "; model catalogue or --model-properties)")
+                    + ", ".join(IN_DOMAIN_CLASSES) + "; model catalogue or model_properties)")
 
 
 def smaller_beats_larger_within(
