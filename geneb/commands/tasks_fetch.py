@@ -23,68 +23,79 @@ CatalogueOpt = Annotated[
 ]
 
 
+NamesOpt = Annotated[
+    list[str] | None,
+    typer.Argument(help="Catalogue task names, suite names and/or task aliases (GENEB ids).",
+                   show_default=False),
+]
+StudyOpt = Annotated[
+    str | None,
+    typer.Option("--study", help="Fetch every task a study names (GENEB: its 100 tasks).",
+                 show_default=False),
+]
+StudyDataOpt = Annotated[
+    bool,
+    typer.Option("--study-data", help="Fetch GENEB's own copies of its tasks (its task "
+                 "dataset at its pin), named by GENEB's task ids, instead of each task's "
+                 "source: the rows GENEB's probes saw."),
+]
+RevisionOpt = Annotated[
+    str | None,
+    typer.Option("--revision", help="A full commit of the hub dataset the tasks come from, "
+                 "for a source that publishes no revision (default: the hub's current "
+                 "commit, recorded) or to fetch another commit than the catalogue's.",
+                 show_default=False),
+]
+CacheOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cache",
+        help="Cache folder (default: $GENEB_CACHE, else ~/.cache/geneb).",
+        show_default=False,
+    ),
+]
+SkipRefusedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-refused",
+        help="Fetch what can be fetched and list the refused tasks, instead of stopping.",
+    ),
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Show the plan; download nothing.")
+]
+ReferenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reference",
+        help="A local reference genome FASTA (plain or .gz) for variant sets whose "
+        "reference has no published sha256 (TraitGym: GRCh38; long-range benchmark: hg38). "
+        "Its sha256 is recorded; only the windows the variants need are kept.",
+        show_default=False,
+    ),
+]
+FlankOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--flank",
+        help="Bases kept on each side of a variant with --reference (default 4096: "
+        "windows up to 8,192 bases).",
+        show_default=False,
+    ),
+]
+
+
 @cli_errors
 def fetch(
-    names: Annotated[
-        list[str] | None,
-        typer.Argument(help="Catalogue task names, suite names and/or task aliases (GENEB ids).",
-                       show_default=False),
-    ] = None,
-    study: Annotated[
-        str | None,
-        typer.Option("--study", help="Fetch every task a study names (GENEB: its 100 tasks).",
-                     show_default=False),
-    ] = None,
-    study_data: Annotated[
-        bool,
-        typer.Option("--study-data", help="Fetch GENEB's own copies of its tasks (its task "
-                     "dataset at its pin), named by GENEB's task ids, instead of each task's "
-                     "source: the rows GENEB's probes saw."),
-    ] = False,
-    revision: Annotated[
-        str | None,
-        typer.Option("--revision", help="A full commit of the hub dataset the tasks come from, "
-                     "for a source that publishes no revision (default: the hub's current "
-                     "commit, recorded) or to fetch another commit than the catalogue's.",
-                     show_default=False),
-    ] = None,
-    cache: Annotated[
-        str | None,
-        typer.Option(
-            "--cache",
-            help="Cache folder (default: $GENEB_CACHE, else ~/.cache/geneb).",
-            show_default=False,
-        ),
-    ] = None,
-    skip_refused: Annotated[
-        bool,
-        typer.Option(
-            "--skip-refused",
-            help="Fetch what can be fetched and list the refused tasks, instead of stopping.",
-        ),
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the plan; download nothing.")
-    ] = False,
-    reference: Annotated[
-        str | None,
-        typer.Option(
-            "--reference",
-            help="A local reference genome FASTA (plain or .gz) for variant sets whose "
-            "reference has no published sha256 (TraitGym: GRCh38; long-range benchmark: hg38). "
-            "Its sha256 is recorded; only the windows the variants need are kept.",
-            show_default=False,
-        ),
-    ] = None,
-    flank: Annotated[
-        int | None,
-        typer.Option(
-            "--flank",
-            help="Bases kept on each side of a variant with --reference (default 4096: "
-            "windows up to 8,192 bases).",
-            show_default=False,
-        ),
-    ] = None,
+    names: NamesOpt = None,
+    study: StudyOpt = None,
+    study_data: StudyDataOpt = False,
+    revision: RevisionOpt = None,
+    cache: CacheOpt = None,
+    skip_refused: SkipRefusedOpt = False,
+    dry_run: DryRunOpt = False,
+    reference: ReferenceOpt = None,
+    flank: FlankOpt = None,
     catalogue: CatalogueOpt = None,
 ) -> None:
     """Download, verify (pinned revision or sha256), convert and cache catalogue tasks.
@@ -95,23 +106,11 @@ def fetch(
     show, extract, run plans), offline. A second fetch of the same task is a no-op; a cached
     task is never replaced (a hub that moved on is warned about).
     """
-    from geneb.errors import TaskError
-    from geneb.tasks.aliases import study_names
     from geneb.tasks.cache import cache_root
-    from geneb.tasks.catalogue import load_task_catalogue, select
     from geneb.tasks.fetch import plan_fetch, run_fetch
-    from geneb.tasks.geneb_copies import select_copies
 
     user_ref = _user_reference(reference, flank)
-    if study_data:
-        if study not in (None, "GENEB"):
-            raise TaskError(f"--study-data: only GENEB publishes its own task data, not {study}")
-        entries = select_copies(names or [])
-    else:
-        asked = [*(study_names(study) if study else []), *(names or [])]
-        if not asked:
-            raise TaskError("nothing to fetch: give task or suite names, or --study STUDY")
-        entries = select(asked, load_task_catalogue(catalogue))
+    entries = _entries(names or [], study, study_data, catalogue)
     plan = plan_fetch(entries, cache, user_ref, revision)
     _show_plan(plan, skip_refused, dry_run)
     if dry_run:
@@ -134,6 +133,24 @@ def fetch(
             f"note: tasks resolve by name from $GENEB_CACHE (now {cache_root()}); set "
             f"GENEB_CACHE={cache_root(cache)} to use these"
         )
+
+
+def _entries(names: list[str], study: str | None, study_data: bool,
+             catalogue: str | None) -> Any:
+    """The catalogue entries asked for: names and a study's tasks, or GENEB's own copies."""
+    from geneb.errors import TaskError
+    from geneb.tasks.aliases import study_names
+    from geneb.tasks.catalogue import load_task_catalogue, select
+    from geneb.tasks.geneb_copies import select_copies
+
+    if study_data:
+        if study not in (None, "GENEB"):
+            raise TaskError(f"--study-data: only GENEB publishes its own task data, not {study}")
+        return select_copies(names)
+    asked = [*(study_names(study) if study else []), *names]
+    if not asked:
+        raise TaskError("nothing to fetch: give task or suite names, or --study STUDY")
+    return select(asked, load_task_catalogue(catalogue))
 
 
 def _user_reference(reference: str | None, flank: int | None) -> Any:

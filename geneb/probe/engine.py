@@ -234,12 +234,10 @@ def _run(
     pair_s: list[tuple[str, str, float]] = []
     t = time.perf_counter()
     try:
-        if not todo:
-            pass
-        elif in_process:
+        if todo and in_process:
             pair_s = _solve_in_process(fs, todo, args, n_procs, read, writer, bar)
             tm["solve"] += sum(s for _, _, s in pair_s)
-        else:
+        elif todo:
             n_workers = min(n_procs, len(todo), *([gpu_count()] if gpu else []))
             run_dask(todo, fs.path, args, client, n_workers, writer.pair, bar, gpu=gpu)
             tm["solve"] += time.perf_counter() - t - writer.seconds

@@ -119,8 +119,7 @@ def build_report(
     user_props = None if model_properties is None else read_model_properties(model_properties)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
     curve = None if subsampling is None else _read_curve(subsampling)
-    out = Path(out_dir)
-    owned = output.check_output(out)
+    owned = output.check_output(out := Path(out_dir))
     reg = load_regression(results)
     if len(reg) and is_regression_row(_raw(results)).all():  # regression tasks only
         return _regression_only(out, owned, reg)
@@ -143,16 +142,20 @@ def build_report(
         tier_edges=edges,
         standardize=standardize,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
-               **({} if curve is None else {"subsampling": curve}),
-               **_compare(df, compare, model_info, n_boot, boot_seed),
-               **({} if in_domain_models is None
-                  else {"in_domain_models": list(in_domain_models)})},
+               **_optional(subsampling=curve, in_domain_models=in_domain_models),
+               **_compare(df, compare, model_info, n_boot, boot_seed)},
     )
     _check_context(ctx, in_domain_models)
     _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
     if summary is not None:
         summary.update(ctx.summary)
     return out / "index.html"
+
+
+def _optional(**values: Any) -> dict[str, Any]:
+    """The given (not None) extras of the report context; sequences as lists."""
+    return {k: list(v) if isinstance(v, (list, tuple)) else v
+            for k, v in values.items() if v is not None}
 
 
 def _check_context(ctx: ReportContext, in_domain_models: Sequence[str] | None) -> None:
