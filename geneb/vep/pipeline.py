@@ -74,9 +74,15 @@ def validate_vep(vp: VepPlan) -> list[tuple[Any, Any]]:
     plan each task's supervised probe (windows, folds, both classes in every training set).
     Returns (task, probe plan or None) per task: ``run_vep`` runs exactly these plans."""
     from geneb.tasks.variants import load_variant_task
+    from geneb.vep.context import check_reference_room
     from geneb.vep.probe_run import plan_variant_probe
 
     tasks = [load_variant_task(f) for f in vp.tasks]
+    for vt in tasks:
+        try:
+            check_reference_room(vt, vp.window)
+        except GenebError as e:
+            raise PlanError(f"vep.{e}") from None
     return [(vt, plan_variant_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds,
                                     limit=vp.limit) if vp.probe else None) for vt in tasks]
 
@@ -86,6 +92,7 @@ def run_vep(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Score every (model, variant task), zero-shot and supervised (``tasks``: what
     :func:`validate_vep` returned); (all scores, summary lines)."""
+    from geneb.vep.context import WindowTooLong
     from geneb.vep.probe_run import run_variant_probe
 
     vp: VepPlan = plan.vep
@@ -108,7 +115,11 @@ def run_vep(
             if df is not None:
                 parts.append(_save(df, vt, out, vp.window, "", say))
             if probe_plan is not None:
-                df = run_variant_probe(probe_plan, mp.model, **run)
+                try:
+                    df = run_variant_probe(probe_plan, mp.model, **run)
+                except WindowTooLong as e:
+                    say(f"vep {run['name'] or mp.model} on {vt.name}: probe skipped ({e})")
+                    continue
                 parts.append(_save(df, vt, out, vp.window, "__probe", say))
     return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), lines
 
@@ -119,12 +130,16 @@ def _zero_shot(vt: Any, model: str, scorers: list[str], window: int, limit: int 
     """The zero-shot scores of one model on one task, and the scorers it can run: a scorer
     the model cannot run (``llr`` without a language-model head) is dropped with a line."""
     from geneb.vep.capabilities import ScorerUnsupported
+    from geneb.vep.context import WindowTooLong
     from geneb.vep.runner import score_variants
 
     while scorers:
         try:
             return scorers, score_variants(vt, model, scorers, window=window, limit=limit,
                                            **run)
+        except WindowTooLong as e:
+            say(f"vep {run['name'] or model} on {vt.name}: {', '.join(scorers)} skipped ({e})")
+            return scorers, None
         except ScorerUnsupported as e:
             scorers = [s for s in scorers if s != e.scorer]
             say(f"vep {run['name'] or model}: {e.scorer} skipped (the model supports "

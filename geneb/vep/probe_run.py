@@ -32,8 +32,9 @@ from geneb.constraints import (
 from geneb.errors import GenebError
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
 from geneb.tasks.variants import VariantTask, load_variant_task
-from geneb.tasks.windows import OK, Windows, make_windows
+from geneb.tasks.windows import OK, Windows, check_window, make_windows
 from geneb.vep.capabilities import FEATURES, PROBE_SCORERS, RIDGE_SCORERS
+from geneb.vep.context import check_reference_room
 from geneb.vep.folds import genomic_folds
 from geneb.vep.runner import LIMITS, ScoreRun, cut_to_limit, score_table, window_embeddings
 from geneb.vep.supervised import (
@@ -108,6 +109,7 @@ def plan_variant_probe(
     learner = (ridge_learner(standardize) if regression else
                logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
     cut, _ = cut_to_limit(vt, limit)
+    check_reference_room(cut, check_window(window))
     win = make_windows(cut, window)
     fold, scheme = genomic_folds(cut, win, folds)
     n_folds = len(np.unique(fold[fold >= 0]))
@@ -176,7 +178,7 @@ def run_variant_probe(
 
 def _probe_tables(pp: VariantProbePlan, emb: Any) -> pd.DataFrame:
     """Cross-validate one probe per feature set on the embedded windows; one table."""
-    cut, win, fold, learner = pp.task, pp.windows, pp.fold, pp.learner
+    cut, win, fold, learner = pp.task, emb.windows, pp.fold, pp.learner
     ok = emb.ok
     y = (cut.table["score"].to_numpy(np.float64)[ok] if pp.regression
          else cut.table["label"].to_numpy()[ok].astype(np.int64))
