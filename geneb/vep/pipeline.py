@@ -56,9 +56,14 @@ def parse_vep(raw: dict[str, Any], path: Callable[[Any, str], Path], src: str) -
     folders = tuple(path(t, "vep.tasks") for t in raw.get("tasks", []))
     if not folders:
         raise PlanError(f"{src}: [vep] needs tasks = [<variant task folder>, ...]")
-    for f in folders:
+    seen: dict[Path, int] = {}
+    for k, f in enumerate(folders):
         if not f.is_dir():
             raise PlanError(f"{src}: variant task folder {str(f)!r} does not exist")
+        if f.resolve() in seen:  # its variants would count twice in every metric
+            raise PlanError(f"{src}: vep.tasks items {seen[f.resolve()] + 1} and {k + 1} are the "
+                            f"same folder {str(f)!r}; expected each variant task once")
+        seen[f.resolve()] = k
     window = raw.get("window", 1024)
     try:
         check_window(window)
@@ -78,6 +83,12 @@ def validate_vep(vp: VepPlan) -> list[tuple[Any, Any]]:
     from geneb.vep.probe_run import plan_variant_probe
 
     tasks = [load_variant_task(f) for f in vp.tasks]
+    names: dict[str, Path] = {}
+    for f, vt in zip(vp.tasks, tasks, strict=True):
+        if vt.name in names:  # one output name, one report row: the second would replace it
+            raise PlanError(f"vep.tasks: {str(names[vt.name])!r} and {str(f)!r} are both "
+                            f"variant task {vt.name!r}; expected each task once")
+        names[vt.name] = f
     for vt in tasks:
         try:
             check_reference_room(vt, vp.window)
