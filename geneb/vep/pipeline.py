@@ -94,8 +94,30 @@ def validate_vep(vp: VepPlan) -> list[tuple[Any, Any]]:
             check_reference_room(vt, vp.window)
         except GenebError as e:
             raise PlanError(f"vep.{e}") from None
-    return [(vt, plan_variant_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds,
-                                    limit=vp.limit) if vp.probe else None) for vt in tasks]
+    plans = []
+    for vt in tasks:
+        try:
+            plans.append((vt, plan_variant_probe(vt, features=vp.probe, window=vp.window,
+                                                 folds=vp.folds, limit=vp.limit)
+                          if vp.probe else None))
+        except GenebError as e:
+            raise PlanError(f"[vep] probe of {vt.name!r}: {plan_words(str(e))}") from None
+    return plans
+
+
+def plan_words(msg: str) -> str:
+    """A probe planning message in a plan's vocabulary: ``folds=3`` -> ``[vep] folds = 3``;
+    advice to give a single C is dropped ([vep] has no C key: its probes sweep C)."""
+    import re
+
+    from geneb.vep.probe_run import single_value_advice
+
+    one = single_value_advice("C")
+    msg = msg.replace(" or" + one, "").replace(" or " + one.strip(), "")
+    msg = msg.replace(": give" + one, ", and [vep] probes choose C from a sweep: add "
+                      "variants on a third chromosome")
+    msg = msg.replace("do not give a fold count (folds)", "remove folds from [vep]")
+    return re.sub(r"\b(folds|window)=(\d+)", r"[vep] \1 = \2", msg)
 
 
 def run_vep(
