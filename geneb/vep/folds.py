@@ -125,8 +125,6 @@ def block_advice(task: VariantTask, window: int, n_blocks: int, k: int,
     """What gives ``k`` folds, each part checked to work: fewer folds (as many as there are
     blocks, when that is at least 2, or 3 with a ``sweep``: then also with a single value),
     the largest smaller window that makes ``k`` blocks (halving), or more variants."""
-    from geneb.vep.probe_run import single_value_advice
-
     ways = []
     if n_blocks >= (3 if sweep else 2):
         ways.append(f"use folds={n_blocks}")
@@ -143,3 +141,8 @@ def block_advice(task: VariantTask, window: int, n_blocks: int, k: int,
                 "variants at positions further apart")
     return " or ".join(ways) + ", or more variants at positions further apart"
 
+
+def single_value_advice(param: str) -> str:
+    """The advice clause "a single C" in the library's vocabulary (``geneb run``'s [vep]
+    table has no C key and removes it: ``geneb.vep.pipeline``)."""
+    return f" a single {param} ({'Cs' if param == 'C' else 'alphas'}=1.0)"

@@ -110,7 +110,7 @@ def plan_words(msg: str) -> str:
     advice to give a single C is dropped ([vep] has no C key: its probes sweep C)."""
     import re
 
-    from geneb.vep.probe_run import single_value_advice
+    from geneb.vep.folds import single_value_advice
 
     one = single_value_advice("C")
     msg = msg.replace(" or" + one, "").replace(" or " + one.strip(), "")

@@ -35,7 +35,7 @@ from geneb.tasks.variants import VariantTask, load_variant_task
 from geneb.tasks.windows import OK, Windows, check_window, make_windows
 from geneb.vep.capabilities import FEATURES, PROBE_SCORERS, RIDGE_SCORERS
 from geneb.vep.context import check_reference_room
-from geneb.vep.folds import genomic_folds
+from geneb.vep.folds import genomic_folds, single_value_advice
 from geneb.vep.scorers import ZERO_EMBEDDING
 from geneb.vep.runner import LIMITS, ScoreRun, cut_to_limit, score_table, window_embeddings
 from geneb.vep.supervised import (
@@ -209,12 +209,6 @@ def _probe_tables(pp: VariantProbePlan, emb: Any) -> pd.DataFrame:
         df.insert(df.columns.get_loc(learner.param) + 1, "folds", pp.scheme)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)
-
-
-def single_value_advice(param: str) -> str:
-    """The advice clause "a single C" in the library's vocabulary (``geneb run``'s [vep]
-    table has no C key and removes it: ``geneb.vep.pipeline``)."""
-    return f" a single {param} ({'Cs' if param == 'C' else 'alphas'}=1.0)"
 
 
 def _three_folds(vt: VariantTask, window: int, param: str) -> str:
