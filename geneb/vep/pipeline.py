@@ -191,3 +191,32 @@ def _save(df: pd.DataFrame, vt: Any, out: Path, window: int, suffix: str,
     say(f"vep {model} on {vt.name}: {', '.join(map(str, df['scorer'].unique()))} "
         f"({int((df['status'] == 'ok').sum())}/{len(df)} scored) -> {path}")
     return df
+
+
+def describe_vep(plan: Any, tasks: list[tuple[Any, Any]], model_key: Callable[[Any], str]
+                 ) -> list[str]:
+    """What ``run_vep`` would do (``geneb run --dry-run``), one line per (model, task), from
+    what :func:`validate_vep` returned; the store is only read."""
+    from geneb.store import FeatureStore, StoreKey
+    from geneb.vep.runner import cut_to_limit, store_task_key
+
+    vp: VepPlan = plan.vep
+    fs = FeatureStore(plan.store, "r") if Path(plan.store).exists() else None
+    lines = []
+    for mp in plan.models:
+        key = model_key(mp)
+        for vt, probe_plan in tasks:
+            cut, limit = cut_to_limit(vt, vp.limit)
+            task_key = store_task_key(cut, vp.window, limit)
+            states = [fs.status(StoreKey(key, task_key, s)) if fs else "missing"
+                      for s in ("ref", "alt")]
+            emb = ("reuse (complete)" if states == ["complete", "complete"] else "embed")
+            probe = ""
+            if probe_plan is not None:
+                n_folds = len(set(probe_plan.fold[probe_plan.fold >= 0].tolist()))
+                probe = f"; probe {', '.join(vp.probe)} ({n_folds} folds by {probe_plan.scheme})"
+            lines.append(f"vep {key} / {vt.name}: {len(cut)} variants at window {vp.window}, "
+                         f"windows {emb}; score {', '.join(vp.scorers)} (those the model "
+                         f"supports){probe} -> {plan.out / 'vep'}")
+    return lines
+
