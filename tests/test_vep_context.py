@@ -122,3 +122,26 @@ def test_windows_near_the_limit_checked_one_by_one(tmp_path, models_dir):
     df = score_variants(task, str(folder), ["cosine"], window=window)
     assert df["status"].tolist() == want
     assert np.isnan(df["score"].to_numpy()[np.array(want) != "ok"]).all()
+
+
+def test_plan_skips_a_model_whose_context_is_shorter_than_the_window(tmp_path, data_dir,
+                                                                      models_dir, brca1):
+    """`geneb run`: the model that cannot see the window whole is skipped for VEP with one
+    line (naming the window that fits, in the plan's key); the k-mer model is scored."""
+    from test_vep_plan import plan_text
+
+    bert = models_dir / "tiny-lm" / "tiny-bert-char-mlm"
+    text = plan_text(data_dir, f'tasks = ["{brca1}"]\nwindow = 2048\nlimit = 20\n'
+                     'scorers = ["cosine"]')
+    text = text.replace('[[models]]\nmodel = "kmer-2"\n',
+                        f'[[models]]\nmodel = "kmer-2"\n\n[[models]]\nmodel = "{bert}"\n'
+                        'name = "bert"\n')
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text)
+    r = CliRunner().invoke(app, ["run", str(plan)])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "vep bert on brca1_findlay2018: cosine skipped (window: 2,048 bases do not fit" in out
+    assert "the largest window that fits is 1,024 bases" in out
+    got = sorted(p.name for p in (tmp_path / "out" / "vep").glob("*.parquet"))
+    assert got == ["brca1_findlay2018__kmer-2__w2048.parquet"]
