@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_vep_scorers import brca1  # noqa: F401 - fixture
 from typer.testing import CliRunner
 
 from geneb.cli import app
@@ -22,14 +23,6 @@ from geneb.errors import GenebError
 from geneb.tasks.variants import load_variant_task
 from geneb.vep.context import WindowTooLong
 from geneb.vep.runner import score_variants
-
-
-@pytest.fixture(scope="module")
-def brca1(models_dir: Path) -> Path:
-    p = models_dir.parent / "variants" / "brca1_findlay2018"
-    if not p.is_dir():
-        pytest.skip(f"BRCA1 task not found at {p}")
-    return p
 
 
 def _tokens(folder: Path, text: str) -> int:
@@ -44,8 +37,8 @@ def _tokens(folder: Path, text: str) -> int:
     ("tiny-lm/tiny-llama-char-clm", 5000, ["cosine"]),
     ("tiny/tiny-bert-dnabert2-bpe", 40000, ["l2"]),
 ])
-def test_window_longer_than_context_refused_and_advice_works(brca1, models_dir, model, window,
-                                                            scorers):
+def test_window_longer_than_context_refused_and_advice_works(brca1, models_dir, model,  # noqa: F811
+                                                            window, scorers):
     folder = models_dir / model
     with pytest.raises(WindowTooLong) as e:
         score_variants(brca1, str(folder), scorers, window=window, limit=6)
@@ -62,7 +55,7 @@ def test_window_longer_than_context_refused_and_advice_works(brca1, models_dir, 
     assert (df["status"] == "ok").all(), df["status"].value_counts()
 
 
-def test_cli_refuses_before_any_model_work(brca1, models_dir, tmp_path):
+def test_cli_refuses_before_any_model_work(brca1, models_dir, tmp_path):  # noqa: F811
     out = tmp_path / "s.parquet"
     r = CliRunner().invoke(app, ["vep", "score", "--task", str(brca1), "--model",
                                  str(models_dir / "tiny-lm" / "tiny-bert-char-mlm"), "--scorer",
@@ -73,12 +66,14 @@ def test_cli_refuses_before_any_model_work(brca1, models_dir, tmp_path):
     assert "(--window 1024)" in text and not out.exists()
 
 
-def test_huge_window_refused_before_any_work_in_bounded_time_and_memory(brca1, models_dir):
+def test_huge_window_refused_before_any_work_in_bounded_time_and_memory(brca1,  # noqa: F811
+                                                                         models_dir):
     vt = load_variant_task(brca1)
     longest = max(len(r.seq) for r in vt.records)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    for w in (longest + 2 - longest % 2, 50_000_000):  # beyond the reference: refused before the model loads
+    # beyond the reference: refused before the model loads
+    for w in (longest + 2 - longest % 2, 50_000_000):
         with pytest.raises(GenebError, match=rf"window: expected at most {longest:,} bases"):
             score_variants(vt, "kmer-4", ["cosine"], window=w)
     # inside the reference but far beyond the model: the probe tokenises a few bases only
@@ -124,8 +119,8 @@ def test_windows_near_the_limit_checked_one_by_one(tmp_path, models_dir):
     assert np.isnan(df["score"].to_numpy()[np.array(want) != "ok"]).all()
 
 
-def test_plan_skips_a_model_whose_context_is_shorter_than_the_window(tmp_path, data_dir,
-                                                                      models_dir, brca1):
+def test_plan_skips_a_model_whose_context_is_shorter_than_the_window(
+        tmp_path, data_dir, models_dir, brca1):  # noqa: F811
     """`geneb run`: the model that cannot see the window whole is skipped for VEP with one
     line (naming the window that fits, in the plan's key); the k-mer model is scored."""
     from test_vep_plan import plan_text

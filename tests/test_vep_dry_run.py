@@ -6,10 +6,10 @@ run after a real run (the windows then come from the store).
 
 from __future__ import annotations
 
+from test_vep_plan import brca1, plan_text  # noqa: F401 - fixture
 from typer.testing import CliRunner
 
 from geneb.cli import app
-from test_vep_plan import brca1, plan_text  # noqa: F401 - fixture
 
 
 def test_dry_run_lists_vep_work(tmp_path, data_dir, brca1):  # noqa: F811

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_vep_plan import plan_text
 from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import GenebError
 from geneb.vep.probe_run import plan_variant_probe, probe_variants
-from test_vep_plan import plan_text
 
 CLUSTERS = (10_000, 16_000, 22_000, 28_000)  # 6,000 apart: 4 blocks at windows <= 6,000
 

@@ -13,13 +13,13 @@ import re
 from pathlib import Path
 
 import pytest
+from test_vep_plan import plan_text
 from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import PlanError, TaskError
 from geneb.pipeline.plan import load_plan
 from geneb.tasks.variants import load_variant_task
-from test_vep_plan import plan_text
 
 SEQ = "ACGTTGCAACGGATCCTTAG" * 10  # chrT, 200 bases
 HEAD = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"

@@ -59,7 +59,8 @@ def _shape_problem(rec: Any) -> str | None:
     }
     for key, typ in need.items():
         if not isinstance(rec.get(key), typ):
-            return f"key {key!r}: expected {getattr(typ, '__name__', typ)}, got {rec.get(key)!r:.60}"
+            want = getattr(typ, "__name__", typ)
+            return f"key {key!r}: expected {want}, got {rec.get(key)!r:.60}"
     for key in _INT_KEYS:
         if not isinstance(rec.get(key), int) or isinstance(rec.get(key), bool) or rec[key] < 0:
             return f"key {key!r}: expected a count, got {rec.get(key)!r:.60}"

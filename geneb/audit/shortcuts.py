@@ -82,17 +82,16 @@ def shortcut_mccs(
     train: SplitData, test: SplitData, n_classes: int, task: str = "?"
 ) -> dict[str, dict[str, float]]:
     """{regime: {shortcut: MCC on test, mean over seeds}} for regimes 1, 10 and full."""
+    # scipy's own OpenBLAS (L-BFGS-B) is only thread-limited if loaded before the limit is
+    # set: loaded inside it, it spun 2 threads on a busy machine (5.8 s instead of 2.3 s of
+    # CPU for one 1,000-class fit)
+    import scipy.optimize  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     from geneb.probe.metrics import compute_metrics
     from geneb.probe.solvers import get_backend
     from geneb.probe.solvers.base import ProbeProblem
     from geneb.protocol import MAX_ITER
-
-    # scipy's own OpenBLAS (L-BFGS-B) is only thread-limited if loaded before the limit is
-    # set: loaded inside it, it spun 2 threads on a busy machine (5.8 s instead of 2.3 s of
-    # CPU for one 1,000-class fit)
-    import scipy.optimize  # noqa: F401
 
     f_train, f_test = shortcut_features(train.sequences), shortcut_features(test.sequences)
     fits = _fits(train, n_classes, task)

@@ -36,8 +36,8 @@ from geneb.tasks.windows import OK, Windows, check_window, make_windows
 from geneb.vep.capabilities import FEATURES, PROBE_SCORERS, RIDGE_SCORERS
 from geneb.vep.context import check_reference_room
 from geneb.vep.folds import genomic_folds, single_value_advice
-from geneb.vep.scorers import ZERO_EMBEDDING
 from geneb.vep.runner import LIMITS, ScoreRun, cut_to_limit, score_table, window_embeddings
+from geneb.vep.scorers import ZERO_EMBEDDING
 from geneb.vep.supervised import (
     logistic_learner,
     out_of_fold,
