@@ -195,6 +195,11 @@ def test_all_windows_outside_with_a_store(tmp_path):
     from geneb.vep.runner import score_variants
 
     folder = _task(tmp_path / "t", [_snv(105), _snv(398)])
-    df = score_variants(folder, "kmer-2", ["cosine", "l2"], window=1000,
+    # 280 bases fit in the 300-base record, but neither variant is far enough from its ends
+    df = score_variants(folder, "kmer-2", ["cosine", "l2"], window=280,
                         store=tmp_path / "s.zarr")
     assert len(df) == 4 and (df["status"] == OUTSIDE).all() and df["score"].isna().all()
+    # longer than the record: no variant could get a window, refused before any work
+    with pytest.raises(GenebError, match="window: expected at most 300 bases"):
+        score_variants(folder, "kmer-2", ["cosine"], window=1000, store=tmp_path / "s2.zarr")
+    assert not (tmp_path / "s2.zarr").exists()

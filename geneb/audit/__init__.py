@@ -6,7 +6,7 @@ test into train, composition twins, shortcut baselines probed like models) and g
 ``geneb tasks audit`` is the command. Definitions and the verdict rule: docs/tasks.md.
 """
 
-from geneb.audit.cache import audit_key, cached_audit, find_audits
+from geneb.audit.cache import audit_file_name, audit_key, cached_audit, find_audits
 from geneb.audit.run import AUDIT_VERSION, audit_task
 from geneb.audit.verdict import SHORTCUT_MARGIN, VERDICTS, verdict
 
@@ -14,6 +14,7 @@ __all__ = [
     "AUDIT_VERSION",
     "SHORTCUT_MARGIN",
     "VERDICTS",
+    "audit_file_name",
     "audit_key",
     "audit_task",
     "cached_audit",

@@ -24,6 +24,19 @@ from geneb.tasks.spec import SplitData
 
 SHORTCUTS: tuple[str, ...] = ("length", "gc", "kmer1", "kmer2", "kmer3")
 SHORTCUT_C = 1.0
+#: Largest shortcut probe solved by Newton steps (coefficients, intercepts included): its
+#: Hessian is then at most 2,048^2 float64 (32 MiB). Above, the fast backend's L-BFGS path
+#: (``fast_lbfgs``, the probe engine's many-class route), whose memory is linear: with
+#: 1,000 classes even the 2-coefficient length probe has 1,998 coefficients, and the k-mer
+#: probes' Hessians would take 0.2-34 GB (issue 28 case 5: 3.6 GB, not done at 300 s).
+AUDIT_NEWTON_MAX_COEFS = 2048
+#: ... and only with at most this many classes: its data Hessian is built from K^2 / 2 class
+#: pairs (200 classes: 20,000 pairs, 104 of 143 s). Every catalogue task has at most 9.
+AUDIT_NEWTON_MAX_CLASSES = 16
+#: Gradient tolerance of those L-BFGS fits (scikit-learn's default ``tol``; the Newton fits
+#: keep the probe engine's 1e-8): a shortcut's MCC needs the argmax, and L-BFGS needs
+#: hundreds of passes over n x K probabilities to reach 1e-8 (200 classes: 53 s of CPU).
+AUDIT_LBFGS_TOL = 1e-4
 
 
 def _frequencies(counts: np.ndarray) -> np.ndarray:
@@ -69,6 +82,10 @@ def shortcut_mccs(
     train: SplitData, test: SplitData, n_classes: int, task: str = "?"
 ) -> dict[str, dict[str, float]]:
     """{regime: {shortcut: MCC on test, mean over seeds}} for regimes 1, 10 and full."""
+    # scipy's own OpenBLAS (L-BFGS-B) is only thread-limited if loaded before the limit is
+    # set: loaded inside it, it spun 2 threads on a busy machine (5.8 s instead of 2.3 s of
+    # CPU for one 1,000-class fit)
+    import scipy.optimize  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     from geneb.probe.metrics import compute_metrics
@@ -86,7 +103,28 @@ def shortcut_mccs(
                 X_train=f_train[name], y_train=np.asarray(train.labels, dtype=np.int64),
                 X_test=f_test[name], n_classes=n_classes, standardize=True, max_iter=MAX_ITER,
             )
-            for fit, res in zip(fits, solver.solve(problem, fits), strict=True):
+            for fit, res in zip(fits, _solve(solver, problem, fits), strict=True):
                 mcc = compute_metrics(test.labels, res.proba, n_classes)["mcc"]
                 out.setdefault(fit.regime, {}).setdefault(name, []).append(mcc)
     return {r: {n: round(float(np.mean(v)), 6) for n, v in d.items()} for r, d in out.items()}
+
+
+def _solve(solver: Any, problem: Any, fits: list[Any]) -> list[Any]:
+    """The fast backend's results for ``fits``; a problem with more than
+    ``AUDIT_NEWTON_MAX_CLASSES`` classes or ``AUDIT_NEWTON_MAX_COEFS`` coefficients goes to
+    its first-order (L-BFGS) path, fit by fit, at ``AUDIT_LBFGS_TOL``, so that memory stays
+    linear in the coefficients (1,000 classes x 65 k-mer features: 65,000)."""
+    d, k = problem.X_train.shape[1], problem.n_classes
+    if k <= AUDIT_NEWTON_MAX_CLASSES and (d + 1) * max(1, k - 1) <= AUDIT_NEWTON_MAX_COEFS:
+        return list(solver.solve(problem, fits))
+    from dataclasses import replace
+
+    problem = replace(problem, tol=max(problem.tol, AUDIT_LBFGS_TOL))
+    done: dict[bytes, Any] = {}
+    out = []
+    for fit in fits:  # identical draws (10-shot of a 3-row class takes every row) once
+        key = np.ascontiguousarray(fit.train_idx).tobytes()
+        if key not in done:
+            done[key] = solver._solve_large(problem, fit.train_idx, [fit.C])[0]
+        out.append(done[key])
+    return out

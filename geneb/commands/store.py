@@ -23,12 +23,13 @@ def _open(path: str):
 
 
 def _key(store, model: str, task: str, split: str):
-    """The StoreKey, or an unknown-name error listing the keys (with a did-you-mean)."""
+    """The StoreKey, or an unknown-key error naming the nearest keys and a count."""
     from geneb.store import StoreKey
+    from geneb.store.keys import unknown_store_key
 
     key = StoreKey(model, task, split)
     if store.status(key) == "missing":
-        raise unknown_name("store key", str(key), [str(k) for k in store.keys()])
+        raise unknown_store_key(str(key), (str(k) for k in store.keys()), store.path)
     return key
 
 

@@ -42,13 +42,20 @@ def _check_out(out: str | None) -> Path | None:
 def audit_records(
     names: Sequence[str], data_dir: str | None = None, refresh: bool = False,
     cache: str | None = None,
-) -> list[dict[str, Any]]:
-    """Load every task first (a bad name fails before any work), then audit each (cached)."""
-    from geneb.audit import cached_audit
+) -> list[tuple[str, dict[str, Any]]]:
+    """Load every task first (a bad name fails before any work), then audit each (cached):
+    (the task's audit file name, its record) per task. A cached audit that cannot be used is
+    recomputed with one line on stderr."""
+    from geneb.audit import audit_file_name, cached_audit
     from geneb.tasks.folders import resolve_task
 
     tasks = [resolve_task(n, data_dir) for n in names]
-    return [cached_audit(t, refresh=refresh, cache=cache) for t in tasks]
+    return [(audit_file_name(t), cached_audit(t, refresh=refresh, cache=cache, say=_say))
+            for t in tasks]
+
+
+def _say(line: str) -> None:
+    typer.echo(line, err=True)
 
 
 def print_table(records: Sequence[dict[str, Any]]) -> None:
@@ -104,17 +111,18 @@ def audit(
     Each audit is cached under $GENEB_CACHE/audit by the task's fingerprints; the report
     reads it. The verdict rule and thresholds: docs/tasks.md.
     """
+    from geneb.audit.record import seal
     from geneb.store._files import write_json
 
     out_dir = _check_out(out)
-    records = audit_records(names, data_dir, refresh)
-    for r in records:
-        if out_dir is not None:
-            write_json(out_dir / f"{r['task']}.json", r)
+    named = audit_records(names, data_dir, refresh)
+    for file_name, r in named:
+        if out_dir is not None:  # the name is geneb's safe key of the loaded task's name
+            write_json(out_dir / file_name, seal(r))
         if as_json:
             typer.echo(json.dumps(r, sort_keys=False))
     if not as_json:
-        print_table(records)
+        print_table([r for _, r in named])
 
 
 def print_verdicts(folders: Sequence[Path], cache: str | None = None) -> None:
@@ -124,7 +132,7 @@ def print_verdicts(folders: Sequence[Path], cache: str | None = None) -> None:
     from geneb.tasks.loader import load_task_folder
 
     for folder in folders:
-        r = cached_audit(load_task_folder(folder), cache=cache)
+        r = cached_audit(load_task_folder(folder), cache=cache, say=_say)
         why = f" ({r['reasons'][0]}" if r["reasons"] else ""
         more = (f"; {len(r['reasons']) - 1} more)" if len(r["reasons"]) > 1
                 else ")" if r["reasons"] else "")

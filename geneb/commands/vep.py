@@ -201,6 +201,9 @@ def evaluate(
             "auroc_hi", "auprc"] + [c for c in ("spearman", "pearson", "r2") if c in metrics]
     console.print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),
                   highlight=False)
+    for r in metrics[metrics["skipped"].fillna("") != ""].itertuples(index=False):
+        console.print(f"{r.task} {r.model} {r.scorer} w{r.window}: NaN {r.skipped}",
+                      highlight=False, soft_wrap=True)
 
 
 @app.command("capabilities")

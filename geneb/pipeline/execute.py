@@ -124,6 +124,7 @@ class DryRun:
     cells_total: int = 0
     cells_present: int = 0
     report: str = ""
+    vep: list[str] = field(default_factory=list)  # one line per (model, variant task)
 
     def lines(self) -> list[str]:
         out = []
@@ -134,6 +135,7 @@ class DryRun:
             f"probe: {self.cells_total} cells requested, {self.cells_present} already in the "
             f"results table, {self.cells_total - self.cells_present} to compute"
         )
+        out.extend(self.vep)
         out.append(self.report)
         return out
 
@@ -157,6 +159,10 @@ def dry_run(plan: Plan) -> DryRun:
     if plan.results_path.exists():  # a results folder (or a single-file table of geneb <= 0.1)
         d.cells_present = _cells_present(plan, planned)
     d.report = f"report: {plan.report_dir / 'index.html'}" if plan.report else "report: disabled"
+    if plan.vep is not None:  # validated as a run validates them, nothing loaded or written
+        from geneb.vep.pipeline import describe_vep, validate_vep
+
+        d.vep = describe_vep(plan, validate_vep(plan.vep), model_key)
     return d
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from geneb.errors import CorruptEntryError, EntryIncompleteError, StoreError, unknown_name
+from geneb.errors import CorruptEntryError, EntryIncompleteError, StoreError
 from geneb.store.entry_io import (  # noqa: F401 - re-exported for callers
     ARRAYS,
     DIMENSIONS,
@@ -43,7 +43,7 @@ from geneb.store.entry_io import (  # noqa: F401 - re-exported for callers
     layout_for,
     recorded_digests,
 )
-from geneb.store.keys import StoreKey
+from geneb.store.keys import StoreKey, unknown_store_key
 from geneb.store.provenance import Provenance
 from geneb.store.writer import PROGRESS_EVERY_S, EntryWriter, WritePlan  # noqa: F401 - re-exported
 
@@ -161,7 +161,7 @@ class FeatureStore:
         ``"corrupt"`` and a ``problem`` (no chunk is read: ``verify`` checks the data)."""
         attrs = self._io.attrs(key)
         if attrs is None:
-            raise unknown_name("store key", str(key), [str(k) for k in self.keys()])
+            raise unknown_store_key(str(key), (str(k) for k in self.keys()), self.path)
         out: dict[str, Any] = {"key": str(key), "path": key.path, "status": self.status(key)}
         spec = None
         try:
@@ -183,7 +183,7 @@ class FeatureStore:
     def _entry_attrs(self, key: StoreKey, allow_incomplete: bool) -> dict[str, Any]:
         attrs = self._io.attrs(key)
         if attrs is None:
-            raise unknown_name("store key", str(key), [str(k) for k in self.keys()])
+            raise unknown_store_key(str(key), (str(k) for k in self.keys()), self.path)
         if attrs.get("complete") is not True and not allow_incomplete:
             raise EntryIncompleteError(
                 f"store entry {key} in {self.path} is incomplete "

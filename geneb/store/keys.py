@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from geneb.errors import StoreError
+from geneb.errors import StoreError, UnknownNameError, did_you_mean
 
 _SAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 SPLITS_ALLOWED = re.compile(r"^[A-Za-z0-9_]+$")
@@ -74,3 +76,25 @@ class StoreKey:
 
     def __str__(self) -> str:
         return f"{self.model}/{self.task}/{self.split}"
+
+
+#: How many store keys a "no such key" message lists (the nearest ones; then a count).
+NEAREST_KEYS = 5
+
+
+def unknown_store_key(key: str, keys: Iterable[str], store: str | os.PathLike[str]
+                      ) -> UnknownNameError:
+    """The error for a key the store does not have: the nearest ``NEAREST_KEYS`` of its keys
+    and how many more there are (a store can hold thousands: never all of them)."""
+    import difflib
+
+    valid = sorted(set(keys))
+    near = difflib.get_close_matches(key, valid, n=NEAREST_KEYS, cutoff=0.0)
+    more = len(valid) - len(near)
+    listed = ", ".join(repr(k) for k in near) if near else "(none: the store is empty)"
+    tail = f" and {more:,} more (geneb store ls {store})" if more else ""
+    close = did_you_mean(key, valid)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return UnknownNameError(f"unknown store key {key!r}.{hint} Nearest of the store's "
+                            f"{len(valid):,} key(s): {listed}{tail}")
+

@@ -173,6 +173,21 @@ class _Record:
         return n
 
 
+def _check_once(path: Path, name: str, seen: list[str], wanted: Mapping[str, str],
+                found: Mapping[str, str]) -> None:
+    """Refuse a second record of one name, or of one variant chromosome under its other
+    name (``1`` and ``chr1``): which one the variants refer to would be a guess."""
+    chrom = wanted.get(name)
+    earlier = name if name in seen else found.get(chrom) if chrom is not None else None
+    if earlier is None:
+        return
+    where = f"(records {seen.index(earlier) + 1} and {len(seen) + 1})"
+    what = (f"two records named {name!r} {where}" if earlier == name else
+            f"records {earlier!r} and {name!r} {where} are both chromosome {chrom!r}")
+    raise TaskError(f"reference {path}: {what}; expected one record per chromosome (which "
+                    "one the variants refer to would be a guess)")
+
+
 def extract_windows(
     ref: UserReference, needs: Mapping[str, list[tuple[int, int]]], out: Path
 ) -> dict[str, Any]:
@@ -200,10 +215,11 @@ def extract_windows(
                 continue
             if current is not None:
                 n_records += current.write(dst)
+            _check_once(path, name, seen, wanted, found)
             seen.append(name)
             chrom = wanted.get(name)
             current = None
-            if chrom is not None and chrom not in found:
+            if chrom is not None:
                 found[chrom] = name
                 current = _Record(chrom, merge_windows(list(needs[chrom])))
         if current is not None:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from geneb.errors import TaskError
+from geneb.tasks.variant_rows import check_unique_variants, row_location
 
 REQUIRED = ("chrom", "pos", "ref", "alt", "label")
 ALLELE = re.compile(r"^[ACGTN]+$")
@@ -234,14 +235,6 @@ def _source(folder: Path) -> Path:
     return found[0]
 
 
-def row_location(src: Path, df: pd.DataFrame, i: int) -> str:
-    """Where row ``i`` of a variant table is, for messages: ``<file> line N`` (its line in
-    a CSV/VCF; row index as well when the table has no recorded lines)."""
-    if "_line" in df.columns:
-        return f"{src} line {int(df['_line'].iloc[i])}"
-    return f"{src} line {i + 2} (row {i})"
-
-
 def fetched_variant_folder(name: str) -> Path | None:
     """The folder ``geneb tasks fetch NAME`` made for a catalogue variant set, if any
     (``$GENEB_CACHE/variants/NAME``, complete)."""
@@ -347,17 +340,19 @@ def check_variant_rows(src: Path, df: pd.DataFrame, *, with_ref: bool = True) ->
     df["label"] = lab.map(LABEL_VALUES).astype(np.int64)
     if "score" in df.columns:
         sc = pd.to_numeric(df["score"].replace("", np.nan), errors="coerce")
-        bad = sc.isna() & (df["score"].astype(str).str.strip() != "")
+        given = df["score"].astype(str).str.strip() != ""
+        bad = (sc.isna() & given) | np.isinf(sc.to_numpy(dtype=float, na_value=0.0))
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise TaskError(f"{row_location(src, df, i)}: score {df['score'].iloc[i]!r} is not "
-                            "a number")
+            raise TaskError(f"{row_location(src, df, i)}: score: expected a finite number "
+                            f"(or an empty cell), got {df['score'].iloc[i]!r}")
         df["score"] = sc.astype(float)
     return df
 
 
 def _validate(src: Path, df: pd.DataFrame, records: tuple[RefRecord, ...]) -> pd.DataFrame:
     df = check_variant_rows(src, df)
+    check_unique_variants(src, df)
     n = len(df)
     by_chrom: dict[str, list[int]] = {}
     for j, r in enumerate(records):

@@ -107,10 +107,31 @@ def oriented(df: pd.DataFrame) -> np.ndarray:
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    return spearman_why(a, b)[0]
+
+
+def spearman_why(a: np.ndarray, b: np.ndarray) -> tuple[float, str]:
+    """(Spearman of ``a`` with ``b`` over the rows where both are finite, why it is NaN or
+    ""): a constant input has no ranks to correlate (checked here, so scipy's
+    ConstantInputWarning never reaches the user)."""
     ok = np.isfinite(a) & np.isfinite(b)
     if ok.sum() < 3:
-        return float("nan")
-    return float(stats.spearmanr(a[ok], b[ok]).statistic)
+        return float("nan"), f"fewer than 3 variants with a score and a task_score ({ok.sum()})"
+    if np.ptp(a[ok]) == 0:
+        return float("nan"), "the score is the same for every variant"
+    if np.ptp(b[ok]) == 0:
+        return float("nan"), "task_score is the same for every variant"
+    return float(stats.spearmanr(a[ok], b[ok]).statistic), ""
+
+
+def _skipped(obs: dict[str, float], y: np.ndarray, why_spearman: str) -> str:
+    """Why each NaN metric of a row is NaN ("metric: reason; ..."), or ""."""
+    classes = sorted(set(y.tolist()))
+    one = ("no variant was scored" if not classes else
+           f"the scored variants all have label {classes[0]}")
+    why = {"auroc": one, "auprc": one, "spearman": why_spearman}
+    return "; ".join(f"{k}: {why.get(k, 'not computable')}" for k, v in obs.items()
+                     if not np.isfinite(v))
 
 
 def evaluate(
@@ -126,8 +147,9 @@ def evaluate(
         s = oriented(ok)
         ts = ok["task_score"].to_numpy(dtype=np.float64) if "task_score" in ok else None
         obs = {"auroc": auroc(y, s), "auprc": auprc(y, s)}
+        why_spearman = ""
         if ts is not None:
-            obs["spearman"] = _spearman(s, ts)
+            obs["spearman"], why_spearman = spearman_why(s, ts)
         fit = ts is not None and str(key[2]).startswith("ridge-")  # predictions of task_score
         raw = ok["score"].to_numpy(np.float64)
         if fit:
@@ -162,5 +184,6 @@ def evaluate(
                 if len(b) else (float("nan"), float("nan"))
             )
         row["n_boot"] = n_boot
+        row["skipped"] = _skipped(obs, y, why_spearman)
         rows.append(row)
     return pd.DataFrame(rows)

@@ -70,10 +70,12 @@ def genomic_blocks(chrom: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.
 
 
 def genomic_folds(
-    task: VariantTask, win: Windows, n_folds: int | None = None
+    task: VariantTask, win: Windows, n_folds: int | None = None, *, sweep: str | None = None
 ) -> tuple[np.ndarray, str]:
     """(fold per variant, scheme): ``"chromosome"`` (several chromosomes: one fold each) or
-    ``"blocks"`` (one chromosome: ``n_folds`` contiguous groups of blocks). -1: no window."""
+    ``"blocks"`` (one chromosome: ``n_folds`` contiguous groups of blocks). -1: no window.
+    ``sweep``: the parameter a caller chooses by inner folds (it then needs 3 folds), so
+    that advice on too few blocks names fold counts that work."""
     chrom, start, end = window_extents(task, win)
     block = genomic_blocks(chrom, start, end)
     ok = block >= 0
@@ -81,8 +83,8 @@ def genomic_folds(
     if len(chroms) >= 2:
         if n_folds is not None:
             raise GenebError(f"folds: {n_folds} given, but the task has {len(chroms)} "
-                             "chromosomes, so the folds are leave-one-chromosome-out (give "
-                             "folds=None)", param="folds")
+                             "chromosomes, so the folds are leave-one-chromosome-out, one per "
+                             "chromosome: do not give a fold count (folds)", param="folds")
         fold = np.full(len(chrom), -1, dtype=np.int64)
         for k, c in enumerate(chroms):
             fold[ok & (chrom == c)] = k
@@ -94,9 +96,8 @@ def genomic_folds(
     if n_blocks < k:
         raise GenebError(
             f"task {task.name!r}: only {n_blocks} block(s) of variants whose windows do not "
-            f"overlap at window {win.window}, fewer than the {k} folds asked for; use "
-            f"folds={max(2, n_blocks)} (at least 2 blocks needed), a smaller window=... or "
-            "more variants")
+            f"overlap at window {win.window}, fewer than the {k} folds asked for; "
+            + block_advice(task, win.window, n_blocks, k, sweep), param="folds")
     sizes = np.bincount(block[ok], minlength=n_blocks)
     ends = np.cumsum(sizes)  # variants up to and including each block
     cuts, prev = [], -1
@@ -109,3 +110,39 @@ def genomic_folds(
     fold = np.full(len(chrom), -1, dtype=np.int64)
     fold[ok] = fold_of_block[block[ok]]
     return fold, "blocks"
+
+
+def count_blocks(task: VariantTask, window: int) -> int:
+    """How many blocks the variants of ``task`` form at ``window``."""
+    from geneb.tasks.windows import make_windows
+
+    block = genomic_blocks(*window_extents(task, make_windows(task, window)))
+    return int(block.max()) + 1 if (block >= 0).any() else 0
+
+
+def block_advice(task: VariantTask, window: int, n_blocks: int, k: int,
+                 sweep: str | None = None) -> str:
+    """What gives ``k`` folds, each part checked to work: fewer folds (as many as there are
+    blocks, when that is at least 2, or 3 with a ``sweep``: then also with a single value),
+    the largest smaller window that makes ``k`` blocks (halving), or more variants."""
+    ways = []
+    if n_blocks >= (3 if sweep else 2):
+        ways.append(f"use folds={n_blocks}")
+    elif sweep and n_blocks == 2:
+        ways.append(f"use folds=2 with{single_value_advice(sweep)}")
+    w = window // 2 // 2 * 2
+    while w >= 2:
+        if count_blocks(task, w) >= k:
+            ways.append(f"a smaller window (window={w} makes {k} or more blocks)")
+            break
+        w = w // 2 // 2 * 2
+    if not ways:
+        return (f"no window makes {k} blocks (the variants are too close together): add "
+                "variants at positions further apart")
+    return " or ".join(ways) + ", or more variants at positions further apart"
+
+
+def single_value_advice(param: str) -> str:
+    """The advice clause "a single C" in the library's vocabulary (``geneb run``'s [vep]
+    table has no C key and removes it: ``geneb.vep.pipeline``)."""
+    return f" a single {param} ({'Cs' if param == 'C' else 'alphas'}=1.0)"

@@ -78,6 +78,8 @@ class LMScorer:
     # ------------------------------------------------------------ tokenising
     def tokenise(self, windows: Sequence[str]) -> list[Tokenised]:
         """Full ids (specials as the tokenizer adds them) and base spans of content tokens."""
+        if not windows:  # every window outside the reference: nothing to tokenise
+            return []
         tok = self.tokenizer
         enc = tok(list(windows), add_special_tokens=True)["input_ids"]
         out = []

@@ -56,9 +56,14 @@ def parse_vep(raw: dict[str, Any], path: Callable[[Any, str], Path], src: str) -
     folders = tuple(path(t, "vep.tasks") for t in raw.get("tasks", []))
     if not folders:
         raise PlanError(f"{src}: [vep] needs tasks = [<variant task folder>, ...]")
-    for f in folders:
+    seen: dict[Path, int] = {}
+    for k, f in enumerate(folders):
         if not f.is_dir():
             raise PlanError(f"{src}: variant task folder {str(f)!r} does not exist")
+        if f.resolve() in seen:  # its variants would count twice in every metric
+            raise PlanError(f"{src}: vep.tasks items {seen[f.resolve()] + 1} and {k + 1} are the "
+                            f"same folder {str(f)!r}; expected each variant task once")
+        seen[f.resolve()] = k
     window = raw.get("window", 1024)
     try:
         check_window(window)
@@ -74,11 +79,45 @@ def validate_vep(vp: VepPlan) -> list[tuple[Any, Any]]:
     plan each task's supervised probe (windows, folds, both classes in every training set).
     Returns (task, probe plan or None) per task: ``run_vep`` runs exactly these plans."""
     from geneb.tasks.variants import load_variant_task
+    from geneb.vep.context import check_reference_room
     from geneb.vep.probe_run import plan_variant_probe
 
     tasks = [load_variant_task(f) for f in vp.tasks]
-    return [(vt, plan_variant_probe(vt, features=vp.probe, window=vp.window, folds=vp.folds,
-                                    limit=vp.limit) if vp.probe else None) for vt in tasks]
+    names: dict[str, Path] = {}
+    for f, vt in zip(vp.tasks, tasks, strict=True):
+        if vt.name in names:  # one output name, one report row: the second would replace it
+            raise PlanError(f"vep.tasks: {str(names[vt.name])!r} and {str(f)!r} are both "
+                            f"variant task {vt.name!r}; expected each task once")
+        names[vt.name] = f
+    for vt in tasks:
+        try:
+            check_reference_room(vt, vp.window)
+        except GenebError as e:
+            raise PlanError(f"vep.{e}") from None
+    plans = []
+    for vt in tasks:
+        try:
+            plans.append((vt, plan_variant_probe(vt, features=vp.probe, window=vp.window,
+                                                 folds=vp.folds, limit=vp.limit)
+                          if vp.probe else None))
+        except GenebError as e:
+            raise PlanError(f"[vep] probe of {vt.name!r}: {plan_words(str(e))}") from None
+    return plans
+
+
+def plan_words(msg: str) -> str:
+    """A probe planning message in a plan's vocabulary: ``folds=3`` -> ``[vep] folds = 3``;
+    advice to give a single C is dropped ([vep] has no C key: its probes sweep C)."""
+    import re
+
+    from geneb.vep.folds import single_value_advice
+
+    one = single_value_advice("C")
+    msg = msg.replace(" or" + one, "").replace(" or " + one.strip(), "")
+    msg = msg.replace(": give" + one, ", and [vep] probes choose C from a sweep: add "
+                      "variants on a third chromosome")
+    msg = msg.replace("do not give a fold count (folds)", "remove folds from [vep]")
+    return re.sub(r"\b(folds|window)=(\d+)", r"[vep] \1 = \2", msg)
 
 
 def run_vep(
@@ -86,6 +125,7 @@ def run_vep(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Score every (model, variant task), zero-shot and supervised (``tasks``: what
     :func:`validate_vep` returned); (all scores, summary lines)."""
+    from geneb.vep.context import WindowTooLong
     from geneb.vep.probe_run import run_variant_probe
 
     vp: VepPlan = plan.vep
@@ -108,7 +148,11 @@ def run_vep(
             if df is not None:
                 parts.append(_save(df, vt, out, vp.window, "", say))
             if probe_plan is not None:
-                df = run_variant_probe(probe_plan, mp.model, **run)
+                try:
+                    df = run_variant_probe(probe_plan, mp.model, **run)
+                except WindowTooLong as e:
+                    say(f"vep {run['name'] or mp.model} on {vt.name}: probe skipped ({e})")
+                    continue
                 parts.append(_save(df, vt, out, vp.window, "__probe", say))
     return (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()), lines
 
@@ -119,12 +163,16 @@ def _zero_shot(vt: Any, model: str, scorers: list[str], window: int, limit: int 
     """The zero-shot scores of one model on one task, and the scorers it can run: a scorer
     the model cannot run (``llr`` without a language-model head) is dropped with a line."""
     from geneb.vep.capabilities import ScorerUnsupported
+    from geneb.vep.context import WindowTooLong
     from geneb.vep.runner import score_variants
 
     while scorers:
         try:
             return scorers, score_variants(vt, model, scorers, window=window, limit=limit,
                                            **run)
+        except WindowTooLong as e:
+            say(f"vep {run['name'] or model} on {vt.name}: {', '.join(scorers)} skipped ({e})")
+            return scorers, None
         except ScorerUnsupported as e:
             scorers = [s for s in scorers if s != e.scorer]
             say(f"vep {run['name'] or model}: {e.scorer} skipped (the model supports "
@@ -143,3 +191,32 @@ def _save(df: pd.DataFrame, vt: Any, out: Path, window: int, suffix: str,
     say(f"vep {model} on {vt.name}: {', '.join(map(str, df['scorer'].unique()))} "
         f"({int((df['status'] == 'ok').sum())}/{len(df)} scored) -> {path}")
     return df
+
+
+def describe_vep(plan: Any, tasks: list[tuple[Any, Any]], model_key: Callable[[Any], str]
+                 ) -> list[str]:
+    """What ``run_vep`` would do (``geneb run --dry-run``), one line per (model, task), from
+    what :func:`validate_vep` returned; the store is only read."""
+    from geneb.store import FeatureStore, StoreKey
+    from geneb.vep.runner import cut_to_limit, store_task_key
+
+    vp: VepPlan = plan.vep
+    fs = FeatureStore(plan.store, "r") if Path(plan.store).exists() else None
+    lines = []
+    for mp in plan.models:
+        key = model_key(mp)
+        for vt, probe_plan in tasks:
+            cut, limit = cut_to_limit(vt, vp.limit)
+            task_key = store_task_key(cut, vp.window, limit)
+            states = [fs.status(StoreKey(key, task_key, s)) if fs else "missing"
+                      for s in ("ref", "alt")]
+            emb = ("reuse (complete)" if states == ["complete", "complete"] else "embed")
+            probe = ""
+            if probe_plan is not None:
+                n_folds = len(set(probe_plan.fold[probe_plan.fold >= 0].tolist()))
+                probe = f"; probe {', '.join(vp.probe)} ({n_folds} folds by {probe_plan.scheme})"
+            lines.append(f"vep {key} / {vt.name}: {len(cut)} variants at window {vp.window}, "
+                         f"windows {emb}; score {', '.join(vp.scorers)} (those the model "
+                         f"supports){probe} -> {plan.out / 'vep'}")
+    return lines
+

@@ -32,10 +32,12 @@ from geneb.constraints import (
 from geneb.errors import GenebError
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
 from geneb.tasks.variants import VariantTask, load_variant_task
-from geneb.tasks.windows import OK, Windows, make_windows
+from geneb.tasks.windows import OK, Windows, check_window, make_windows
 from geneb.vep.capabilities import FEATURES, PROBE_SCORERS, RIDGE_SCORERS
-from geneb.vep.folds import genomic_folds
+from geneb.vep.context import check_reference_room
+from geneb.vep.folds import genomic_folds, single_value_advice
 from geneb.vep.runner import LIMITS, ScoreRun, cut_to_limit, score_table, window_embeddings
+from geneb.vep.scorers import ZERO_EMBEDDING
 from geneb.vep.supervised import (
     logistic_learner,
     out_of_fold,
@@ -108,15 +110,19 @@ def plan_variant_probe(
     learner = (ridge_learner(standardize) if regression else
                logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
     cut, _ = cut_to_limit(vt, limit)
+    check_reference_room(cut, check_window(window))
     win = make_windows(cut, window)
-    fold, scheme = genomic_folds(cut, win, folds)
+    fold, scheme = genomic_folds(cut, win, folds, sweep=learner.param if len(cs) > 1 else None)
     n_folds = len(np.unique(fold[fold >= 0]))
+    one = single_value_advice(learner.param)
     if len(cs) > 1 and n_folds < 3:
+        more = (f"the folds are one per chromosome ({n_folds}): give{one}"
+                if scheme == "chromosome" else _three_folds(cut, window, learner.param))
         raise GenebError(f"choosing {learner.param} from the sweep needs at least 3 folds (the "
                          f"training folds of each split serve as inner folds), got {n_folds}; "
-                         f"give more folds (folds=...) or a single {learner.param} value")
+                         f"{more}")
     if not regression:
-        _check_classes(cut, fold, len(cs) > 1)
+        _check_classes(cut, fold, len(cs) > 1, scheme)
     return VariantProbePlan(vt, window, limit, cut, win, fold, scheme, cs, learner,
                             tuple(features), regression)
 
@@ -176,11 +182,16 @@ def run_variant_probe(
 
 def _probe_tables(pp: VariantProbePlan, emb: Any) -> pd.DataFrame:
     """Cross-validate one probe per feature set on the embedded windows; one table."""
-    cut, win, fold, learner = pp.task, pp.windows, pp.fold, pp.learner
+    cut, win, learner = pp.task, emb.windows, pp.learner
     ok = emb.ok
     y = (cut.table["score"].to_numpy(np.float64)[ok] if pp.regression
          else cut.table["label"].to_numpy()[ok].astype(np.int64))
     ref = emb.ref[emb.windows.ref_id[ok]]
+    # an all-zero window embedding (k-mers longer than the window) carries nothing: such a
+    # variant is neither trained on nor scored, and says why (as `geneb vep score` does)
+    zero = ~(ref.any(axis=1) & emb.alt.any(axis=1))
+    fold = pp.fold.copy()  # the planned folds stay in the table; zero rows are left out
+    fold[ok[zero]] = -1
     parts = []
     for f in pp.features:
         X = variant_features(ref, emb.alt, f)
@@ -189,17 +200,28 @@ def _probe_tables(pp: VariantProbePlan, emb: Any) -> pd.DataFrame:
         c = np.full(len(cut), np.nan)
         score[ok], c[ok] = oof.score, oof.C
         status = win.status.copy()
+        status[ok[zero]] = ZERO_EMBEDDING
         status[(status == OK) & ~np.isfinite(score)] = NOT_IN_FOLD
         name = (RIDGE_SCORERS if pp.regression else PROBE_SCORERS)[f]
         df = score_table(cut, win, emb.model, name, score, status, "")
-        df.insert(df.columns.get_loc("score") + 1, "fold", fold)
+        df.insert(df.columns.get_loc("score") + 1, "fold", pp.fold)
         df.insert(df.columns.get_loc("fold") + 1, learner.param, c)
         df.insert(df.columns.get_loc(learner.param) + 1, "folds", pp.scheme)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)
 
 
-def _check_classes(vt: VariantTask, fold: np.ndarray, inner: bool) -> None:
+def _three_folds(vt: VariantTask, window: int, param: str) -> str:
+    """Advice for a sweep over too few block folds (every way checked to work)."""
+    from geneb.vep.folds import block_advice, count_blocks
+
+    n = count_blocks(vt, window)
+    if n >= 3:
+        return f"use folds=3 or{single_value_advice(param)}"
+    return block_advice(vt, window, n, 3, param)
+
+
+def _check_classes(vt: VariantTask, fold: np.ndarray, inner: bool, scheme: str) -> None:
     """Every training set (and, with a C sweep, every inner one) holds both labels."""
     y = vt.table["label"].to_numpy()
     ids = np.unique(fold[fold >= 0])
@@ -210,8 +232,11 @@ def _check_classes(vt: VariantTask, fold: np.ndarray, inner: bool) -> None:
         for s in sets:
             labels = np.unique(y[np.isin(fold, s)])
             if len(labels) < 2:
+                ways = ([f"fewer folds (folds={len(ids) - 1})"]
+                        if scheme == "blocks" and len(ids) > 2 else [])
+                ways += ["more variants of both labels"] + (
+                    [single_value_advice("C").strip()] if inner else [])
                 raise GenebError(
                     f"task {vt.name!r}: the training variants of fold(s) "
                     f"{', '.join(map(str, s))} have label {int(labels[0])} only "
-                    "(a probe needs both classes); use fewer folds (folds=...), more variants or "
-                    "one C (Cs=...)")
+                    f"(a probe needs both classes); try {' or '.join(ways)}")

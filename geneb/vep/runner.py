@@ -26,13 +26,20 @@ import pandas as pd
 from geneb.constraints import BATCH_TOKENS, POSITIVE_INT, ListOf, StrOptions, validate_params
 from geneb.errors import StaleEntryError
 from geneb.tasks.variants import VariantTask, load_variant_task
-from geneb.tasks.windows import OK, Windows, make_windows
+from geneb.tasks.windows import OK, Windows, check_window, make_windows
 from geneb.vep.capabilities import (
     EMBEDDING_SCORERS,
     HEADS,
     SCORERS,
     detect,
     require_scorer,
+)
+from geneb.vep.context import (
+    check_reference_room,
+    check_window_fits,
+    embedder_context,
+    lm_context,
+    mark_unseeable,
 )
 from geneb.vep.scorers import ORIENTATION, distance_scores, llr_scores
 
@@ -88,7 +95,7 @@ def score_variants(
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
     scorers = list(scorers)
     vt, limit = cut_to_limit(vt, limit)
-    win = make_windows(vt, window)
+    check_reference_room(vt, check_window(window))
     dev = resolve_device(device)
     budget = batch_tokens or vep_batch_tokens(dev)
     run = run if run is not None else ScoreRun()
@@ -106,22 +113,24 @@ def score_variants(
         from geneb.models.registry import get_embedder
 
         embedder = get_embedder(model, device=dev, trust_remote_code=trust_remote_code)
-        if store is not None:
-            jobs = _plan_store(store, embedder, name, vt, win, limit)
     model_key = name or (embedder.name if embedder is not None else _lm_name(model))
+    lm = _lm_scorer(caps, dev, budget) if want_lm else None
+    contexts = [embedder_context(embedder, model_key) if embedder is not None else None,
+                lm_context(lm, model_key) if lm is not None else None]
+    for ctx in contexts:  # before any window is built or any forward runs
+        check_window_fits(ctx, vt, window)
+    win = make_windows(vt, window)
     parts = []
-    if emb_scorers:
-        assert embedder is not None
-        ref_emb, alt_emb, ok = _embeddings(embedder, win, vt, jobs, budget, run)
+    if embedder is not None:
+        emb_win = mark_unseeable(contexts[0], win)
+        if store is not None:
+            jobs = _plan_store(store, embedder, name, vt, emb_win, limit)
+        ref_emb, alt_emb, ok = _embeddings(embedder, emb_win, vt, jobs, budget, run)
         for s in emb_scorers:
-            sc, st = distance_scores(win, ok, ref_emb, alt_emb, s)
-            parts.append(score_table(vt, win, model_key, s, sc, st, ""))
-    if want_lm:
-        kind = next(k for k in HEADS if k in caps.heads)
-        lm_model, tok = caps.heads[kind]
-        from geneb.vep.likelihood import LMScorer
-
-        lm = LMScorer(lm_model, tok, kind, dev, budget)
+            sc, st = distance_scores(emb_win, ok, ref_emb, alt_emb, s)
+            parts.append(score_table(vt, emb_win, model_key, s, sc, st, ""))
+    if lm is not None:
+        kind = lm.kind
         alleles = list(zip(vt.table["ref"], vt.table["alt"], strict=True))
         sc, st = llr_scores(lm, win, alleles)
         run.forwards += lm.forwards
@@ -130,6 +139,15 @@ def score_variants(
     order = {s: k for k, s in enumerate(scorers)}
     parts.sort(key=lambda df: order[str(df["scorer"].iloc[0])])
     return pd.concat(parts, ignore_index=True)
+
+
+def _lm_scorer(caps: Any, device: str, budget: int) -> Any:
+    """The LLR scorer of the model's preferred language-model head."""
+    from geneb.vep.likelihood import LMScorer
+
+    kind = next(k for k in HEADS if k in caps.heads)
+    lm_model, tok = caps.heads[kind]
+    return LMScorer(lm_model, tok, kind, device, budget)
 
 
 def cut_to_limit(vt: VariantTask, limit: int | None) -> tuple[VariantTask, int | None]:
@@ -173,10 +191,13 @@ def window_embeddings(
 
     vt = task if isinstance(task, VariantTask) else load_variant_task(task)
     vt, limit = cut_to_limit(vt, limit)
-    win = make_windows(vt, window)
+    check_reference_room(vt, check_window(window))
     dev = resolve_device(device)
     budget = batch_tokens or vep_batch_tokens(dev)
     embedder = get_embedder(model, device=dev, trust_remote_code=trust_remote_code)
+    ctx = embedder_context(embedder, name or embedder.name)
+    check_window_fits(ctx, vt, window)
+    win = mark_unseeable(ctx, make_windows(vt, window))
     jobs = _plan_store(store, embedder, name, vt, win, limit) if store is not None else []
     ref, alt, ok = _embeddings(embedder, win, vt, jobs, budget,
                                run if run is not None else ScoreRun())

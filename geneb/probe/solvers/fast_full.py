@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -68,8 +68,7 @@ class _Problem:
         self._w = np.empty(0)
         self.multi = n_classes > 2
         if self.multi:
-            centred = np.eye(n_classes) - 1.0 / n_classes
-            self.Q = np.linalg.qr(centred)[0][:, : n_classes - 1]
+            self.Q = sum_zero_basis(n_classes)
             self.Y = np.eye(n_classes)[y]
         else:
             self.Q = np.ones((1, 1))
@@ -270,6 +269,16 @@ class _Problem:
                                       self.rows.run)
             shift *= 10.0
         return G, solve
+
+
+@lru_cache(maxsize=2)
+def sum_zero_basis(n_classes: int) -> np.ndarray:
+    """Q of ``_Problem`` (read-only), computed once per class count: its QR of a K x K matrix
+    takes about a second at K = 1,000, and every fit of a task needs the same Q."""
+    centred = np.eye(n_classes) - 1.0 / n_classes
+    Q = np.linalg.qr(centred)[0][:, : n_classes - 1]
+    Q.setflags(write=False)
+    return Q
 
 
 def _cholesky_or_none(M: np.ndarray, run: Callable[..., Any]
