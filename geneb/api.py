@@ -7,11 +7,12 @@ each is a thin, validated call into the module that owns the concept.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from geneb.errors import GenebError
 
 if TYPE_CHECKING:
+    from geneb.evaluation.gfmbench_model import GenebGFMModel
     from geneb.store import FeatureStore, StoreEntry
     from geneb.tasks import Task
 
@@ -104,3 +105,52 @@ def _is_variant_folder(folder: os.PathLike[str]) -> bool:
     f = Path(folder)
     return (f / "reference.fa").is_file() and any(
         (f / n).is_file() for n in ("variants.csv", *VCF_NAMES))
+
+
+def as_gfmbench_model(
+    spec: str,
+    *,
+    language_model: bool = True,
+    batch_tokens: int | None = None,
+    **options: Any,
+) -> GenebGFMModel:
+    """A geneb model with GFMBench-API's model methods, for GFMBench-API's task classes.
+
+    Parameters
+    ----------
+    spec : str
+        A model spec as ``geneb.get_embedder`` takes it (``kmer-3``, a transformers folder or
+        cached hub id, a plugin name, ``random:...``).
+    language_model : bool
+        Load the model's causal or masked language-model head, when it has one with trained
+        weights, for ``sequence_probs`` and ``infer_masked_sequence_to_token_probs``
+        (default True).
+    batch_tokens : int or None
+        Token budget of one forward of the per-position outputs (default: geneb's VEP budget).
+    **options
+        Options of ``geneb.get_embedder`` (``device``, ``trust_remote_code``, ``pooling``,
+        ``layer``, ``max_length``, ...); ``trust_remote_code=True`` also lets the head's code
+        run.
+
+    Returns
+    -------
+    GenebGFMModel
+        ``infer_sequence_to_sequence``, ``sequence_pos_to_prob_pos``,
+        ``infer_masked_sequence_to_token_probs``, ``infer_sequence_to_labels_probs`` and
+        ``infer_variant_ref_sequences_to_labels_probs`` as ``base_gfm_model.py`` defines them
+        (None where the model cannot; ``.notes`` says why): see
+        ``geneb.evaluation.gfmbench_model`` and docs/task-api.md.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise GenebError(f"as_gfmbench_model: spec must be a model name, got {spec!r}")
+    if not isinstance(language_model, bool):
+        raise GenebError(f"as_gfmbench_model: language_model must be True or False, got "
+                         f"{language_model!r}")
+    if batch_tokens is not None and (isinstance(batch_tokens, bool)
+                                     or not isinstance(batch_tokens, int) or batch_tokens < 1):
+        raise GenebError(f"as_gfmbench_model: batch_tokens must be a positive int or None, got "
+                         f"{batch_tokens!r}")
+    from geneb.evaluation.gfmbench_model import build_gfmbench_model
+
+    return build_gfmbench_model(spec, language_model=language_model,
+                                batch_tokens=batch_tokens, **options)
