@@ -71,7 +71,12 @@ def load_task(
     ``ZeroShotVariantTask``, or with ``supervised=True`` a ``SupervisedVariantTask``, on
     windows of ``window`` bases. Each has ``attributes()``, ``train_data()`` and
     ``evaluate(model)`` (implemented in ``geneb.evaluation``, which this call imports so
-    that every task it returns can be evaluated)."""
+    that every task it returns can be evaluated).
+
+    A GFMBench-API task class name (``BRCA1Task``, ``GuePromoterAllTask``: see
+    ``geneb.tasks.gfmbench_list``) loads the one catalogue task or variant set it maps to
+    (supervised when GFMBench's task is: ``LRBCausalEqtlTask``); a class that maps to
+    several (``GueTranscriptionFactorTask``) or none is refused, saying which or why."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise GenebError(
             f"load_task: name_or_path must be a str or path, got {type(name_or_path).__name__}"
@@ -83,6 +88,9 @@ def load_task(
     from geneb.tasks.variants import fetched_variant_folder
 
     folder = Path(name_or_path).expanduser()
+    if not folder.exists():
+        name_or_path, supervised = _gfmbench_target(os.fspath(name_or_path), supervised)
+        folder = Path(name_or_path)
     if not folder.is_dir():  # a fetched catalogue variant set by name
         folder = fetched_variant_folder(os.fspath(name_or_path)) or folder
     if folder.is_dir() and _is_variant_folder(folder):
@@ -94,6 +102,27 @@ def load_task(
         raise GenebError(f"load_task: supervised=True applies to variant folders; "
                          f"{os.fspath(name_or_path)!r} is a sequence task")
     return resolve_task(os.fspath(name_or_path), data_dir)
+
+
+def _gfmbench_target(name: str, supervised: bool) -> tuple[str, bool]:
+    """The catalogue name a GFMBench class name stands for (else ``name`` unchanged)."""
+    from geneb.tasks.gfmbench_list import expand_gfmbench_names, gfmbench_task
+
+    t = gfmbench_task(name)
+    if t is None:
+        return name, supervised
+    targets = expand_gfmbench_names([name])  # refuses a class with no catalogue entry
+    if len(targets) != 1:
+        raise GenebError(f"load_task: GFMBench task {name!r} is {len(targets)} geneb tasks "
+                         f"({', '.join(targets)}): load one of them")
+    if t.geneb_kind == "classification":
+        return targets[0], supervised
+    from geneb.tasks.variants import fetched_variant_folder, load_variant_task
+
+    folder = fetched_variant_folder(targets[0])
+    if folder is None:
+        load_variant_task(targets[0])  # raises: how to fetch it, or why it cannot be
+    return str(folder), supervised or t.geneb_kind == "supervised_variant"
 
 
 def _is_variant_folder(folder: os.PathLike[str]) -> bool:
