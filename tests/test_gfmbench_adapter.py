@@ -1,0 +1,160 @@
+"""geneb.as_gfmbench_model (issue 34.2, 34.4): kmer-3, a tiny masked LM, a tiny causal LM and
+the real HyenaDNA (its own code, trust_remote_code=True given here) behind GFMBench-API's five
+methods, each called with shape checks; the numbers equal geneb's embedder and scorers and
+plain transformers computed here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import geneb
+
+pytest.importorskip("transformers")
+SEQS = ["ACGTACGTAAGGCCTTGATC" * 2, "TTGCAACGTAGCTAGCCATG" * 2, "GGGTTTAAACCCGTGTACAT" * 2]
+POS = 17
+
+
+def _shape_contract(m, seqs, *, probs, emb):
+    """Every GFMBench method called; shapes as base_gfm_model.py says (None where said)."""
+    p, e, r = m.infer_sequence_to_sequence(seqs, None)
+    assert r.ndim == 2 and r.shape[0] == len(seqs)
+    assert (p is None) != probs and (e is None) != emb
+    if p is not None:
+        assert p.shape[0] == len(seqs) and ((p >= 0) & (p <= 1)).all()
+    if e is not None:
+        assert e.ndim == 3 and e.shape[0] == len(seqs)
+    pos = m.sequence_pos_to_prob_pos(seqs, POS)
+    assert pos.shape == (len(seqs),) and pos.dtype.kind == "i"
+    assert m.infer_sequence_to_labels_probs(seqs, None) is None
+    assert m.infer_variant_ref_sequences_to_labels_probs(seqs, seqs, None) is None
+    return p, e, r, pos
+
+
+def test_kmer3(tmp_path):
+    m = geneb.as_gfmbench_model("kmer-3")
+    p, e, r, pos = _shape_contract(m, SEQS, probs=False, emb=False)
+    np.testing.assert_array_equal(r, geneb.get_embedder("kmer-3").embed(SEQS))
+    assert (pos == -1).all()
+    assert m.infer_masked_sequence_to_token_probs(SEQS, POS, ["A"] * 3, ["C"] * 3) == (None,
+                                                                                       None)
+    assert "no language-model head" in m.notes["sequence_probs"]
+
+
+def test_kmer3_through_task_evaluate_equals_the_embedder():
+    task = geneb.load_task("syn_promoter_tata")
+    via = task.evaluate(geneb.as_gfmbench_model("kmer-3"))
+    own = task.evaluate(geneb.get_embedder("kmer-3"))
+    for k in ("mcc", "accuracy", "auroc"):
+        assert via[k] == pytest.approx(own[k], abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm(models_dir: Path) -> str:
+    p = models_dir / "tiny-lm" / "tiny-bert-char-mlm"
+    if not p.is_dir():
+        pytest.skip(f"{p} not found")
+    return str(p)
+
+
+def test_tiny_masked_lm(tiny_mlm):
+    import torch
+    from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+
+    m = geneb.as_gfmbench_model(tiny_mlm, device="cpu")
+    p, e, r, pos = _shape_contract(m, SEQS, probs=False, emb=True)
+    np.testing.assert_allclose(r, geneb.get_embedder(tiny_mlm, device="cpu").embed(SEQS),
+                               atol=1e-6)
+    tok = AutoTokenizer.from_pretrained(tiny_mlm)
+    base = AutoModel.from_pretrained(tiny_mlm).eval()
+    mlm = AutoModelForMaskedLM.from_pretrained(tiny_mlm).eval()
+    assert e.shape == (3, len(SEQS[0]), base.config.hidden_size)
+    assert (pos == POS).all()  # one character token per base, [CLS] removed
+    for i, s in enumerate(SEQS):  # one unpadded sequence at a time: [CLS] s [SEP]
+        ids = torch.tensor([tok(s)["input_ids"]])
+        with torch.no_grad():
+            h = base(input_ids=ids).last_hidden_state[0, 1:-1].numpy()
+        np.testing.assert_allclose(e[i], h, atol=1e-5)
+    alt = ["G", "T", "A"]
+    ref = [s[POS] for s in SEQS]
+    pv, pr = m.infer_masked_sequence_to_token_probs(SEQS, POS, alt, ref)
+    assert pv.shape == pr.shape == (3,)
+    for i, s in enumerate(SEQS):
+        ids = torch.tensor([tok(s)["input_ids"]])
+        ids[0, POS + 1] = tok.mask_token_id
+        with torch.no_grad():
+            sm = torch.softmax(mlm(input_ids=ids).logits[0, POS + 1].double(), -1)
+        want = [sm[tok.convert_tokens_to_ids(x)].item() for x in (alt[i], ref[i])]
+        np.testing.assert_allclose([pv[i], pr[i]], want, rtol=1e-5)
+
+
+def test_tiny_masked_lm_equals_genebs_llr_scores(tiny_mlm, models_dir):
+    """log p_variant - log p_reference on the alternate windows = geneb's masked-marginal LLR
+    (geneb.vep.score_variants, scorer llr) of the same variants."""
+    from geneb.tasks.variants import load_variant_task
+    from geneb.tasks.windows import make_windows
+    from geneb.vep.runner import score_variants
+
+    folder = models_dir.parent / "variants" / "brca1_findlay2018"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} not found")
+    w, n = 32, 24
+    scores = score_variants(str(folder), tiny_mlm, ["llr"], window=w, limit=n, device="cpu")
+    vt = load_variant_task(str(folder))
+    win = make_windows(vt, w)
+    t = vt.table.iloc[:n]
+    alts = [win.alt_windows[i] for i in range(n)]
+    m = geneb.as_gfmbench_model(tiny_mlm, device="cpu")
+    pv, pr = m.infer_masked_sequence_to_token_probs(alts, w // 2, list(t["alt"]),
+                                                    list(t["ref"]))
+    want = scores["score"].to_numpy()[:n]
+    assert np.isfinite(want).all() and (scores["status"] == "ok").all()
+    np.testing.assert_allclose(np.log(pv) - np.log(pr), want, atol=1e-5)
+
+
+def test_tiny_causal_lm_sequence_probs(models_dir):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = models_dir / "tiny-lm" / "tiny-llama-char-clm"
+    if not path.is_dir():
+        pytest.skip(f"{path} not found")
+    m = geneb.as_gfmbench_model(str(path), device="cpu")
+    p, e, r, pos = _shape_contract(m, SEQS, probs=True, emb=True)
+    tok = AutoTokenizer.from_pretrained(str(path))
+    lm = AutoModelForCausalLM.from_pretrained(str(path)).eval()
+    for i, s in enumerate(SEQS):  # s then [SEP]: content tokens are 0..len(s)-1
+        ids = tok(s)["input_ids"]
+        with torch.no_grad():
+            lp = torch.log_softmax(lm(input_ids=torch.tensor([ids])).logits[0].double(), -1)
+        want = [1.0] + [lp[t - 1, ids[t]].exp().item() for t in range(1, len(s))]
+        np.testing.assert_allclose(p[i], want, rtol=1e-5)
+    assert m.infer_masked_sequence_to_token_probs(SEQS, POS, ["A"] * 3, ["C"] * 3) == (None,
+                                                                                       None)
+
+
+def test_real_hyenadna(models_dir):
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    path = models_dir / "real" / "hyenadna-tiny-1k-anticapt"
+    if not path.is_dir():
+        pytest.skip(f"{path} not found")
+    m = geneb.as_gfmbench_model(str(path), device="cpu", trust_remote_code=True)
+    p, e, r, pos = _shape_contract(m, SEQS, probs=False, emb=True)
+    emb = geneb.get_embedder(str(path), device="cpu", trust_remote_code=True)
+    np.testing.assert_allclose(r, emb.embed(SEQS), atol=1e-6)
+    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=True)
+    model = AutoModel.from_pretrained(str(path), trust_remote_code=True).eval()
+    assert e.shape == (3, len(SEQS[0]), 128) and (pos == POS).all()
+    for i, s in enumerate(SEQS):  # unpadded, one at a time (the Hyena operator sees padding)
+        ids = tok(s)["input_ids"]
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([ids]))
+        h = (out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0])[0]
+        np.testing.assert_allclose(e[i], h[: len(s)].numpy(), atol=1e-5)
+    assert "head weights not in the checkpoint" in m.notes["sequence_probs"]
+    assert m.infer_masked_sequence_to_token_probs(SEQS, POS, ["A"] * 3, ["C"] * 3) == (None,
+                                                                                       None)
