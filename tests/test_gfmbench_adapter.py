@@ -90,16 +90,14 @@ def test_tiny_masked_lm(tiny_mlm):
         np.testing.assert_allclose([pv[i], pr[i]], want, rtol=1e-5)
 
 
-def test_tiny_masked_lm_equals_genebs_llr_scores(tiny_mlm, models_dir):
+def test_tiny_masked_lm_equals_genebs_llr_scores(tiny_mlm, brca1_folder):
     """log p_variant - log p_reference on the alternate windows = geneb's masked-marginal LLR
     (geneb.vep.score_variants, scorer llr) of the same variants."""
     from geneb.tasks.variants import load_variant_task
     from geneb.tasks.windows import make_windows
     from geneb.vep.runner import score_variants
 
-    folder = models_dir.parent / "variants" / "brca1_findlay2018"
-    if not folder.is_dir():
-        pytest.skip(f"{folder} not found")
+    folder = brca1_folder
     w, n = 32, 24
     scores = score_variants(str(folder), tiny_mlm, ["llr"], window=w, limit=n, device="cpu")
     vt = load_variant_task(str(folder))

@@ -118,11 +118,8 @@ def cls_task(data_dir: Path):
 
 
 @pytest.fixture(scope="module")
-def brca1(models_dir: Path) -> str:
-    p = models_dir.parent / "variants" / "brca1_findlay2018"
-    if not p.is_dir():
-        pytest.skip(f"BRCA1 task not found at {p}")
-    return str(p)
+def brca1(brca1_folder: Path) -> str:
+    return str(brca1_folder)
 
 
 def test_classification_task_gfmbench_model_equals_geneb_model(cls_task):

@@ -40,11 +40,8 @@ def reg_task(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def zs_task(models_dir: Path):
-    p = models_dir.parent / "variants" / "brca1_findlay2018"
-    if not p.is_dir():
-        pytest.skip(f"BRCA1 task not found at {p}")
-    return geneb.load_task(str(p), window=32)
+def zs_task(brca1_folder: Path):
+    return geneb.load_task(str(brca1_folder), window=32)
 
 
 BAD_EMBEDDINGS = {
