@@ -83,3 +83,15 @@ def test_malformed_list_is_one_line(tmp_path, monkeypatch, edit, msg):
             gl.gfmbench_tasks()
     finally:
         gl.gfmbench_tasks.cache_clear()
+
+
+def test_docs_table_lists_every_class_and_its_entries():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "task-api.md").read_text()
+    rows = {line.split("|")[1].strip(" `"): line for line in doc.splitlines()
+            if line.startswith("| `")}
+    for t in gl.gfmbench_tasks():
+        assert t.cls in rows, t.cls
+        assert all(f"`{n}`" in rows[t.cls] for n in t.catalogue), t.cls
+        assert f"| {t.match} |" in rows[t.cls], t.cls

@@ -11,7 +11,7 @@ geneb's own methods' are (``geneb.evaluation.outputs``: one ``GenebError`` namin
 
 - ``infer_sequence_to_labels_probs(seqs)`` -> ``(B, K)`` probabilities: on a classification
   task's test split ``predict_*`` (geneb) = ``classification_*`` (GFMBench; MCC and accuracy of
-  ``argmax``, AUROC and AUPRC one-vs-rest macro on several classes);
+  the most probable class, AUROC and AUPRC one-vs-rest macro on several classes);
 - ``infer_sequence_to_sequence(seqs)`` -> ``(sequence_probs (B, L), sequence_embeddings
   (B, L, H), sequence_representative (B, H))``:
   the representative is the model's embedding: the probe of a sequence task (``mcc``, ... or
@@ -197,8 +197,7 @@ def seq2seq_skipped(outputs: SequenceOutputs | None, uses: dict[str, str]) -> di
 def classification_metrics(y: np.ndarray, proba: np.ndarray, n_classes: int,
                            ) -> dict[str, float | None]:
     """geneb's ``predict_*`` of class probabilities, plus ``predict_auprc`` (GFMBench's rule:
-    binary AP of class 1, else the macro mean of one-vs-rest AP) and MCC / accuracy of
-    ``argmax`` as GFMBench scores them."""
+    binary AP of class 1, else the macro mean of one-vs-rest AP)."""
     from geneb.evaluation.sequence import predict_metrics
     from geneb.vep.evaluate import auprc
 
