@@ -156,3 +156,14 @@ def test_real_hyenadna(models_dir):
     assert "head weights not in the checkpoint" in m.notes["sequence_probs"]
     assert m.infer_masked_sequence_to_token_probs(SEQS, POS, ["A"] * 3, ["C"] * 3) == (None,
                                                                                        None)
+
+
+def test_kmer3_through_a_zero_shot_task_equals_the_embedder(brca1_folder):
+    task = geneb.load_task(str(brca1_folder), window=64)
+    via = task.evaluate(geneb.as_gfmbench_model("kmer-3"))
+    own = task.evaluate(geneb.get_embedder("kmer-3"))
+    for k in ("cosine_auroc", "l2_auprc", "cosine_spearman"):
+        assert via[k] == pytest.approx(own[k], abs=1e-12)
+    assert via["sequence_embeddings_cosinesim_auroc"] == via["cosine_auroc"]
+    assert "returned None" in via["skipped"]["infer_sequence_to_sequence.sequence_probs"]
+    assert "returned (None, None)" in via["skipped"]["infer_masked_sequence_to_token_probs"]

@@ -228,3 +228,20 @@ def test_bad_label_probs_and_batch_size(cls_task):
         cls_task.evaluate(m)
     with pytest.raises(GenebError, match="batch_size must be a positive int"):
         cls_task.evaluate(GfmStyleModel(), batch_size=0)
+
+
+def test_positions_missing_or_all_minus_one_are_skipped(brca1):
+    task = geneb.load_task(brca1, window=W)
+
+    class NoPositions(GfmStyleModel):
+        sequence_pos_to_prob_pos = None
+
+    class Unknown(GfmStyleModel):
+        def sequence_pos_to_prob_pos(self, sequences, pos):
+            return np.full(len(sequences), -1)
+
+    res = task.evaluate(NoPositions())
+    assert "position_cosine_auroc" not in res and "cosine_auroc" in res
+    assert "has no sequence_pos_to_prob_pos" in res["skipped"]["sequence_pos_to_prob_pos"]
+    res = task.evaluate(Unknown())
+    assert "-1 for all" in res["skipped"]["sequence_pos_to_prob_pos"]

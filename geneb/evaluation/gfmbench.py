@@ -145,7 +145,7 @@ class SequenceOutputs:
     @staticmethod
     def _at(model: Any, batch: list[str], emb: np.ndarray, pos: int) -> np.ndarray:
         method = "sequence_pos_to_prob_pos"
-        if not callable(getattr(model, method, None)):
+        if not callable(getattr(model, method, None)):  # no position: no row is scored
             return np.full((len(batch), emb.shape[2]), np.nan)
         idx = model_array(getattr(model, method)(batch, pos), method, (len(batch),),
                           "output positions (-1: none)")

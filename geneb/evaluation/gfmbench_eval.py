@@ -120,10 +120,17 @@ def _zero_shot(task: Any, model: Any, native: Evaluator, bs: int, options: dict[
         if out.at_position is not None:
             e_ref, e_alt = out.take("at_position", refs), out.take("at_position", alts)
             keep = snv & np.isfinite(e_ref).all(1) & np.isfinite(e_alt).all(1)
-            d = distances(e_ref[keep], e_alt[keep], "cosine")
-            res.update(_rank_metrics("position_cosine", y[keep], d,
-                                     None if ts is None else ts[keep]))
-            res["position_cosine_n_scored"] = float(keep.sum())
+            if keep.any():
+                d = distances(e_ref[keep], e_alt[keep], "cosine")
+                res.update(_rank_metrics("position_cosine", y[keep], d,
+                                         None if ts is None else ts[keep]))
+                res["position_cosine_n_scored"] = float(keep.sum())
+            elif POSITIONS in have:
+                skipped[POSITIONS] = (f"no SNV had an output position (-1 for all {len(ok)} "
+                                      "variants): no position_cosine metrics")
+            else:
+                skipped[POSITIONS] = ("the model has no sequence_pos_to_prob_pos: its "
+                                      "sequence_embeddings give no position_cosine metrics")
     skipped.update(seq2seq_skipped(out, {
         "sequence_probs": "llr / sum_probs_llr", "sequence_representative":
         "embedding distances (cosine, l2)", "sequence_embeddings":
