@@ -245,3 +245,16 @@ def test_positions_missing_or_all_minus_one_are_skipped(brca1):
     assert "has no sequence_pos_to_prob_pos" in res["skipped"]["sequence_pos_to_prob_pos"]
     res = task.evaluate(Unknown())
     assert "-1 for all" in res["skipped"]["sequence_pos_to_prob_pos"]
+
+
+def test_methods_without_conditional_input_are_called_without_it(cls_task):
+    """GFMBench's own Evo 2 example omits conditional_input in some signatures."""
+    k = cls_task.spec.n_classes
+
+    class NoConditional:
+        def infer_sequence_to_labels_probs(self, sequences):
+            return _label_probs(sequences, k)
+
+    res = cls_task.evaluate(NoConditional())
+    own = cls_task.evaluate(GenebStyleModel(num_labels=k))
+    assert res["classification_mcc"] == own["predict_mcc"]

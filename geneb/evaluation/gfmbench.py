@@ -6,7 +6,9 @@ metrics that need it are skipped). geneb recognises such a model by these method
 typing; ``gfmbench_api`` is never imported) and computes every metric the methods allow, each
 under geneb's name and, where GFMBench-API has one, under GFMBench's too (:data:`GFMBENCH_NAME`:
 the same number twice). Calls go in batches of ``batch_size`` (default 32, GFMBench's), with
-``conditional_input=None`` (geneb's tasks carry no metadata); every answer is checked as
+``conditional_input=None`` where the method takes it (geneb's tasks carry no metadata); an
+exception a method raises propagates (GFMBench's "safe" mode would turn it into None: geneb
+does not hide a failing model); every answer is checked as
 geneb's own methods' are (``geneb.evaluation.outputs``: one ``GenebError`` naming the method).
 
 - ``infer_sequence_to_labels_probs(seqs)`` -> ``(B, K)`` probabilities: on a classification
@@ -65,6 +67,22 @@ def gfm_methods_of(model: Any) -> list[str]:
     return [m for m in GFM_METHODS if callable(getattr(model, m, None))]
 
 
+def call_gfm(model: Any, method: str, *args: Any) -> Any:
+    """``model.<method>(*args, None)``: ``conditional_input=None`` where the method takes it
+    (GFMBench always passes it; some models, such as its own Evo 2 example, omit the
+    parameter, and GFMBench's safe mode then silently reads None: geneb calls without it)."""
+    import inspect
+
+    fn = getattr(model, method)
+    try:
+        inspect.signature(fn).bind(*args, None)
+    except TypeError:
+        return fn(*args)
+    except ValueError:  # no signature to read (a builtin): GFMBench's call
+        pass
+    return fn(*args, None)
+
+
 def _batches(n: int, size: int) -> list[slice]:
     return [slice(i, min(n, i + size)) for i in range(0, n, size)]
 
@@ -89,7 +107,7 @@ def call_labels_probs(model: Any, method: str, args: Sequence[Sequence[str]], n_
     n = len(args[0])
     parts: list[np.ndarray | None] = []
     for sl in _batches(n, batch_size):
-        out = getattr(model, method)(*[list(a[sl]) for a in args], None)
+        out = call_gfm(model, method, *[list(a[sl]) for a in args])
         if out is not None:
             out = model_array(out, method, (sl.stop - sl.start, n_classes), "class probabilities")
             check_probabilities(out, method, rows_sum_to_one=True)
@@ -121,7 +139,7 @@ class SequenceOutputs:
 
     @staticmethod
     def _call(model: Any, batch: list[str]) -> tuple[Any, Any, Any]:
-        out = model.infer_sequence_to_sequence(batch, None)
+        out = call_gfm(model, SEQ2SEQ, batch)
         if out is None:
             return None, None, None
         if not isinstance(out, (tuple, list)) or len(out) != 3:
