@@ -100,7 +100,9 @@ def model_array(value: Any, method: str, shape: tuple[int | None, ...], what: st
         float64, of ``shape``, finite and within float32's range.
     """
     dims = ", ".join("d" if s is None else str(s) for s in shape)
-    expected = f"shape ({dims}{',' if len(shape) == 1 else ''}){' ' + what if what else ''}"
+    free = " with d >= 1" if None in shape else ""
+    expected = (f"shape ({dims}{',' if len(shape) == 1 else ''}){free}"
+                f"{' ' + what if what else ''}")
     arr = _as_numeric(value, method, expected)
     ok = arr.ndim == len(shape) and all(
         (s is None and n >= 1) or n == s for n, s in zip(arr.shape, shape, strict=False))
