@@ -167,3 +167,16 @@ def test_kmer3_through_a_zero_shot_task_equals_the_embedder(brca1_folder):
     assert via["sequence_embeddings_cosinesim_auroc"] == via["cosine_auroc"]
     assert "returned None" in via["skipped"]["infer_sequence_to_sequence.sequence_probs"]
     assert "returned (None, None)" in via["skipped"]["infer_masked_sequence_to_token_probs"]
+
+
+def test_spaced_kmer_input_has_no_per_position_outputs(models_dir):
+    """DNABERT-1 is given spaced overlapping 6-mers: its tokens are not spans of the sequence,
+    so no per-position output is made up (None and -1, said in notes)."""
+    path = models_dir / "tiny" / "tiny-bert-dnabert1-6mer"
+    if not path.is_dir():
+        pytest.skip(f"{path} not found")
+    m = geneb.as_gfmbench_model(str(path), device="cpu")
+    p, e, r, pos = _shape_contract(m, SEQS, probs=False, emb=False)
+    assert (pos == -1).all() and "kmer_overlap" in m.notes["sequence_embeddings"]
+    np.testing.assert_allclose(r, geneb.get_embedder(str(path), device="cpu").embed(SEQS),
+                               atol=1e-6)

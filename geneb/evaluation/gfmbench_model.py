@@ -50,7 +50,9 @@ class GenebGFMModel:
         self.spec, self.embedder, self.lm = spec, embedder, lm
         self.notes = dict(notes)  # output -> why it is None
         self.batch_tokens = int(batch_tokens)
-        self._hf = hasattr(embedder, "tokenizer") and hasattr(embedder, "model")
+        # per-position outputs need tokens that are spans of the sequence itself: not the
+        # spaced k-mer text DNABERT-1 or a text model is given (geneb.models.adapters.families)
+        self._hf = per_position_ok(embedder) is None
 
     def __repr__(self) -> str:
         return f"GenebGFMModel({self.spec!r})"
@@ -201,6 +203,16 @@ class GenebGFMModel:
         return out
 
 
+def per_position_ok(embedder: Any) -> str | None:
+    """Why ``embedder`` has no per-position outputs, or None when it has them."""
+    if not (hasattr(embedder, "tokenizer") and hasattr(embedder, "model")):
+        return "not a transformers model: no per-position states"
+    fmt = getattr(getattr(embedder, "rules", None), "input_format", "raw")
+    if fmt != "raw":
+        return f"its input is {fmt} text, whose tokens are not spans of the sequence"
+    return None
+
+
 def _sequences(sequences: Any) -> list[str]:
     if isinstance(sequences, str) or not all(isinstance(s, str) for s in sequences):
         raise GenebError("sequences: expected a list of DNA strings")
@@ -237,7 +249,8 @@ def build_gfmbench_model(spec: str, *, language_model: bool = True,
         notes.pop("sequence_probs" if lm.kind == "causal_lm" else "masked_token_probs")
         notes["masked_token_probs" if lm.kind == "causal_lm" else "sequence_probs"] = (
             f"the head is a {lm.kind}")
-    if not hasattr(embedder, "tokenizer"):
-        notes["sequence_embeddings"] = "not a transformers model: no per-position states"
+    why = per_position_ok(embedder)
+    if why is not None:
+        notes["sequence_embeddings"] = why
     notes["labels_probs"] = "a frozen model has no classifier"
     return GenebGFMModel(spec, embedder, lm, notes, budget)
