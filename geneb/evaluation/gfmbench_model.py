@@ -9,7 +9,8 @@ or to ``task.evaluate(model)``. Every method follows ``base_gfm_model.py`` (NVID
   the representative is geneb's pooled embedding (``get_embedder(spec, **options).embed``,
   float32 ``(B, dim)``: the vector ``geneb extract`` stores); ``sequence_embeddings`` the last
   (or ``layer``) hidden state of each content token, special tokens removed, ``(B, T, H)``
-  zero-padded to the longest row (transformers models; None for k-mer and plugin models);
+  zero-padded to the longest row (transformers models given the sequence itself; None
+  for k-mer and plugin models and for spaced k-mer text input, DNABERT-1);
   ``sequence_probs[b, t]`` = p(content token t | the tokens before it) from a causal
   language-model head with trained weights (1.0 for a first token, which has no context;
   rows padded with 1.0, which adds nothing to a sum of logs); None without a causal head
