@@ -56,9 +56,13 @@ def _as_numeric(value: Any, method: str, expected: str) -> np.ndarray:
         )
     try:
         raw = np.asarray(value)
-    except (ValueError, TypeError) as e:  # ragged rows (numpy >= 1.24 refuses them)
+    except ValueError as e:  # ragged rows (numpy >= 1.24 refuses them)
         raise GenebError(f"model.{method} returned rows of unequal length or mixed types "
                          f"({str(e).splitlines()[0][:100]}); expected {expected}") from None
+    except TypeError as e:  # e.g. a tensor on a GPU
+        raise GenebError(f"model.{method} returned a {_describe(value)} numpy cannot read "
+                         f"({str(e).splitlines()[0][:100]}); expected {expected} on the "
+                         "CPU") from None
     if raw.dtype.kind not in "biuf":
         what = {"U": "strings", "S": "bytes", "O": "objects (ragged or mixed rows)",
                 "c": "complex numbers"}.get(raw.dtype.kind, f"dtype {raw.dtype}")
