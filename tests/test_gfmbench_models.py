@@ -151,8 +151,7 @@ def test_zero_shot_brca1_gfmbench_model_equals_geneb_model(brca1):
     for m in ("cosine_auroc", "cosine_auprc", "l2_auroc", "l2_auprc", "llr_auroc", "llr_auprc",
               "llr_spearman", "masked_llr_auroc", "masked_llr_auprc", "masked_llr_n_scored"):
         assert gfm[m] == pytest.approx(own[m], abs=1e-12), m
-    pairs = {"cosine_auroc": "sequence_embeddings_cosinesim_auroc",
-             "l2_auprc": "sequence_embeddings_l2_auprc", "llr_auroc": "sum_probs_llr_auroc",
+    pairs = {"l2_auprc": "sequence_embeddings_l2_auprc", "llr_auroc": "sum_probs_llr_auroc",
              "masked_llr_auprc": "snv_variant_effect_prediction_masked_llr_auprc"}
     for g, name in pairs.items():
         assert gfm[name] == gfm[g]

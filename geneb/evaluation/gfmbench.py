@@ -4,8 +4,10 @@ GFMBench-API (NVIDIA/GFMBench-api, ``gfmbench_api/tasks/base/base_gfm_model.py``
 asks a model for some of five methods, each of which may return None ("not supported": the
 metrics that need it are skipped). geneb recognises such a model by these method names (duck
 typing; ``gfmbench_api`` is never imported) and computes every metric the methods allow, each
-under geneb's name and, where GFMBench-API has one, under GFMBench's too (:data:`GFMBENCH_NAME`:
-the same number twice). Calls go in batches of ``batch_size`` (default 32, GFMBench's), with
+under geneb's name and, where GFMBench-API has one, under GFMBench's too (:data:`GFMBENCH_NAME`;
+the GFMBench name by GFMBench's own rule: the same number, except that its cosine score
+(:func:`neg_cosine`) and argmax can order exact ties apart from geneb's). Calls go in
+batches of ``batch_size`` (default 32, GFMBench's), with
 ``conditional_input=None`` where the method takes it (geneb's tasks carry no metadata); an
 exception a method raises propagates (GFMBench's "safe" mode would turn it into None: geneb
 does not hide a failing model); every answer is checked as
@@ -226,13 +228,29 @@ def classification_metrics(y: np.ndarray, proba: np.ndarray, n_classes: int,
     else:
         m["predict_auprc"] = float(np.mean([auprc((y == c).astype(int), proba[:, c])
                                             for c in range(n_classes)]))
+    # GFMBench's MCC and accuracy take numpy's argmax (geneb's breaks near-ties within 1e-9
+    # towards the lower class): computed its way, so the two names differ only on such ties
+    from geneb.probe.metrics import compute_metrics
+
+    arg = compute_metrics(y, proba, n_classes, y_pred=np.argmax(proba, axis=1))
+    m["classification_mcc"], m["classification_accuracy"] = arg["mcc"], arg["accuracy"]
     return m
 
 
+def neg_cosine(variant: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """GFMBench's cosine score: ``-cos`` of the rows, each normalised with 1e-10 added to its
+    norm (``SequenceEmbeddingsCosineSimAUROC``): the same ranking as geneb's ``1 - cos`` up to
+    rounding, which can order exactly tied pairs (k-mer spectra tie often) differently."""
+    v = variant / (np.linalg.norm(variant, axis=1, keepdims=True) + EPS)
+    r = reference / (np.linalg.norm(reference, axis=1, keepdims=True) + EPS)
+    return np.asarray(-(v * r).sum(axis=1), dtype=np.float64)
+
+
 def with_gfmbench_names(metrics: dict[str, Any]) -> dict[str, Any]:
-    """``metrics`` plus each one GFMBench-API names, under that name too (same value)."""
+    """``metrics`` plus each one GFMBench-API names, under that name too (same value), unless
+    the GFMBench name was computed its own way already (``neg_cosine``, argmax)."""
     out = dict(metrics)
     for g, name in GFMBENCH_NAME.items():
         if g in metrics:
-            out[name] = metrics[g]
+            out.setdefault(name, metrics[g])
     return out

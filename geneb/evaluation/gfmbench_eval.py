@@ -26,6 +26,7 @@ from geneb.evaluation.gfmbench import (
     call_labels_probs,
     classification_metrics,
     gfm_methods_of,
+    neg_cosine,
     seq2seq_skipped,
     with_gfmbench_names,
 )
@@ -117,6 +118,9 @@ def _zero_shot(task: Any, model: Any, native: Evaluator, bs: int, options: dict[
     if SEQ2SEQ in have:
         out = SequenceOutputs(model, [*win.ref_windows, *alts], bs, pos=half)
         res.update(_native(native, task, GenebView(out, model), options))
+        if out.representative is not None:  # GFMBench's own cosine score, under its name
+            res.update(_rank_metrics("sequence_embeddings_cosinesim", y, neg_cosine(
+                out.take("representative", alts), out.take("representative", refs)), None))
         if out.at_position is not None:
             e_ref, e_alt = out.take("at_position", refs), out.take("at_position", alts)
             keep = snv & np.isfinite(e_ref).all(1) & np.isfinite(e_alt).all(1)
@@ -125,6 +129,8 @@ def _zero_shot(task: Any, model: Any, native: Evaluator, bs: int, options: dict[
                 res.update(_rank_metrics("position_cosine", y[keep], d,
                                          None if ts is None else ts[keep]))
                 res["position_cosine_n_scored"] = float(keep.sum())
+                res.update(_rank_metrics("snv_variant_effect_cosinesim", y[keep],
+                                         neg_cosine(e_alt[keep], e_ref[keep]), None))
             elif POSITIONS in have:
                 skipped[POSITIONS] = (f"no SNV had an output position (-1 for all {len(ok)} "
                                       "variants): no position_cosine metrics")

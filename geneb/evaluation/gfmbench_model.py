@@ -7,7 +7,9 @@ or to ``task.evaluate(model)``. Every method follows ``base_gfm_model.py`` (NVID
 - ``infer_sequence_to_sequence(sequences, conditional_input=None)`` ->
   ``(sequence_probs, sequence_embeddings, sequence_representative)``:
   the representative is geneb's pooled embedding (``get_embedder(spec, **options).embed``,
-  float32 ``(B, dim)``: the vector ``geneb extract`` stores); ``sequence_embeddings`` the last
+  ``(B, dim)``: the float32 vector ``geneb extract`` stores, given as float64 so that
+  GFMBench's metrics, which compute in the dtype they get, do not lose the small
+  reference-to-variant differences to float32 cancellation); ``sequence_embeddings`` the last
   (or ``layer``) hidden state of each content token, special tokens removed, ``(B, T, H)``
   zero-padded to the longest row (transformers models given the sequence itself; None
   for k-mer and plugin models and for spaced k-mer text input, DNABERT-1);
@@ -74,7 +76,7 @@ class GenebGFMModel:
                                    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray]:
         """(sequence_probs, sequence_embeddings, sequence_representative): module docstring."""
         seqs = _sequences(sequences)
-        rep = np.asarray(self.embedder.embed(seqs), dtype=np.float32)
+        rep = np.asarray(self.embedder.embed(seqs), dtype=np.float64)
         emb = self._per_token_states(seqs) if self._hf else None
         probs = self._token_probs(seqs) if self._head("causal_lm") else None
         return probs, emb, rep
@@ -167,7 +169,7 @@ class GenebGFMModel:
             for r, i in enumerate(idx):
                 rows[i] = h[r, self._content(toks[i])]
         width = max((len(r) for r in rows), default=0)
-        out = np.zeros((len(rows), width, e.dim), dtype=np.float32)
+        out = np.zeros((len(rows), width, e.dim), dtype=np.float64)  # float64: see above
         for b, r in enumerate(rows):
             out[b, : len(r)] = r
         return out
