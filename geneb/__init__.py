@@ -36,6 +36,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "open_store": ("geneb.api", "open_store"),
     "read_entry": ("geneb.api", "read_entry"),
     "load_task": ("geneb.api", "load_task"),
+    "as_gfmbench_model": ("geneb.api", "as_gfmbench_model"),
     "extract": ("geneb.extract.runner", "extract"),  # also a subpackage: see geneb/_lazy.py
     "get_embedder": ("geneb.models.registry", "get_embedder"),
     "get_model_meta": ("geneb.models.registry", "get_model_meta"),
@@ -51,6 +52,7 @@ __all__ = [
     "GenebError",
     "StoreEntry",
     "__version__",
+    "as_gfmbench_model",
     "build_report",
     "extract",
     "get_embedder",
@@ -65,7 +67,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from geneb.analysis.report import build_report
-    from geneb.api import load_task, open_store, read_entry
+    from geneb.api import as_gfmbench_model, load_task, open_store, read_entry
     from geneb.errors import GenebError
     from geneb.extract.runner import extract
     from geneb.models.registry import get_embedder, get_model_meta

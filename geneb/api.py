@@ -7,11 +7,12 @@ each is a thin, validated call into the module that owns the concept.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from geneb.errors import GenebError
 
 if TYPE_CHECKING:
+    from geneb.evaluation.gfmbench_model import GenebGFMModel
     from geneb.store import FeatureStore, StoreEntry
     from geneb.tasks import Task
 
@@ -70,7 +71,12 @@ def load_task(
     ``ZeroShotVariantTask``, or with ``supervised=True`` a ``SupervisedVariantTask``, on
     windows of ``window`` bases. Each has ``attributes()``, ``train_data()`` and
     ``evaluate(model)`` (implemented in ``geneb.evaluation``, which this call imports so
-    that every task it returns can be evaluated)."""
+    that every task it returns can be evaluated).
+
+    A GFMBench-API task class name (``BRCA1Task``, ``GuePromoterAllTask``: see
+    ``geneb.tasks.gfmbench_list``) loads the one catalogue task or variant set it maps to
+    (supervised when GFMBench's task is: ``LRBCausalEqtlTask``); a class that maps to
+    several (``GueTranscriptionFactorTask``) or none is refused, saying which or why."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise GenebError(
             f"load_task: name_or_path must be a str or path, got {type(name_or_path).__name__}"
@@ -82,6 +88,9 @@ def load_task(
     from geneb.tasks.variants import fetched_variant_folder
 
     folder = Path(name_or_path).expanduser()
+    if not folder.exists():
+        name_or_path, supervised = _gfmbench_target(os.fspath(name_or_path), supervised)
+        folder = Path(name_or_path)
     if not folder.is_dir():  # a fetched catalogue variant set by name
         folder = fetched_variant_folder(os.fspath(name_or_path)) or folder
     if folder.is_dir() and _is_variant_folder(folder):
@@ -95,6 +104,27 @@ def load_task(
     return resolve_task(os.fspath(name_or_path), data_dir)
 
 
+def _gfmbench_target(name: str, supervised: bool) -> tuple[str, bool]:
+    """The catalogue name a GFMBench class name stands for (else ``name`` unchanged)."""
+    from geneb.tasks.gfmbench_list import expand_gfmbench_names, gfmbench_task
+
+    t = gfmbench_task(name)
+    if t is None:
+        return name, supervised
+    targets = expand_gfmbench_names([name])  # refuses a class with no catalogue entry
+    if len(targets) != 1:
+        raise GenebError(f"load_task: GFMBench task {name!r} is {len(targets)} geneb tasks "
+                         f"({', '.join(targets)}): load one of them")
+    if t.geneb_kind == "classification":
+        return targets[0], supervised
+    from geneb.tasks.variants import fetched_variant_folder, load_variant_task
+
+    folder = fetched_variant_folder(targets[0])
+    if folder is None:
+        load_variant_task(targets[0])  # raises: how to fetch it, or why it cannot be
+    return str(folder), supervised or t.geneb_kind == "supervised_variant"
+
+
 def _is_variant_folder(folder: os.PathLike[str]) -> bool:
     """A variant task folder: a reference FASTA and a variant table, no train split."""
     from pathlib import Path
@@ -104,3 +134,52 @@ def _is_variant_folder(folder: os.PathLike[str]) -> bool:
     f = Path(folder)
     return (f / "reference.fa").is_file() and any(
         (f / n).is_file() for n in ("variants.csv", *VCF_NAMES))
+
+
+def as_gfmbench_model(
+    spec: str,
+    *,
+    language_model: bool = True,
+    batch_tokens: int | None = None,
+    **options: Any,
+) -> GenebGFMModel:
+    """A geneb model with GFMBench-API's model methods, for GFMBench-API's task classes.
+
+    Parameters
+    ----------
+    spec : str
+        A model spec as ``geneb.get_embedder`` takes it (``kmer-3``, a transformers folder or
+        cached hub id, a plugin name, ``random:...``).
+    language_model : bool
+        Load the model's causal or masked language-model head, when it has one with trained
+        weights, for ``sequence_probs`` and ``infer_masked_sequence_to_token_probs``
+        (default True).
+    batch_tokens : int or None
+        Token budget of one forward of the per-position outputs (default: geneb's VEP budget).
+    **options
+        Options of ``geneb.get_embedder`` (``device``, ``trust_remote_code``, ``pooling``,
+        ``layer``, ``max_length``, ...); ``trust_remote_code=True`` also lets the head's code
+        run.
+
+    Returns
+    -------
+    GenebGFMModel
+        ``infer_sequence_to_sequence``, ``sequence_pos_to_prob_pos``,
+        ``infer_masked_sequence_to_token_probs``, ``infer_sequence_to_labels_probs`` and
+        ``infer_variant_ref_sequences_to_labels_probs`` as ``base_gfm_model.py`` defines them
+        (None where the model cannot; ``.notes`` says why): see
+        ``geneb.evaluation.gfmbench_model`` and docs/task-api.md.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise GenebError(f"as_gfmbench_model: spec must be a model name, got {spec!r}")
+    if not isinstance(language_model, bool):
+        raise GenebError(f"as_gfmbench_model: language_model must be True or False, got "
+                         f"{language_model!r}")
+    if batch_tokens is not None and (isinstance(batch_tokens, bool)
+                                     or not isinstance(batch_tokens, int) or batch_tokens < 1):
+        raise GenebError(f"as_gfmbench_model: batch_tokens must be a positive int or None, got "
+                         f"{batch_tokens!r}")
+    from geneb.evaluation.gfmbench_model import build_gfmbench_model
+
+    return build_gfmbench_model(spec, language_model=language_model,
+                                batch_tokens=batch_tokens, **options)

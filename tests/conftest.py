@@ -53,3 +53,9 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def models_dir() -> Path:
     return require_shared(MODELS_DIR, "shared model folders")
+
+
+@pytest.fixture(scope="session")
+def brca1_folder() -> Path:
+    """The staged BRCA1 variant folder (Findlay et al. 2018; reference.fa + variants.csv)."""
+    return require_shared(SHARED / "variants" / "brca1_findlay2018", "the BRCA1 variant folder")

@@ -17,17 +17,22 @@ then ``evaluate`` says so. This package belongs to the interface layer: like ``g
 is the public API's implementation and may use every layer below.
 
 - ``geneb.evaluation.sequence``: classification and regression tasks;
-- ``geneb.evaluation.variants``: zero-shot and supervised variant tasks.
+- ``geneb.evaluation.variants``: zero-shot and supervised variant tasks;
+- ``geneb.evaluation.outputs``: what a model's methods may return (checked before any metric);
+- ``geneb.evaluation.gfmbench`` / ``gfmbench_eval``: a model with GFMBench-API's methods
+  (``infer_sequence_to_sequence``, ...), recognised by name and evaluated on every kind;
+- ``geneb.evaluation.gfmbench_model``: the other direction, ``geneb.as_gfmbench_model``.
 """
 
+from geneb.evaluation.gfmbench_eval import gfmbench_dispatch
 from geneb.evaluation.sequence import METHODS, evaluate_sequence_task
 from geneb.evaluation.variants import evaluate_supervised_variant, evaluate_zero_shot_variant
 from geneb.tasks.spec import register_evaluator
 
-register_evaluator("classification", evaluate_sequence_task)
-register_evaluator("regression", evaluate_sequence_task)
-register_evaluator("zero_shot_variant", evaluate_zero_shot_variant)
-register_evaluator("supervised_variant", evaluate_supervised_variant)
+register_evaluator("classification", gfmbench_dispatch(evaluate_sequence_task))
+register_evaluator("regression", gfmbench_dispatch(evaluate_sequence_task))
+register_evaluator("zero_shot_variant", gfmbench_dispatch(evaluate_zero_shot_variant))
+register_evaluator("supervised_variant", gfmbench_dispatch(evaluate_supervised_variant))
 
 __all__ = [
     "METHODS",

@@ -10,10 +10,16 @@ to be registered or subclassed, and a task computes every metric the present met
   convergence; ``mcc``, ``accuracy``, ``macro_f1``, ``auroc``). Regression: ridge at ``alpha``
   (``spearman``, ``pearson``, ``r2``).
 - ``predict(seqs)``: the model's own predictions on the test split, no training. Classification:
-  class ids ``(n,)`` or class probabilities ``(n, K)``; regression: values ``(n,)``. The same
-  metrics, prefixed ``predict_``.
+  class probabilities ``(n, K)``, class ids ``(n,)``, or on a binary task ``(n,)``
+  probabilities of class 1; regression: values ``(n,)`` (the contract:
+  ``geneb.evaluation.outputs``). The same metrics, prefixed ``predict_``.
 - ``log_likelihood(seqs)`` / ``masked_log_probs(seqs, positions)``: likelihoods score variants
   (``ZeroShotVariantTask``), not a sequence task's labels: reported as skipped.
+
+Every returned value is checked (``geneb.evaluation.outputs``: shape, numbers, finiteness) and
+refused in one ``GenebError`` naming the method. A model with GFMBench-API's methods instead
+(``infer_sequence_to_labels_probs``, ``infer_sequence_to_sequence``, ...) is evaluated through
+``geneb.evaluation.gfmbench``.
 
 The result maps metric name -> value, plus ``skipped``: method -> why no metric came from it.
 """
@@ -26,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import GenebError
+from geneb.evaluation.outputs import class_probabilities, model_array
 
 #: The inference methods a model may implement (any subset).
 METHODS: tuple[str, ...] = ("embed", "log_likelihood", "masked_log_probs", "predict")
@@ -38,16 +45,21 @@ def methods_of(model: Any) -> list[str]:
 
 def call_embed(model: Any, seqs: Sequence[str]) -> np.ndarray:
     """``model.embed`` as a checked (n, d) float64 array (a clear error otherwise)."""
-    X = np.asarray(model.embed(list(seqs)), dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] != len(seqs):
-        raise GenebError(f"model.embed returned shape {X.shape}; expected ({len(seqs)}, d)")
-    if not np.isfinite(X).all():
-        raise GenebError("model.embed returned non-finite values (NaN or inf)")
-    return X
+    return model_array(model.embed(list(seqs)), "embed", (len(seqs), None), "embeddings")
 
 
-def _metrics(kind: str, y: np.ndarray, out: np.ndarray, n_classes: int) -> dict[str, float]:
-    """Metrics of predictions ``out`` (probabilities, class ids or values) against ``y``."""
+def predict_metrics(kind: str, y: np.ndarray, out: Any, n_classes: int,
+                    method: str = "predict") -> dict[str, float]:
+    """Metrics of what ``model.<method>`` predicted for the test split (checked first)."""
+    if kind == "regression":
+        return _metrics(kind, y, model_array(out, method, (len(y),), "predicted values"), 0)
+    proba, ids = class_probabilities(out, method, len(y), n_classes)
+    return _metrics(kind, y, proba, n_classes, ids)
+
+
+def _metrics(kind: str, y: np.ndarray, out: np.ndarray, n_classes: int,
+             ids: np.ndarray | None = None) -> dict[str, float]:
+    """Metrics of values or probabilities ``out`` (hard class ids ``ids``) against ``y``."""
     if kind == "regression":
         from geneb.probe.regression_metrics import regression_metrics
 
@@ -56,15 +68,9 @@ def _metrics(kind: str, y: np.ndarray, out: np.ndarray, n_classes: int) -> dict[
         return regression_metrics(y, out)
     from geneb.probe.metrics import compute_metrics
 
-    if out.ndim == 2:
-        if out.shape != (len(y), n_classes):
-            raise GenebError(f"class probabilities have shape {out.shape}; expected "
-                             f"({len(y)}, {n_classes})")
+    if ids is None:
         return compute_metrics(y, out, n_classes)
-    ids = out.astype(np.int64)
-    if ids.shape != y.shape or ids.min() < 0 or ids.max() >= n_classes:
-        raise GenebError(f"predicted classes must be {len(y)} ids in 0..{n_classes - 1}")
-    m = compute_metrics(y, np.eye(n_classes)[ids], n_classes, y_pred=ids)
+    m = compute_metrics(y, out, n_classes, y_pred=ids)
     m.pop("auroc")  # hard class ids rank nothing: AUROC needs scores
     return m
 
@@ -85,8 +91,8 @@ def evaluate_sequence_task(
     else:
         skipped["embed"] = "the model has no embed(seqs): no probe metrics"
     if "predict" in have:
-        pred = np.asarray(model.predict(list(te.sequences)), dtype=np.float64)
-        m = _metrics(kind, te.labels, pred, task.spec.n_classes)
+        m = predict_metrics(kind, te.labels, model.predict(list(te.sequences)),
+                            task.spec.n_classes)
         out.update({f"predict_{k}": v for k, v in m.items()})
     else:
         skipped["predict"] = "the model has no predict(seqs): no metrics of its own predictions"

@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import GenebError
+from geneb.evaluation.outputs import model_array
 from geneb.evaluation.sequence import call_embed, methods_of
+
+
+def call_log_likelihood(model: Any, seqs: list[str]) -> np.ndarray:
+    """``model.log_likelihood`` as a checked ``(n,)`` float64 array."""
+    return model_array(model.log_likelihood(list(seqs)), "log_likelihood", (len(seqs),),
+                       "log-likelihoods, one per sequence")
 
 
 def _rank_metrics(name: str, y: np.ndarray, s: np.ndarray, ts: np.ndarray | None
@@ -43,8 +50,8 @@ def evaluate_zero_shot_variant(task: Any, model: Any, **options: Any) -> dict[st
     else:
         skipped["embed"] = "the model has no embed(seqs): no embedding distances"
     if "log_likelihood" in have:
-        ll_ref = np.asarray(model.log_likelihood(win.ref_windows), np.float64)[win.ref_id[ok]]
-        ll_alt = np.asarray(model.log_likelihood(alts), np.float64)
+        ll_ref = call_log_likelihood(model, win.ref_windows)[win.ref_id[ok]]
+        ll_alt = call_log_likelihood(model, alts)
         out.update(_rank_metrics("llr", y, -(ll_alt - ll_ref), ts))
     else:
         skipped["log_likelihood"] = "the model has no log_likelihood(seqs): no LLR"
@@ -68,11 +75,12 @@ def _masked(task: Any, model: Any, ok: np.ndarray, refs: list[str], y: np.ndarra
     snv = np.array([len(r) == 1 and len(a) == 1 and r != "N" and a != "N"
                     for r, a in zip(ra, aa, strict=True)], dtype=bool)
     idx = np.flatnonzero(snv)
-    lp = np.asarray(model.masked_log_probs([refs[i] for i in idx],
-                                           [task.window // 2] * len(idx)), np.float64)
-    if lp.shape != (len(idx), 4):
-        raise GenebError(f"model.masked_log_probs returned shape {lp.shape}; expected "
-                         f"({len(idx)}, 4): log-probabilities of A, C, G, T")
+    lp = model_array(model.masked_log_probs([refs[i] for i in idx],
+                                            [task.window // 2] * len(idx)),
+                     "masked_log_probs", (len(idx), 4), "log-probabilities of A, C, G, T")
+    if lp.max() > 1e-6:
+        raise GenebError(f"model.masked_log_probs returned values up to {lp.max():.3g}; "
+                         "expected log-probabilities (<= 0)")
     code = {b: k for k, b in enumerate("ACGT")}
     rows = np.arange(len(idx))
     llr = (lp[rows, [code[a] for a in aa[idx]]] - lp[rows, [code[r] for r in ra[idx]]])

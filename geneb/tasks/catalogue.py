@@ -21,6 +21,7 @@ from typing import Any
 
 from geneb import constraints as c
 from geneb.errors import TaskError, UnknownNameError, did_you_mean
+from geneb.tasks.gfmbench_list import expand_gfmbench_names
 from geneb.tasks.loader import check_task_name
 from geneb.tasks.sources import Source, parse_source
 from geneb.tasks.spec import CATEGORIES
@@ -243,9 +244,11 @@ def select(
     names: Iterable[str], entries: tuple[TaskCatalogueEntry, ...]
 ) -> list[TaskCatalogueEntry]:
     """Entries named by task name, suite name or task alias (a GENEB task id,
-    :mod:`geneb.tasks.aliases`), in the order asked, each once."""
+    :mod:`geneb.tasks.aliases`), in the order asked, each once (a GFMBench-API class name,
+    ``BRCA1Task``, names its entries: ``geneb.tasks.gfmbench_list``)."""
     from geneb.tasks.aliases import catalogue_name_for
 
+    names = expand_gfmbench_names(names)
     by_name = {e.name: e for e in entries}
     by_suite = suites(entries)
     out: list[TaskCatalogueEntry] = []

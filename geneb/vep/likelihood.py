@@ -80,29 +80,9 @@ class LMScorer:
         """Full ids (specials as the tokenizer adds them) and base spans of content tokens."""
         if not windows:  # every window outside the reference: nothing to tokenise
             return []
-        tok = self.tokenizer
-        enc = tok(list(windows), add_special_tokens=True)["input_ids"]
-        out = []
-        for text, ids in zip(windows, enc, strict=True):
-            ids = np.asarray(ids, dtype=np.int64)
-            strs = tok.convert_ids_to_tokens(ids.tolist())
-            starts = np.full(len(ids), -1, dtype=np.int64)
-            ends = np.full(len(ids), -1, dtype=np.int64)
-            pos = 0
-            ok = True
-            for k, (i, s) in enumerate(zip(ids.tolist(), strs, strict=True)):
-                if i in self._special and i != tok.unk_token_id:
-                    continue
-                s = s.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
-                # case-blind: GPN's tokenizer lower-cases (normaliser) what it is given
-                if text[pos : pos + len(s)].upper() != s.upper() or not s:
-                    ok = False
-                    break
-                starts[k], ends[k] = pos, pos + len(s)
-                pos += len(s)
-            ok = ok and pos == len(text)
-            out.append(Tokenised(ids, starts if ok else None, ends if ok else None))
-        return out
+        enc = self.tokenizer(list(windows), add_special_tokens=True)["input_ids"]
+        return [align_tokens(self.tokenizer, self._special, text, ids)
+                for text, ids in zip(windows, enc, strict=True)]
 
     # ------------------------------------------------------------ forwards
     def _logprobs(self, batch: np.ndarray) -> Any:
@@ -121,16 +101,22 @@ class LMScorer:
 
     def log_likelihoods(self, toks: Sequence[Tokenised]) -> np.ndarray:
         """Causal LL of each tokenised window (float64 sums of float32 log-probs)."""
+        return np.array([lp.sum() for lp in self.token_logprobs(toks)], dtype=np.float64)
+
+    def token_logprobs(self, toks: Sequence[Tokenised]) -> list[np.ndarray]:
+        """Causal: per window, ``log p(token_t | tokens_<t)`` for t = 1.. (float64, one fewer
+        than its tokens); the sums are :meth:`log_likelihoods`."""
         import torch
 
-        out = np.full(len(toks), np.nan)
+        out: list[np.ndarray] = [np.empty(0)] * len(toks)
         lens = np.fromiter((len(t.ids) for t in toks), dtype=np.int64, count=len(toks))
         for idx in equal_length_batches(lens, self.batch_tokens):
             batch = np.stack([toks[i].ids for i in idx])
             lp = self._logprobs(batch)
             tgt = torch.from_numpy(batch[:, 1:])
-            got = lp[:, :-1, :].gather(-1, tgt.unsqueeze(-1)).squeeze(-1).double()
-            out[idx] = got.sum(dim=1).numpy()
+            got = lp[:, :-1, :].gather(-1, tgt.unsqueeze(-1)).squeeze(-1).double().numpy()
+            for r, i in enumerate(idx):
+                out[i] = got[r]
         return out
 
     def masked_logprobs(
@@ -149,6 +135,28 @@ class LMScorer:
             for r, i in enumerate(idx):
                 out[i] = lp[r, list(masks[i]), :].numpy()
         return out
+
+
+def align_tokens(tokenizer: Any, special: set[int], text: str, ids: Sequence[int]) -> Tokenised:
+    """``ids`` (the tokenizer's encoding of ``text``) with each content token's base span;
+    spans ``None`` when the tokens do not spell ``text`` (not alignable)."""
+    arr = np.asarray(ids, dtype=np.int64)
+    strs = tokenizer.convert_ids_to_tokens(arr.tolist())
+    starts = np.full(len(arr), -1, dtype=np.int64)
+    ends = np.full(len(arr), -1, dtype=np.int64)
+    pos = 0
+    for k, (i, s) in enumerate(zip(arr.tolist(), strs, strict=True)):
+        if i in special and i != tokenizer.unk_token_id:
+            continue
+        s = s.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
+        # case-blind: GPN's tokenizer lower-cases (normaliser) what it is given
+        if text[pos : pos + len(s)].upper() != s.upper() or not s:
+            return Tokenised(arr, None, None)
+        starts[k], ends[k] = pos, pos + len(s)
+        pos += len(s)
+    if pos != len(text):
+        return Tokenised(arr, None, None)
+    return Tokenised(arr, starts, ends)
 
 
 def masked_positions(t: Tokenised, lo: int, hi: int) -> tuple[int, ...]:
