@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError
+from geneb.models.adapters.lucaone import TOKEN_SPELLING, TOKENIZE_ONE_AT_A_TIME
 
 TOKENS_CHANGED = "token_boundaries_changed"
 NOT_ALIGNABLE = "tokens_not_alignable_to_bases"
@@ -74,12 +75,17 @@ class LMScorer:
         if kind == "masked_lm" and tokenizer.mask_token_id is None:
             raise ModelError("masked-LM scoring needs a tokenizer with a mask token")
         self._special = {i for i in tokenizer.all_special_ids if i is not None}
+        self._model_type = str(getattr(model.config, "model_type", ""))
 
     # ------------------------------------------------------------ tokenising
     def tokenise(self, windows: Sequence[str]) -> list[Tokenised]:
         """Full ids (specials as the tokenizer adds them) and base spans of content tokens."""
         tok = self.tokenizer
-        enc = tok(list(windows), add_special_tokens=True)["input_ids"]
+        if self._model_type in TOKENIZE_ONE_AT_A_TIME:  # its list call fails (LucaOne)
+            enc = [tok(w, add_special_tokens=True)["input_ids"] for w in windows]
+        else:
+            enc = tok(list(windows), add_special_tokens=True)["input_ids"]
+        spelling = TOKEN_SPELLING.get(self._model_type, {})
         out = []
         for text, ids in zip(windows, enc, strict=True):
             ids = np.asarray(ids, dtype=np.int64)
@@ -91,7 +97,7 @@ class LMScorer:
             for k, (i, s) in enumerate(zip(ids.tolist(), strs, strict=True)):
                 if i in self._special and i != tok.unk_token_id:
                     continue
-                s = s.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
+                s = spelling.get(s, s).removeprefix("##").removeprefix("Ġ").removeprefix("▁")
                 # case-blind: GPN's tokenizer lower-cases (normaliser) what it is given
                 if text[pos : pos + len(s)].upper() != s.upper() or not s:
                     ok = False
