@@ -78,15 +78,11 @@ def test_the_two_real_hyenas_are_different_models(models_dir: Path, data_dir: Pa
 
 
 # ---------------------------------------------------------------- LucaOne
-@pytest.fixture(scope="session")
-def lucaone_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_tiny_lucaone(out: Path) -> Path:
     """A tiny LucaOne (hidden 32, 2 layers, 4 heads), random weights, MLM head, saved with
-    the package's own ``save_pretrained``."""
-    if importlib.util.find_spec("lucaone") is None:
-        pytest.fail(LUCAONE_MISSING)
+    the package's own ``save_pretrained`` (also used by benchmarks/families.py)."""
     import lucaone
 
-    out = tmp_path_factory.mktemp("lucaone") / "lucaone-tiny"
     cfg = lucaone.LucaGPLMConfig(
         hidden_size=32, num_hidden_layers=2, num_attention_heads=4, ffn_dim=64,
         max_position_embeddings=1024, alphabet="gene_prot",
@@ -99,6 +95,13 @@ def lucaone_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     model.save_pretrained(out)
     lucaone.LucaGPLMTokenizer().save_pretrained(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def lucaone_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if importlib.util.find_spec("lucaone") is None:
+        pytest.fail(LUCAONE_MISSING)
+    return build_tiny_lucaone(tmp_path_factory.mktemp("lucaone") / "lucaone-tiny")
 
 
 def lucaone_reference(path: Path, seqs: list[str]) -> np.ndarray:
