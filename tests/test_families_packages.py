@@ -192,3 +192,24 @@ def test_lucaone_vep_score(lucaone_model: Path, models_dir: Path, tmp_path: Path
     df = pd.read_csv(out)
     assert (df["status"] == "ok").all(), df[["scorer", "status"]].value_counts()
     assert sorted(df["scorer"].unique()) == ["cosine", "l2", "llr"]
+
+
+def test_lucaone_tokens_align_to_bases_for_llr(lucaone_model: Path) -> None:
+    """Variant LLR aligns LucaOne's digit tokens to the bases the package's own mapping gave."""
+    import lucaone
+    from lucaone.tokenization_lucaone import gene_seq_replace
+    from transformers import AutoModelForMaskedLM
+
+    from geneb.models.packages import register_package_model_type
+    from geneb.vep.likelihood import LMScorer
+
+    register_package_model_type("lucaone", "lucaone-tiny")
+    tok = lucaone.LucaGPLMTokenizer()
+    model = AutoModelForMaskedLM.from_pretrained(lucaone_model).eval()
+    window = "ACGTNacgtN"  # (a U would read back as T: not alignable, never wrong)
+    (t,) = LMScorer(model, tok, "masked_lm", "cpu", 4096).tokenise([window])
+    assert t.starts is not None, "not aligned"
+    content = np.flatnonzero(t.starts >= 0)
+    assert t.starts[content].tolist() == list(range(len(window)))
+    spelled = "".join(tok.convert_ids_to_tokens(t.ids[content].tolist()))
+    assert spelled == gene_seq_replace(window)  # the package's own base -> token mapping
