@@ -213,3 +213,41 @@ def test_lucaone_tokens_align_to_bases_for_llr(lucaone_model: Path) -> None:
     assert t.starts[content].tolist() == list(range(len(window)))
     spelled = "".join(tok.convert_ids_to_tokens(t.ids[content].tolist()))
     assert spelled == gene_seq_replace(window)  # the package's own base -> token mapping
+
+
+def test_lucaone_llr_equals_the_package_masked_marginal(
+    lucaone_model: Path, data_dir: Path
+) -> None:
+    """geneb's masked-LM LLR of SNVs = log p(alt) - log p(ref) at the masked centre token,
+    computed by hand with the package's tokenizer and MLM class."""
+    import lucaone
+    from transformers import AutoModelForMaskedLM
+
+    from geneb.models.packages import register_package_model_type
+    from geneb.tasks.windows import OK, Windows
+    from geneb.vep.likelihood import LMScorer
+    from geneb.vep.scorers import llr_scores
+
+    register_package_model_type("lucaone", "lucaone-tiny")
+    tok = lucaone.LucaGPLMTokenizer()
+    model = AutoModelForMaskedLM.from_pretrained(lucaone_model).eval()
+    ref = next(s for s in real_sequences(data_dir) if len(s) >= 64)[:64]
+    half = 32
+    alts = [b for b in "ACGT" if b != ref[half]]
+    alleles = [(ref[half], b) for b in alts]
+    win = Windows(
+        window=64, status=np.array([OK] * 3, dtype=object), ref_id=np.zeros(3, dtype=np.int64),
+        ref_windows=[ref], alt_windows=[ref[:half] + b + ref[half + 1:] for b in alts],
+        ref_keys=[(0, 0)],
+    )
+    score, status = llr_scores(LMScorer(model, tok, "masked_lm", "cpu", 4096), win, alleles)
+    assert list(status) == [OK] * 3
+    enc = tok(ref, seq_type="gene", return_tensors="pt", add_special_tokens=True)
+    ids = enc["input_ids"].clone()
+    ids[0, half + 1] = tok.mask_token_id  # +1: [CLS]
+    with torch.no_grad():
+        lp = torch.log_softmax(model(input_ids=ids).logits[0, half + 1].double(), dim=-1)
+    ref_id = tok(ref[half], add_special_tokens=False)["input_ids"][0]
+    hand = [float(lp[tok(b, add_special_tokens=False)["input_ids"][0]] - lp[ref_id]) for b in alts]
+    assert np.abs(hand).max() > 1e-4  # the alleles are told apart
+    np.testing.assert_allclose(score, hand, rtol=1e-5, atol=1e-6)
