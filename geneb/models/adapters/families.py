@@ -7,6 +7,7 @@ Each rule exists because a family silently gives wrong embeddings without it:
 - ``token_type_ids`` only go to models whose forward accepts them.
 - Left padding (HyenaDNA, Caduceus layouts) is kept: masked mean pooling is padding-invariant.
 - A tokenizer without a real maximum length (GENA-LM) falls back to the config, then to 512.
+- A tokenizer that cannot take a list of texts (LucaOne) is called one sequence at a time.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import inspect
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from geneb.models.adapters.lucaone import TOKENIZE_ONE_AT_A_TIME
 
 #: transformers' sentinel for "no maximum length"
 _NO_MAX = 10**9
@@ -36,6 +39,8 @@ class FamilyRules:
     padding_side: str = "right"
     max_length: int = DEFAULT_MAX_LENGTH
     max_length_source: str = "default"
+    #: call the tokenizer once per sequence (its list call is broken: LucaOne)
+    tokenize_each: bool = False
 
     def transform(self, seq: str) -> str:
         """The string given to the tokenizer for one DNA sequence."""
@@ -49,7 +54,7 @@ class FamilyRules:
         return s
 
     def describe(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "family": self.family,
             "uppercase": self.uppercase,
             "input_format": self.input_format,
@@ -58,6 +63,9 @@ class FamilyRules:
             "padding_side": self.padding_side,
             "max_length_source": self.max_length_source,
         }
+        if self.tokenize_each:  # only where set: the other families' records stay as they were
+            out["tokenize_each"] = True
+        return out
 
 
 def kmer_vocab_k(tokenizer: Any) -> int:
@@ -131,7 +139,8 @@ def detect_rules(config: Any, tokenizer: Any, model: Any) -> FamilyRules:
         return FamilyRules("dnabert1-kmer", True, "kmer_overlap", k, tti, side, max_len, source)
     upper = not lowercase_dna_vocab(tokenizer)
     family = str(getattr(config, "model_type", "unknown"))
-    return FamilyRules(family, upper, "raw", 0, tti, side, max_len, source)
+    each = family in TOKENIZE_ONE_AT_A_TIME
+    return FamilyRules(family, upper, "raw", 0, tti, side, max_len, source, each)
 
 
 def lowercase_dna_vocab(tokenizer: Any) -> bool:

@@ -277,7 +277,10 @@ class HFEmbedder:
         texts = [self.rules.transform(s) for s in sequences]
         if not texts:
             return []
-        bodies = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        if self.rules.tokenize_each:
+            bodies = [self.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+        else:
+            bodies = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         room, pre, suf = self._room, self._prefix, self._suffix
         out: list[Prepared] = []
         for body in bodies:
