@@ -85,7 +85,8 @@ def lm_context(lm: Any, model: str) -> Context | None:
 
     def fits(seqs: Sequence[str]) -> np.ndarray:
         with quiet_transformers():  # not transformers' "longer than the maximum" warning
-            ids = lm.tokenizer(list(seqs), add_special_tokens=True)["input_ids"] if seqs else []
+            # one sequence a call: some families' tokenizers fail on a list (LucaOne)
+            ids = [lm.tokenizer(s, add_special_tokens=True)["input_ids"] for s in seqs]
         return np.array([len(i) <= lm.max_tokens for i in ids], dtype=bool)
 
     return Context(model, int(lm.max_tokens), "config.max_position_embeddings", fits)
