@@ -13,8 +13,6 @@ from geneb.store.provenance import LABEL_VALUES, SOURCE_ROWS
 from geneb.tasks.spec import SplitData, Task
 
 
-
-
 def task_label_values(task: Task) -> list[int | str] | None:
     """The label value of each class id as the task's files hold it (None: regression).
 
@@ -78,5 +76,6 @@ def build_provenance(
         storage_dtype=storage_dtype,
         device=info.device,
         adapter=info.adapter,
+        recipe=info.recipe,
         extra=extra,
     )

@@ -109,8 +109,8 @@ def probe_arrays(
 
     The same protocol as ``run_probes``: k-shot rows drawn by the (task fingerprint, k, seed)
     RNG (``protocol="paper"``: GENEB's own draw, the labels being the values it sorts and
-    ``rows`` the file order), the full regime on every train row (a stratified subsample above 100,000), the test
-    split whole, L2 logistic regression solved to convergence (or the MLP probe, or the
+    ``rows`` the file order), the full regime on every train row (a stratified subsample
+    above 100,000), the test split whole, L2 logistic regression solved to convergence (or the MLP probe, or the
     paper's protocol), MCC, accuracy, macro-F1 and AUROC. Labels are class ids 0..K-1
     (``n_classes`` defaults to the largest id + 1); features are probed as float32, as stored.
 
