@@ -110,9 +110,10 @@ def probe_arrays(
     The same protocol as ``run_probes``: k-shot rows drawn by the (task fingerprint, k, seed)
     RNG (``protocol="paper"``: GENEB's own draw, the labels being the values it sorts and
     ``rows`` the file order), the full regime on every train row (a stratified subsample
-    above 100,000), the test split whole, L2 logistic regression solved to convergence (or the MLP probe, or the
-    paper's protocol), MCC, accuracy, macro-F1 and AUROC. Labels are class ids 0..K-1
-    (``n_classes`` defaults to the largest id + 1); features are probed as float32, as stored.
+    above 100,000), the test split whole, L2 logistic regression solved to convergence (or
+    the MLP probe, or the paper's protocol), MCC, accuracy, macro-F1 and AUROC. Labels are
+    class ids 0..K-1 (``n_classes`` defaults to the largest id + 1); features are probed as
+    float32, as stored.
 
     ``task_fingerprint`` and ``rows`` (each train row's index in its file) fix which rows the
     k-shot draws pick: pass a store entry's (``entry.provenance.task_fingerprint``,
