@@ -6,11 +6,12 @@ over every position of the padded batch (padding included). The rows are then em
 GENEB's batches: ``main.py``'s batch size (4) of consecutive rows in file order, padded on
 the recipe's side (the tokenizer's own unless GENEB set one) to the longest row, or to the
 max length where GENEB padded to it, the attention mask withheld where GENEB withheld it,
-at GENEB's dtype on CUDA. Such an embedding may depend on the other rows of its batch
-(``batch_dependent`` in the recipe): that is the point, and the provenance records it
-(``Provenance.recipe`` "geneb", ``extra["geneb_recipe"]``). Where geneb cannot apply the
-recipe (the model's own non-transformers code, an input geneb does not build) the request is
-refused in one line, before any model loads.
+at GENEB's dtype on CUDA, truncated at GENEB's max length (at the checkpoint's own context
+where GENEB's is longer: ``max_length_used`` is recorded). Such an embedding may depend on
+the other rows of its batch (``batch_dependent`` in the recipe): that is the point, and the
+provenance records it (``Provenance.recipe`` "geneb", ``extra["geneb_recipe"]``). Where
+geneb cannot apply the recipe (the model's own non-transformers code, an input geneb does not
+build) the request is refused in one line, before any model loads.
 """
 
 from __future__ import annotations
@@ -34,15 +35,28 @@ RECIPES = ("geneb",)
 RECIPE_OPTIONS = ("pooling", "max_length", "dtype", "truncation", "layers", "strands")
 
 
-def _model_type(spec: str) -> str:
-    """The checkpoint's ``model_type`` (config.json), "" when there is none to read."""
+def _config(spec: str) -> dict[str, Any]:
+    """The checkpoint's config.json (no model code runs), {} when there is none to read."""
     from geneb.models.hub import resolve_source
 
     try:
         folder = resolve_source(spec.strip().removeprefix("hf:")).folder
-        return str(json.loads((Path(folder) / "config.json").read_text()).get("model_type", ""))
+        return dict(json.loads((Path(folder) / "config.json").read_text()))
     except (ModelError, OSError, ValueError):
-        return ""
+        return {}
+
+
+def _model_type(spec: str) -> str:
+    return str(_config(spec).get("model_type", ""))
+
+
+def _context(spec: str) -> int | None:
+    """Positions the checkpoint's config says it takes, None when it says none."""
+    cfg = _config(spec)
+    for key in ("max_seq_len", "max_position_embeddings", "n_positions"):
+        if isinstance(cfg.get(key), int) and cfg[key] > 0:
+            return int(cfg[key])
+    return None
 
 
 def resolve_recipe(spec: str) -> GenebRecipe:
@@ -64,6 +78,22 @@ def resolve_recipe(spec: str) -> GenebRecipe:
     return recipe
 
 
+def recipe_info(spec: str) -> dict[str, Any]:
+    """What ``geneb models info`` shows of GENEB's recipe for ``spec``: the extractor, how
+    it pooled and padded, whether a row depends on its batch, whether geneb can apply it."""
+    from geneb.models.catalogue import lookup
+
+    entry = lookup(spec)
+    name = entry.hub_id if entry is not None and entry.hub_id else spec
+    r = find_recipe(name, _model_type(name))
+    if r is None:
+        return {"found": False, "note": "no GENEB model id, hub id or model_type matches"}
+    keep = ("model", "extractor", "file", "commit", "pooling", "padding", "padding_side",
+            "max_length", "dtype_cuda", "mask_to_model", "batch_size", "batch_dependent",
+            "batch_dependence", "applicable", "refusal", "mapping_note")
+    return {"found": True, **{k: v for k, v in r.to_json().items() if k in keep}}
+
+
 def recipe_options(spec: str, options: dict[str, Any]) -> tuple[GenebRecipe, dict[str, Any]]:
     """The recipe of ``spec`` and the model options that load the model its way (pooling,
     max length, truncation, dtype on CUDA); an option the recipe sets given too is refused."""
@@ -78,8 +108,9 @@ def recipe_options(spec: str, options: dict[str, Any]) -> tuple[GenebRecipe, dic
     cuda = resolve_device(options.get("device", "auto")).startswith("cuda")
     out = dict(options, pooling=GENEB_POOLING[recipe.pooling],
                dtype=recipe.dtype_cuda if cuda else "float32", truncation="truncate")
-    if isinstance(recipe.max_length, int):
-        out["max_length"] = recipe.max_length
+    context = _context(spec)
+    if isinstance(recipe.max_length, int) and (context is None or recipe.max_length <= context):
+        out["max_length"] = recipe.max_length  # else the checkpoint's own (recorded as used)
     return recipe, out
 
 
@@ -117,8 +148,8 @@ class GenebRecipeEmbedder:
     @property
     def info(self) -> Any:
         base = self.inner.info
-        extra = dict(base.extra, geneb_recipe={**self.recipe.to_json(), "padding_side_used":
-                                               self.side})
+        used = {"padding_side_used": self.side, "max_length_used": self.inner.max_length}
+        extra = dict(base.extra, geneb_recipe={**self.recipe.to_json(), **used})
         return dataclasses.replace(base, recipe="geneb", extra=extra)
 
     def prepare(self, sequences: Sequence[str]) -> list[Any]:
