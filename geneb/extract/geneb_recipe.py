@@ -70,7 +70,7 @@ def resolve_recipe(spec: str) -> GenebRecipe:
     if recipe is None:
         raise ModelError(f"model {spec!r}: GENEB's code has no recipe for it (no GENEB model "
                          f"id, hub id or model_type matches geneb_recipes.json); run it "
-                         f"without --recipe", param="recipe")
+                         f"without recipe", param="recipe")
     if not recipe.applicable or recipe.pooling not in GENEB_POOLING:
         raise ModelError(f"model {spec!r}: GENEB embedded it with {recipe.extractor} "
                          f"({recipe.file}); geneb cannot apply that recipe: {recipe.refusal}",
@@ -101,7 +101,7 @@ def recipe_options(spec: str, options: dict[str, Any]) -> tuple[GenebRecipe, dic
     for opt in RECIPE_OPTIONS:
         if options.get(opt, OPTION_DEFAULTS[opt]) != OPTION_DEFAULTS[opt]:
             raise ModelError(f"{opt}: GENEB's recipe sets it for model {spec!r} "
-                             f"({recipe.extractor}); leave it unset with --recipe geneb",
+                             f"({recipe.extractor}); leave it unset with recipe='geneb'",
                              param=opt)
     from geneb.models.device import resolve_device
 

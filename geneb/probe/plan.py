@@ -215,7 +215,7 @@ def paper_label_values(pair: Pair, store_path: str = "") -> list[Any]:
         raise ProbeError(
             f"{where} does not record the task's label values (made before geneb recorded "
             f"them); the paper protocol draws GENEB's k-shot rows from them: re-extract it "
-            f"(geneb extract --overwrite), or probe with --protocol converged"
+            f"(overwrite=True), or probe with protocol='converged'"
         )
     top = int(pair.labels.max()) if len(pair.labels) else -1
     if len(pair.label_values) <= top:
@@ -225,7 +225,7 @@ def paper_label_values(pair: Pair, store_path: str = "") -> list[Any]:
         raise ProbeError(
             f"{where} holds {len(pair.rows)} of the task file's {pair.source_rows} train rows "
             f"(task loading capped the split); GENEB draws from every row: load the task with "
-            f"train_row_cap=None and re-extract, or probe with --protocol converged"
+            f"train_row_cap=None and re-extract, or probe with protocol='converged'"
         )
     return pair.label_values
 
