@@ -135,10 +135,9 @@ def extract(
     block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
     one warning line about truncated rows (default: printed to stderr). ``strands="both"``
     stores the mean of the forward and reverse-complement embeddings (any model).
-    ``layers``: several
-    hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
-    ``recipe="geneb"``: each model embedded as GENEB's code embedded it
-    (``geneb.extract.geneb_recipe``; refused in one line where geneb cannot).
+    ``layers``: several hidden layers from one forward, one entry each
+    (``geneb.extract.layer_entries``). ``recipe="geneb"``: as GENEB's code embedded each
+    model (``geneb.extract.geneb_recipe``; refused in one line where geneb cannot).
     """
     trust_remote_code = check_trust_flag(trust_remote_code)
     layers_t = check_layers(layers, layer)
