@@ -134,10 +134,9 @@ def extract(
     (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
     block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
     one warning line about truncated rows (default: printed to stderr). ``strands="both"``
-    stores the mean of the forward and reverse-complement embeddings (any model).
-    ``layers``: several hidden layers from one forward, one entry each
-    (``geneb.extract.layer_entries``). ``recipe="geneb"``: as GENEB's code embedded each
-    model (``geneb.extract.geneb_recipe``; refused in one line where geneb cannot).
+    stores the mean of the forward and reverse-complement embeddings (any model). ``layers``:
+    several hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
+    ``recipe="geneb"``: as GENEB's code embedded each model (``geneb.extract.geneb_recipe``).
     """
     trust_remote_code = check_trust_flag(trust_remote_code)
     layers_t = check_layers(layers, layer)
