@@ -70,7 +70,7 @@ def resolve_recipe(spec: str) -> GenebRecipe:
     if recipe is None:
         raise ModelError(f"model {spec!r}: GENEB's code has no recipe for it (no GENEB model "
                          f"id, hub id or model_type matches geneb_recipes.json); run it "
-                         f"without recipe", param="recipe")
+                         f"without recipe='geneb'", param="recipe")
     if not recipe.applicable or recipe.pooling not in GENEB_POOLING:
         raise ModelError(f"model {spec!r}: GENEB embedded it with {recipe.extractor} "
                          f"({recipe.file}); geneb cannot apply that recipe: {recipe.refusal}",
