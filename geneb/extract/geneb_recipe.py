@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -189,10 +189,10 @@ def check_recipe(models: Sequence[Any], options: dict[str, Any], recipe: str | N
         recipe_options(spec, options)
 
 
-def load_model(spec: str, options: dict[str, Any], recipe: str | None) -> Any:
-    """The embedder of ``spec``: geneb's own (``recipe`` None), or GENEB's recipe of it."""
-    from geneb.models.registry import get_embedder
-
+def load_model(spec: str, options: dict[str, Any], recipe: str | None,
+               get_embedder: Callable[..., Any]) -> Any:
+    """The embedder of ``spec`` built by ``get_embedder`` (the registry's): geneb's own
+    (``recipe`` None), or GENEB's recipe of it."""
     if recipe is None:
         return get_embedder(spec, **options)
     found, opts = recipe_options(spec, options)

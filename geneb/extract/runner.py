@@ -35,7 +35,7 @@ from geneb.extract.long_sequences import long_sequence_counts, truncation_warnin
 from geneb.extract.provenance import build_provenance
 from geneb.models.embedder import Embedder, model_info
 from geneb.models.options import MODEL_OPTION_PARAMS, check_layers
-from geneb.models.registry import check_spec
+from geneb.models.registry import check_spec, get_embedder
 from geneb.models.selftest import BatchPolicy, policy_of
 from geneb.models.trust import check_trust_flag
 from geneb.store import FeatureStore, Provenance, StoreKey
@@ -155,8 +155,8 @@ def extract(
 
     results: list[ExtractResult] = []
     for spec in models:
-        # loaded once for all tasks and splits (an already built Embedder is used as is)
-        embedder = spec if hasattr(spec, "embed") else load_model(spec, options, recipe)
+        embedder = spec if hasattr(spec, "embed") else load_model(  # once for all tasks, splits
+            spec, options, recipe, get_embedder)  # (an already built Embedder is used as is)
         kept = getattr(embedder, "layers", None)
         if layers_t is not None and embedder is not spec and kept != layers_t:
             # e.g. a wrapper that hides them: never store one layer under many keys
