@@ -54,7 +54,7 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
 
     plan_key = {"Cs": "C", "alphas": "alpha"}  # run_probes parameter -> [probe] key
     model_keys = ("max_length", "pooling", "layer", "layers", "dtype", "device", "truncation",
-                  "strands", "batch_tokens", "storage_dtype", "seed", "block_rows")
+                  "strands", "batch_tokens", "storage_dtype", "seed", "block_rows", "recipe")
     return {
         "": {
             "store": PathParam("not_file"),

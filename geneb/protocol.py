@@ -69,6 +69,7 @@ __all__ = [
     "draw",
     "full_rows",
     "kshot_rows",
+    "paper_kshot_rows",
     "macro_mcc",
     "macro_micro",
     "micro_mcc",
@@ -83,7 +84,9 @@ __all__ = [
 class Sample:
     """The train rows of one probe: positions into the entry arrays and their file rows."""
 
-    positions: np.ndarray  # int64 positions into the stored train arrays, ascending file row
+    #: int64 positions into the stored train arrays: ascending file row (geneb's draws), or in
+    #: the order GENEB's own draw picks them (``paper_kshot_rows``: class by class)
+    positions: np.ndarray
     file_rows: np.ndarray  # int64 row index in the task's train file, same order
     took_all: bool = False  # some class had < k rows and all of them were taken
 
@@ -144,6 +147,37 @@ def kshot_rows(
         chosen.append(members[np.sort(pick)])
     pos = np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64)
     pos = pos[np.argsort(rows[pos], kind="stable")].astype(np.int64)
+    return Sample(positions=pos, file_rows=rows[pos].copy(), took_all=took_all)
+
+
+def paper_kshot_rows(
+    labels: np.ndarray, rows: np.ndarray, *, k: int, seed: int, label_values: Sequence[object]
+) -> Sample:
+    """GENEB's own k-shot draw (the paper protocol), as its code draws it.
+
+    From ``embedding_pipeline/pipeline/classification.py`` of darlednik/GENEB @ 17be5b07: a
+    fresh ``np.random.RandomState(seed)`` per (k, seed); for each class in
+    ``np.unique(train_labels)`` order, where ``train_labels`` are the label VALUES of the train
+    rows as the task file holds them (``label_values[class id]``: ints sort as numbers,
+    strings as text, whatever geneb's class ids are), ``rng.choice(positions of that class in
+    train-file order, size=min(k, n_class), replace=False)``; the picks concatenated in that
+    order. A class with fewer than k rows gives all of them (``took_all``, recorded). The
+    positions keep GENEB's pick order (the order its fit sees the rows in).
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    if k < 1:
+        raise ProbeError(f"k must be >= 1, got {k}")
+    order = np.argsort(rows, kind="stable")  # entry positions in train-file order
+    train_values = np.asarray(list(label_values))[labels[order]]
+    rng = np.random.RandomState(int(seed))
+    chosen: list[np.ndarray] = []
+    took_all = False
+    for value in np.unique(train_values):
+        locs = np.flatnonzero(train_values == value)  # GENEB's positions in the train file
+        took_all |= len(locs) < k
+        chosen.append(order[rng.choice(locs, size=min(k, len(locs)), replace=False)])
+    pos = np.concatenate(chosen).astype(np.int64)
     return Sample(positions=pos, file_rows=rows[pos].copy(), took_all=took_all)
 
 
@@ -241,9 +275,20 @@ def draw(
     take_all: bool = False,
     task: str = "?",
     cap: int = TRAIN_ROW_CAP,
+    label_values: Sequence[object] | None = None,
 ) -> Sample:
-    """The train rows of one (regime, seed) cell."""
+    """The train rows of one (regime, seed) cell.
+
+    ``label_values`` (the task file's label value of each class id) selects GENEB's own
+    draw, the paper protocol's: k-shot rows by :func:`paper_kshot_rows`, the full regime on
+    every train row in file order (GENEB's code fits them all: no cap). Without it, geneb's
+    draws: :func:`kshot_rows` and :func:`full_rows`."""
     k = regime_k(regime)
+    if label_values is not None:
+        if k is None:
+            return full_rows(labels, rows, task_fingerprint=task_fingerprint,
+                             n_classes=n_classes, cap=max(len(labels), 1))
+        return paper_kshot_rows(labels, rows, k=k, seed=seed, label_values=label_values)
     if k is None:
         return full_rows(labels, rows, task_fingerprint=task_fingerprint, n_classes=n_classes,
                          cap=cap)

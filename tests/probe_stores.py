@@ -12,7 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from geneb.extract.provenance import source_rows as split_source_rows
+from geneb.extract.provenance import task_label_values
 from geneb.store import FeatureStore, Provenance, StoreKey
+from geneb.store.provenance import LABEL_VALUES, SOURCE_ROWS
 
 
 def write_entry(
@@ -30,14 +33,25 @@ def write_entry(
     batch: int = 512,
     storage_dtype: str = "float32",
     overwrite: bool = False,
+    label_values: Sequence[Any] | None | str = "ids",
+    source_rows: int | None = None,
 ) -> StoreKey:
-    """Write one complete entry (rows in order); ``category`` goes to ``extra['task_category']``."""
+    """Write one complete entry (rows in order); ``category`` goes to ``extra['task_category']``.
+
+    ``label_values``: the task file's label value of each class id, recorded as extraction
+    records it (``"ids"``: the ids themselves; None: not recorded, as in a store made before
+    geneb recorded them); ``source_rows`` the split's rows in its file (default: all held)."""
     key = StoreKey(model, task, split)
     labels = np.asarray(labels, dtype=np.int64)
     rows = np.arange(len(labels), dtype=np.int64) if rows is None else np.asarray(rows)
     extra: dict[str, Any] = {}
     if category is not None:
         extra["task_category"] = category
+    if isinstance(label_values, str):
+        label_values = list(range(int(labels.max()) + 1)) if len(labels) else []
+    if label_values is not None:
+        extra[LABEL_VALUES] = list(label_values)
+        extra[SOURCE_ROWS] = len(labels) if source_rows is None else source_rows
     prov = Provenance(
         model_id=model,
         revision="test:0",
@@ -124,4 +138,5 @@ def write_task_features(
         s = task.splits[split]
         write_entry(store, model, task.spec.name, split, featurize(s.sequences), s.labels,
                     rows=s.rows, task_fingerprint=s.fingerprint, n_params=n_params,
-                    category=task.spec.category)
+                    category=task.spec.category, label_values=task_label_values(task),
+                    source_rows=split_source_rows(task, s))

@@ -118,6 +118,12 @@ WorkersOpt = Annotated[
     typer.Option("--workers", min=1, help="Spread (model, task) jobs over N local Dask "
                  "workers (one GPU each with --device cuda, via dask-cuda)."),
 ]
+RecipeOpt = Annotated[
+    str | None,
+    typer.Option("--recipe", help="geneb: embed as GENEB's own code did (its batches of 4 in "
+                 "file order, padding and pooling; may depend on the batch). Default: geneb's "
+                 "batch-invariant embedding."),
+]
 SchedulerOpt = Annotated[
     str | None,
     typer.Option("--scheduler", help="Spread (model, task) jobs over the running Dask "
@@ -150,6 +156,7 @@ def extract(
     block_rows: BlockRowsOpt = None,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    recipe: RecipeOpt = None,
 ) -> None:
     """Embed each split of each task with each model into the store, once."""
     opts = dict(locals())  # every option, handed on under its parameter name
@@ -211,7 +218,7 @@ def _warn(line: str) -> None:
 _RUNNER_KEYS = (
     "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name", "overwrite",
     "data_dir", "storage_dtype", "truncation", "strands",
-    "seed", "block_rows", "layers",
+    "seed", "block_rows", "layers", "recipe",
 )  # fmt: skip
 
 

@@ -111,13 +111,16 @@ def list_(
 def info(
     model: Annotated[str, typer.Argument(help="A model spec, as --model takes it.")],
 ) -> None:
-    """What a model spec resolves to (no weights are loaded), as JSON."""
+    """What a model spec resolves to (no weights are loaded), as JSON, with how GENEB's
+    code embedded it (geneb_recipe: pooling, padding, batch_dependent)."""
+    from geneb.extract.geneb_recipe import recipe_info
     from geneb.models.registry import get_model_meta
 
     meta = get_model_meta(model)
     out = meta.to_json()
     if meta.catalogue is not None:
         out["catalogue_entry"] = meta.catalogue.to_json()
+    out["geneb_recipe"] = recipe_info(model)  # how GENEB embedded it; batch_dependent
     typer.echo(json.dumps(out, indent=1))
 
 

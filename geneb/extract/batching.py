@@ -65,6 +65,37 @@ def policy_batches(costs: np.ndarray, batch_tokens: int, policy: BatchPolicy) ->
     return token_budget_batches(costs, batch_tokens, same_cost=policy.same_length_only)
 
 
+def embed_batches(
+    embedder: Any, costs: np.ndarray, batch_tokens: int, policy: BatchPolicy
+) -> list[np.ndarray]:
+    """The batches of one block: the policy's, or, for an embedder run by GENEB's recipe
+    (``fixed_batch_rows``), consecutive rows in file order, that many per batch."""
+    size = getattr(embedder, "fixed_batch_rows", None)
+    if size is None:
+        return policy_batches(costs, batch_tokens, policy)
+    return [np.arange(a, min(a + size, len(costs))) for a in range(0, len(costs), size)]
+
+
+#: Rows per block of the extraction runner: one block of float32 embeddings stays under
+#: ``BLOCK_BYTES``, and at most ``MAX_BLOCK_ROWS`` rows.
+BLOCK_BYTES = 16 << 20
+MAX_BLOCK_ROWS = 2048
+
+
+def default_block_rows(dim: int) -> int:
+    """Rows per block so one block of float32 embeddings stays under ``BLOCK_BYTES``."""
+    return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(1, dim * 4))))
+
+
+def block_rows_of(embedder: Any, block_rows: int | None) -> int:
+    """The runner's rows per block (``block_rows``, else the default for the model's dim), a
+    multiple of a fixed batch size where GENEB's recipe sets one, so every block starts a
+    batch and a resumed run forms GENEB's batches again."""
+    rows = block_rows or default_block_rows(embedder.dim)
+    size = getattr(embedder, "fixed_batch_rows", None)
+    return rows if size is None else max(size, rows - rows % size)
+
+
 def prepared_api(embedder: Embedder) -> tuple[Any, Any, Any]:
     """(prepare, cost, embed_prepared) of an embedder, with fallbacks for minimal adapters."""
     prepare = getattr(embedder, "prepare", None)

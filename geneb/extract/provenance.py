@@ -9,7 +9,33 @@ from typing import Any
 
 from geneb.models.embedder import ModelInfo
 from geneb.store import Provenance
+from geneb.store.provenance import LABEL_VALUES, SOURCE_ROWS
 from geneb.tasks.spec import SplitData, Task
+
+
+def task_label_values(task: Task) -> list[int | str] | None:
+    """The label value of each class id as the task's files hold it (None: regression).
+
+    String labels are the mapping's keys (ids in sorted order); integer labels are the ids
+    themselves, or their mapping's keys as ints where the task maps integer values to ids."""
+    if task.spec.kind != "classification":
+        return None
+    meta = task.metadata or {}
+    mapping = meta.get("label_mapping")
+    if not mapping:
+        if meta.get("label_type") == "str":
+            return None  # string labels without their mapping: unknown, never guessed
+        return list(range(task.spec.n_classes))
+    by_id = sorted(mapping.items(), key=lambda kv: kv[1])
+    if meta.get("label_type") == "int":
+        return [int(v) for v, _ in by_id]
+    return [str(v) for v, _ in by_id]
+
+
+def source_rows(task: Task, split: SplitData) -> int:
+    """Rows of ``split`` in its source file (before any cap of the train split)."""
+    record = (task.metadata or {}).get("subsampled", {}).get(split.name)
+    return int(record["original_rows"]) if record else len(split)
 
 
 def build_provenance(
@@ -29,6 +55,10 @@ def build_provenance(
         extra["task_kind"] = task.spec.kind
     if model_key != info.name:
         extra["adapter_name"] = info.name
+    values = task_label_values(task)
+    if values is not None:  # what GENEB's own k-shot draw needs (``--protocol paper``)
+        extra[LABEL_VALUES] = values
+        extra[SOURCE_ROWS] = source_rows(task, split)
     return Provenance(
         model_id=model_key,
         revision=info.revision,
@@ -46,5 +76,6 @@ def build_provenance(
         storage_dtype=storage_dtype,
         device=info.device,
         adapter=info.adapter,
+        recipe=info.recipe,
         extra=extra,
     )

@@ -28,7 +28,8 @@ import numpy as np
 
 from geneb import constraints as c
 from geneb.errors import ModelError, StaleEntryError, StoreError
-from geneb.extract.batching import default_batch_tokens, policy_batches, prepared_api
+from geneb.extract.batching import block_rows_of, default_batch_tokens, embed_batches, prepared_api
+from geneb.extract.geneb_recipe import RECIPES, check_recipe, load_model
 from geneb.extract.layer_entries import block_embedder, entry_targets
 from geneb.extract.long_sequences import long_sequence_counts, truncation_warning
 from geneb.extract.provenance import build_provenance
@@ -41,8 +42,6 @@ from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
 
 #: Upper bound on one block's embeddings in memory (rows x dim x 4 bytes).
-BLOCK_BYTES = 16 << 20
-MAX_BLOCK_ROWS = 2048
 
 
 @dataclass(frozen=True)
@@ -70,11 +69,6 @@ class ExtractResult:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
-def default_block_rows(dim: int) -> int:
-    """Rows per block so one block of float32 embeddings stays under ``BLOCK_BYTES``."""
-    return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(1, dim * 4))))
-
-
 def _as_list(x: Any) -> list[Any]:
     if isinstance(x, (str, Task)) or hasattr(x, "embed"):
         return [x]
@@ -98,6 +92,7 @@ EXTRACT_PARAMS = {
     **{k: MODEL_OPTION_PARAMS[k] for k in ("device", "dtype", "max_length", "pooling", "layer",
                                            "layers", "truncation", "strands", "seed")},
     "storage_dtype": c.STORAGE_DTYPE, "block_rows": c.POSITIVE_INT, "overwrite": c.BOOL,
+    "recipe": c.Nullable(c.StrOptions(RECIPES), null="None"),
 }
 
 
@@ -127,6 +122,7 @@ def extract(
     strands: str = "forward",
     on_block: Callable[[StoreKey, int, int], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    recipe: str | None = None,
 ) -> list[ExtractResult]:
     """Embed every split of every task with every model into ``store``; see module doc.
 
@@ -138,16 +134,17 @@ def extract(
     (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
     block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
     one warning line about truncated rows (default: printed to stderr). ``strands="both"``
-    stores the mean of the forward and reverse-complement embeddings (any model).
-    ``layers``: several hidden layers from one forward (``geneb.extract.layer_entries``).
+    stores the mean of the forward and reverse-complement embeddings (any model). ``layers``:
+    several hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
     ``trust_remote_code``: True for every model, or the models (as given) whose code may run.
+    ``recipe="geneb"``: as GENEB's code embedded each model (``geneb.extract.geneb_recipe``).
     """
     layers_t = check_layers(layers, layer)
     models = _as_list(models)
     trusted = trusted_models(trust_remote_code, models)
     splits = _as_list(splits)
     options = _checked_options(
-        models, name,
+        models, name, recipe,
         device=device, dtype=dtype, max_length=max_length, pooling=pooling, layer=layer,
         layers=None if layers_t is None else list(layers_t), truncation=truncation,
         strands=strands, seed=seed, trusted=trusted,
@@ -159,9 +156,8 @@ def extract(
 
     results: list[ExtractResult] = []
     for spec, trust in zip(models, trusted, strict=True):
-        # loaded once for all tasks and splits (an already built Embedder is used as is)
-        embedder = spec if hasattr(spec, "embed") else get_embedder(
-            spec, **dict(options), trust_remote_code=trust)
+        embedder = spec if hasattr(spec, "embed") else load_model(  # once for all tasks, splits
+            spec, {**options, "trust_remote_code": trust}, recipe, get_embedder)
         kept = getattr(embedder, "layers", None)
         if layers_t is not None and embedder is not spec and kept != layers_t:
             # e.g. a wrapper that hides them: never store one layer under many keys
@@ -186,6 +182,7 @@ def extract(
 def _checked_options(
     models: list[Any],
     name: str | None,
+    recipe: str | None,
     *,
     seed: int | None,
     trusted: list[bool],
@@ -210,6 +207,7 @@ def _checked_options(
     for spec, trust in zip(models, trusted, strict=True):  # not cached, code not allowed:
         if isinstance(spec, str):  # refused before any work
             _preflight(spec, trust)
+    check_recipe(models, options, recipe)
     return options
 
 
@@ -239,7 +237,7 @@ def _extract_model(
 ) -> list[ExtractResult]:
     """Every task and split with one loaded model; stale entries refuse the whole model."""
     info = model_info(embedder)
-    rows_per_block = block_rows or default_block_rows(embedder.dim)
+    rows_per_block = block_rows_of(embedder, block_rows)
     budget = batch_tokens or default_batch_tokens(info.device)
     policy = policy_of(embedder)
     run_extra = {
@@ -342,7 +340,7 @@ def _extract_one(
                 items = prepare(split.sequences[b0:b1])
                 costs = np.asarray(cost(items), dtype=np.int64)
                 block = np.empty((len(entries), b1 - b0, dim), dtype=np.float32)
-                for idx in policy_batches(costs, batch_tokens, policy):
+                for idx in embed_batches(embedder, costs, batch_tokens, policy):
                     block[:, idx] = embed_block([items[i] for i in idx])
                 for i in live:  # an entry resumed further on skips rows it holds
                     skip = max(0, ws[i].start_row - b0)

@@ -36,6 +36,7 @@ class ModelInfo:
     dtype: str = "float32"
     device: str = "cpu"
     strands: str = "forward"  # "both": mean of forward and reverse-complement embeddings
+    recipe: str = ""  # "geneb": embedded by GENEB's recipe (geneb.extract.geneb_recipe)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -45,12 +45,14 @@ def model_keys(mp: ModelPlan) -> list[str]:
 
 def check_model(mp: ModelPlan, src: str) -> None:
     """Reject a model spec or option that cannot work, before any model is loaded."""
+    from geneb.extract.geneb_recipe import check_recipe
     from geneb.models.registry import OPTION_DEFAULTS, check_spec
 
     # adapter options only: batch_tokens and storage_dtype are run settings
     opts = {k: v for k, v in mp.options.items() if k in OPTION_DEFAULTS}
     try:
         check_spec(mp.model, **opts)
+        check_recipe([mp.model], opts, mp.options.get("recipe"))  # GENEB's recipe applies
     except GenebError as e:
         raise PlanError(f"{src}: models entry {mp.model!r}: {e}") from e
 

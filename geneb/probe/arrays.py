@@ -108,10 +108,12 @@ def probe_arrays(
     cell (regime x seed x C), with the columns of the results table.
 
     The same protocol as ``run_probes``: k-shot rows drawn by the (task fingerprint, k, seed)
-    RNG, the full regime on every train row (a stratified subsample above 100,000), the test
-    split whole, L2 logistic regression solved to convergence (or the MLP probe, or the
-    paper's protocol), MCC, accuracy, macro-F1 and AUROC. Labels are class ids 0..K-1
-    (``n_classes`` defaults to the largest id + 1); features are probed as float32, as stored.
+    RNG (``protocol="paper"``: GENEB's own draw, the labels being the values it sorts and
+    ``rows`` the file order), the full regime on every train row (a stratified subsample
+    above 100,000), the test split whole, L2 logistic regression solved to convergence (or
+    the MLP probe, or the paper's protocol), MCC, accuracy, macro-F1 and AUROC. Labels are
+    class ids 0..K-1 (``n_classes`` defaults to the largest id + 1); features are probed as
+    float32, as stored.
 
     ``task_fingerprint`` and ``rows`` (each train row's index in its file) fix which rows the
     k-shot draws pick: pass a store entry's (``entry.provenance.task_fingerprint``,
@@ -138,7 +140,7 @@ def probe_arrays(
                 n_test=len(yte), n_classes=int(K), dim=Xtr.shape[1],
                 task_fp=task_fingerprint or _labels_fingerprint(ytr, file_rows),
                 store_fp="", storage_dtype="float32", n_params=None, category=UNCATEGORIZED,
-                synthetic=False)
+                synthetic=False, label_values=list(range(int(K))), source_rows=len(ytr))
     plan_pair(pair, shots=tuple(shots), seeds=tuple(seeds), Cs=tuple(C),  # type: ignore[arg-type]
               probe=probe,
               backend_name=backend_name, protocol_name=protocol, standardize=standardize,

@@ -24,6 +24,7 @@ from geneb.protocol import UNCATEGORIZED
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedless
 from geneb.results.table import cell_ids, indices
 from geneb.store import FeatureStore, StoreEntry, StoreKey
+from geneb.store.provenance import LABEL_VALUES, SOURCE_ROWS
 
 #: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``) and of a
 #: classification task (the kinds of ``TaskSpec.kind`` and the solver registry's TASK_PROBES).
@@ -63,6 +64,10 @@ class Pair:
     category: str
     synthetic: bool
     kind: str = CLASSIFICATION  # REGRESSION: float labels, ridge probes
+    #: the task file's label value of each class id, and the train split's rows in its
+    #: source (None: not recorded, an entry made before they were): GENEB's own k-shot draw
+    label_values: list[Any] | None = None
+    source_rows: int | None = None
     fits: list[PlannedFit] = field(default_factory=list)
     cells: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (row base, fit_id)
 
@@ -74,6 +79,9 @@ class Done:
 
     ids: set[CellId] = field(default_factory=set)
     reusable: dict[CellId, dict[str, Any]] = field(default_factory=dict)
+    #: the train rows of paper-protocol k-shot cells: a cell drawn before the paper protocol
+    #: drew GENEB's rows (other rows, same identity) is computed again, never kept silently
+    paper_rows: dict[CellId, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: pa.Table | None) -> Done:
@@ -90,6 +98,13 @@ class Done:
             rows = table.take(indices(full)).to_pylist()
             for i, r in zip(full, rows, strict=True):
                 out.reusable.setdefault(seedless(ids[i]), r)
+        protocol_col = table.column("protocol").to_pylist()
+        paper = [i for i, (r, p) in enumerate(zip(regime, protocol_col, strict=True))
+                 if p == "paper" and r != "full"]
+        if paper:
+            drawn = table.column("train_rows").take(indices(paper)).to_pylist()
+            for i, tr in zip(paper, drawn, strict=True):
+                out.paper_rows[ids[i]] = tuple(tr or ())
         return out
 
 
@@ -164,6 +179,7 @@ def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
             raise ProbeError(f"store entry {model}/{task}/{split} has no rows")
     prov = store.provenance(key)
     extra = dict(prov.extra) if prov is not None and prov.extra else {}
+    values = extra.get(LABEL_VALUES)
     n_classes = 0 if regression else int(extra.get("n_classes")
                                          or protocol.n_classes_of(labels, y_test))
     task_fp = (prov.task_fingerprint if prov is not None else "") or _labels_fingerprint(
@@ -184,7 +200,34 @@ def inspect_pair(store: FeatureStore, model: str, task: str) -> Pair:
         category=str(extra.get("task_category") or UNCATEGORIZED),
         synthetic=bool(extra.get("task_synthetic", False)),
         kind=REGRESSION if regression else CLASSIFICATION,
+        label_values=list(values) if values is not None else None,
+        source_rows=extra.get(SOURCE_ROWS),
     )
+
+
+def paper_label_values(pair: Pair, store_path: str = "") -> list[Any]:
+    """The label values GENEB's draw sorts (``--protocol paper``), checked: recorded at
+    extraction, one per class, and the entry holds every train row of the task file (GENEB
+    draws positions among all of them). Else one line saying what to re-extract."""
+    where = f"store entry {pair.model}/{pair.task}/train" + (f" in {store_path}" if store_path
+                                                             else "")
+    if pair.label_values is None:
+        raise ProbeError(
+            f"{where} does not record the task's label values (made before geneb recorded "
+            f"them); the paper protocol draws GENEB's k-shot rows from them: re-extract it "
+            f"(overwrite=True), or probe with protocol='converged'"
+        )
+    top = int(pair.labels.max()) if len(pair.labels) else -1
+    if len(pair.label_values) <= top:
+        raise ProbeError(f"{where}: expected a label value for each class id 0..{top}, got "
+                         f"{len(pair.label_values)}; re-extract it")
+    if pair.source_rows is not None and pair.source_rows != len(pair.rows):
+        raise ProbeError(
+            f"{where} holds {len(pair.rows)} of the task file's {pair.source_rows} train rows "
+            f"(task loading capped the split); GENEB draws from every row: load the task with "
+            f"train_row_cap=None and re-extract, or probe with protocol='converged'"
+        )
+    return pair.label_values
 
 
 def select_pairs(
@@ -251,12 +294,15 @@ def plan_pair(
     grid = {"probe": probe, "protocol": protocol_name, "backend": backend_name,
             "standardize": bool(standardize), "geneb_version": versions[0],
             "sklearn_version": versions[1], "created": created}
+    # the paper protocol draws GENEB's rows, the converged protocol geneb's (docs/probing.md)
+    values = paper_label_values(pair) if protocol_name == "paper" else None
     for regime in shots:
         k = protocol.regime_k(regime)
         for seed in seeds:
             sample = protocol.draw(
                 regime, pair.labels, pair.rows, seed=seed, task_fingerprint=pair.task_fp,
                 n_classes=pair.n_classes, take_all=take_all, task=pair.task,
+                label_values=values,
             )
             present = np.unique(pair.labels[sample.positions])
             if len(present) < 2:
@@ -269,6 +315,9 @@ def plan_pair(
                 n_cells += 1
                 base = _cell_row(pair, regime, k, int(seed), C, sample, grid)
                 cid = cell_id(base)
+                drawn_before = done.paper_rows.get(cid) if values is not None else None
+                if drawn_before is not None and drawn_before != tuple(base["train_rows"]):
+                    done.ids.discard(cid)  # drawn by geneb's draw before: GENEB's rows now
                 if cid in done.ids:
                     n_skipped += 1
                     continue

@@ -24,6 +24,15 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "task_fingerprint",
 )
 
+#: ``Provenance.extra`` keys of a classification entry: the label value (as the task file
+#: holds it: int or str) of each class id, and how many rows the split has in its source
+#: (more than the entry holds when task loading capped the train split). The paper
+#: protocol's k-shot draw is GENEB's, over these values in file order
+#: (``geneb.protocol.paper_kshot_rows``); entries made before they were recorded lack them
+#: (written by ``geneb.extract.provenance``).
+LABEL_VALUES = "label_values"
+SOURCE_ROWS = "source_rows"
+
 
 def _versions() -> dict[str, str]:
     import importlib.metadata as md
@@ -58,6 +67,9 @@ class Provenance:
     storage_dtype: str = "float32"
     device: str = "cpu"
     adapter: str = ""
+    #: "geneb": embedded as GENEB's extractor embedded the model (``geneb extract --recipe
+    #: geneb``; what it did is ``extra["geneb_recipe"]``); "": geneb's own embedding
+    recipe: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=_versions)
     created: str = field(
@@ -78,10 +90,12 @@ class Provenance:
         if self.strands != "forward":
             # only when set: entries made before the option keep their fingerprints
             out["strands"] = self.strands
+        if self.recipe:  # likewise: GENEB's recipe makes other numbers than geneb's embedding
+            out["recipe"] = self.recipe
         return out
 
     def differences(self, other: Provenance) -> dict[str, tuple[Any, Any]]:
         """Identity fields that differ: ``{field: (self value, other value)}``."""
         a, b = self.identity(), other.identity()
-        keys = [*IDENTITY_FIELDS, "strands"]
+        keys = [*IDENTITY_FIELDS, "strands", "recipe"]
         return {k: (a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)}

@@ -330,12 +330,18 @@ class HFEmbedder:
         n_windows = np.fromiter((len(p.windows) for p in items), np.int64, count=len(items))
         return combine_windows(pooled, counts, n_windows, self.pooling)
 
-    def _forward(self, wins: Sequence[np.ndarray], side: str) -> tuple[np.ndarray, np.ndarray]:
+    def _forward(self, wins: Sequence[np.ndarray], side: str, *, width: int | None = None,
+                 pass_mask: bool = True, pool_every_position: bool = False,
+                 ) -> tuple[np.ndarray, np.ndarray]:
         """ONE forward pass of ``wins`` padded on ``side``: ((n_layers, n, dim) pooled vectors,
-        pooled token counts), by ``geneb.models.pooling``."""
+        pooled token counts), by ``geneb.models.pooling``.
+
+        GENEB's recipes (``geneb.extract.geneb_recipe``) also pad to a fixed ``width``, may
+        withhold the attention mask (``pass_mask``) and pool over every position, padding
+        included (``pool_every_position``: the mean over all of them, or position 0)."""
         import torch
 
-        width = max(len(w) for w in wins)
+        width = max(width or 0, max(len(w) for w in wins))
         ids = np.full((len(wins), width), self.tokenizer.pad_token_id, dtype=np.int64)
         mask = np.zeros((len(wins), width), dtype=np.int64)
         for r, w in enumerate(wins):
@@ -344,7 +350,7 @@ class HFEmbedder:
             mask[r, sl] = 1
         t_ids = torch.from_numpy(ids).to(self.device)
         kwargs: dict[str, Any] = {"input_ids": t_ids}
-        if self._accepts_mask:
+        if self._accepts_mask and pass_mask:
             kwargs["attention_mask"] = torch.from_numpy(mask).to(self.device)
         if self.rules.token_type_ids:
             kwargs["token_type_ids"] = torch.zeros_like(t_ids)
@@ -367,7 +373,8 @@ class HFEmbedder:
                 picked = [states[i] for i in resolve_layers(self._layers, len(states), self.name)]
             else:
                 picked = [hidden]
-            return pool_states(picked, ids, mask, self.pooling, self._special_ids)
+            pooled_tokens = np.ones_like(mask) if pool_every_position else mask
+            return pool_states(picked, ids, pooled_tokens, self.pooling, self._special_ids)
 
 
 def _position_limit(config: Any) -> int | None:
