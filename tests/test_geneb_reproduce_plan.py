@@ -27,6 +27,8 @@ def test_example_dry_run():
     plan = load_plan(EXAMPLE)
     assert plan.probe.protocol == "paper" and plan.probe.Cs == (1.0,)
     assert plan.models[0].options["recipe"] == "geneb"
+    # named by GENEB's task ids, resolved to the staged folders that are those tasks
+    assert plan.tasks == ("leannmlindsey_GUE_mouse_0", "leannmlindsey_GUE_prom_300_tata")
     d = dry_run(plan)
     assert d.cells_total == len(TASKS) * (2 * 5 + 5)
     r = CliRunner().invoke(app, ["run", str(EXAMPLE), "--dry-run"])
@@ -43,7 +45,11 @@ def test_example_runs_on_small_slices(tmp_path):
             d.groupby("label").head(n).to_csv(tmp_path / name / f"{split}.csv", index=False)
     text = EXAMPLE.read_text().replace("../../shared/models/real/hyenadna-tiny-1k-anticapt",
                                        str(model))
-    text = text.replace("../../shared/data/", "").replace("enabled = true", "enabled = false")
+    # the slices are not GENEB's tasks (their sizes differ): named as folders, not GENEB ids
+    text = text.replace('names = ["leannmlindsey_GUE_mouse_0", "leannmlindsey_GUE_prom_300_tata"]',
+                        f"folders = {list(TASKS)}")
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("data_dir"))
+    text = text.replace("enabled = true", "enabled = false")
     text = text.replace("../work/geneb-reproduce/", "")
     plan_file = tmp_path / "plan.toml"
     plan_file.write_text(text)
