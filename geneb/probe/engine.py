@@ -101,12 +101,6 @@ class ProbeRunSummary:
                 f"{more}. Common for MLP fits on few rows; geneb report lists them under "
                 "'Fits that did not converge'")
 
-    @property
-    def n_groups(self) -> int:
-        """Deprecated name of :attr:`n_pairs` (kept for code written before the vocabulary
-        pair = (model, task) was applied)."""
-        return self.n_pairs
-
 
 #: ``run_probes``' parameters, declared once: checked before any work (``validate_params``),
 #: and the constraints of a plan's ``[probe]`` section and of ``geneb probe``'s options.
