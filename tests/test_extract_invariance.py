@@ -85,7 +85,8 @@ def test_real_hyenadna_every_row_equals_alone(
         bi = e.provenance.extra["batch_invariance"]
         assert bi["mode"] == "padded" and bi["padding_side"] == "right"
     # the decision shows in `geneb store info`
-    res = CliRunner().invoke(app, ["store", "info", str(store), emb.name, "dhs_idhs_fflg", "test"])
+    res = CliRunner().invoke(app, ["store", "info", str(store), "-m", emb.name, "-t", "dhs_idhs_fflg",
+                                      "-s", "test"])
     assert res.exit_code == 0, res.output
     info = json.loads(res.output)
     assert info["provenance"]["extra"]["batch_invariance"]["max_rel_error"]["padded_left"] > 0.05
