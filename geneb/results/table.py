@@ -320,7 +320,19 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell).
 
     ``path`` may name a published source instead: ``"published:geneb"`` gives GENEB's
-    published leaderboard as results rows (``geneb.results.published``)."""
+    published leaderboard as results rows (``geneb.results.published``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A results folder (as ``run_probes(out=...)`` writes), a single-file table of an older
+        geneb, or a published source such as ``"published:geneb"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The current rows, one per cell (a rerun's row supersedes the earlier one).
+    """
     from geneb.results.published import is_published, read_published
 
     if is_published(path):
