@@ -41,7 +41,8 @@ AUDIT_LBFGS_TOL = 1e-4
 
 def _frequencies(counts: np.ndarray) -> np.ndarray:
     total = counts.sum(axis=1, keepdims=True)
-    return np.divide(counts, total, out=np.zeros(counts.shape), where=total > 0)
+    freq: np.ndarray = np.divide(counts, total, out=np.zeros(counts.shape), where=total > 0)
+    return freq
 
 
 def shortcut_features(seqs: Sequence[str]) -> dict[str, np.ndarray]:
