@@ -168,16 +168,16 @@ def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> p
 
     Newest: from the later table (part); within one table, the later ``created`` time, then
     the later row (hand-made or legacy single files may hold several rows of a cell)."""
-    tables = [t for t in tables if t is not None]
-    if not tables:
+    present: list[pa.Table] = [t for t in tables if t is not None]
+    if not present:
         return RESULTS_SCHEMA.empty_table()
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    table = pa.concat_tables(present) if len(present) > 1 else present[0]
     if not dedupe:
         return table
     ids = cell_ids(table)
     if len(set(ids)) == table.num_rows:
         return table
-    part = [i for i, t in enumerate(tables) for _ in range(t.num_rows)]
+    part = [i for i, t in enumerate(present) for _ in range(t.num_rows)]
     created = [c or "" for c in table.column("created").to_pylist()]
     order = sorted(range(table.num_rows), key=lambda i: (part[i], created[i]))
     last: dict[CellId, int] = {}
