@@ -52,8 +52,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geneb.constraints import ParamError, PathParam
 from geneb.errors import PlanError
-from geneb.params import PLAN_SECTIONS, ParamError, PathParam, check_table, section_label
+from geneb.params import PLAN_SECTIONS, check_table, section_label
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_SEEDS, REGIMES
 from geneb.vep.pipeline import VepPlan, parse_vep
 
@@ -285,12 +286,12 @@ def _report_fields(
     """``[report]``'s files, regimes and C; the regimes and C must be among the probed ones."""
     shots, probes = probe.shots, probe.probes
     model_info = (
-        path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])  # type: ignore[arg-type]
+        path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])
         if "model_info" in rep
         else None
     )
     model_properties, task_organisms = (
-        path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None  # type: ignore[arg-type]
+        path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None
         for k in ("model_properties", "task_organisms")
     )
     report_regimes = (tuple(dict.fromkeys(_regime(r) for r in rep["shots"]))
