@@ -78,7 +78,6 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
             "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
             "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
             "shots": REPORT_PARAMS["regimes"],  # as [probe] shots and `--shots`
-            "regimes": REPORT_PARAMS["regimes"],  # the old name of shots, still accepted
             "C": REPORT_PARAMS["Cs"],
             "compare": REPORT_PARAMS["compare"],  # "geneb": the user's models among GENEB's
         },

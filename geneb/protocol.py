@@ -205,9 +205,9 @@ def class_quotas(counts: np.ndarray, cap: int) -> np.ndarray:
 def _give_back(take: np.ndarray, excess: int) -> None:
     """Remove ``excess`` rows, one from each of the largest classes in turn, never taking a
     class below one row while another has more (below one only when the cap is smaller than
-    the number of classes). Before issue 20 the full regime took one row from each of the
-    ``excess`` largest classes even when that emptied a class; where no class is emptied this
-    is the same arithmetic, so the rows drawn are unchanged (tests/test_protocol.py)."""
+    the number of classes): an emptied class would drop out of the training set. Where no
+    class is emptied this is one row from each of the ``excess`` largest classes
+    (tests/test_protocol.py)."""
     while excess > 0:
         order = np.argsort(-take, kind="stable")
         givers = [c for c in order if take[c] > 1] or [c for c in order if take[c] > 0]

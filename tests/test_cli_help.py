@@ -58,21 +58,8 @@ def test_run_help_names_the_plan_sections() -> None:
     assert _flat("[extract]/[probe] workers/scheduler") in _flat(r.output), r.output
 
 
-# ------------------------------------------------------------------ one vocabulary (#22)
-#: old option name -> the one name used for the concept everywhere (old names stay aliases)
-RENAMED = {"--regime": "--shots"}
-
-
-def test_one_name_per_concept_across_commands() -> None:
-    for path, cmd in COMMANDS:
-        for p in getattr(cmd, "params", []):
-            opts = list(getattr(p, "opts", []))
-            if opts and opts[0] in RENAMED and not getattr(p, "hidden", False):
-                raise AssertionError(f"{' '.join(path)}: {opts[0]} is the old name of "
-                                     f"{RENAMED[opts[0]]}")
-
-
-def test_report_takes_shots_and_the_old_regime(monkeypatch, tmp_path) -> None:
+# ------------------------------------------------------------------ one vocabulary
+def test_report_takes_shots(monkeypatch, tmp_path) -> None:
     seen: list[object] = []
 
     def fake_build_report(results, out, **kw):  # noqa: ANN001, ANN003, ANN202
@@ -80,17 +67,14 @@ def test_report_takes_shots_and_the_old_regime(monkeypatch, tmp_path) -> None:
         return out
 
     monkeypatch.setattr("geneb.analysis.report.build_report", fake_build_report)
-    for args in (["--shots", "1,full"], ["--regime", "1", "--regime", "full"],
-                 ["--shots", "1", "--regime", "FULL"]):
+    for args in (["--shots", "1,full"], ["--shots", "1", "--shots", "FULL"]):
         r = runner.invoke(app, ["report", "--results", "r", "--out", str(tmp_path), *args])
         assert r.exit_code == 0, r.output
-    assert seen == [["1", "full"]] * 3
-    for name in ("--shots", "--regime"):  # an error names the option as it was given
-        r = runner.invoke(app, ["report", "--results", "r", "--out", "o", name, "0"])
-        assert r.exit_code == 2 and f"error: {name}: expected" in r.output, r.output
-    shown = runner.invoke(app, ["report", "--help"]).output.splitlines()
-    assert not any(line.lstrip().startswith("--regime") for line in shown)  # not listed
-    assert _flat("--regime, the old name, still works") in _flat("\n".join(shown))
+    assert seen == [["1", "full"]] * 2
+    r = runner.invoke(app, ["report", "--results", "r", "--out", "o", "--shots", "0"])
+    assert r.exit_code == 2 and "error: --shots: expected" in r.output, r.output
+    r = runner.invoke(app, ["report", "--results", "r", "--out", "o", "--regime", "1"])
+    assert r.exit_code == 2 and "--regime" in r.output, r.output  # the old name is gone
 
 
 def test_device_defaults_agree() -> None:
@@ -153,29 +137,24 @@ def test_store_info_takes_the_options_of_store_export(tmp_path) -> None:
     new = runner.invoke(app, ["store", "info", store, "--model", "m", "--task", "t",
                               "--split", "train"])
     short = runner.invoke(app, ["store", "info", store, "-m", "m", "-t", "t", "-s", "train"])
-    old = runner.invoke(app, ["store", "info", store, "m", "t", "train"])
     assert new.exit_code == 0, new.output
-    assert new.output == old.output == short.output
+    assert new.output == short.output
     assert json.loads(new.output)["shape"] == [2, 2]
-    for args, msg in ((["m", "t"], "expected MODEL TASK SPLIT"),
-                      (["--model", "m", "--task", "t"], "--split: expected"),
-                      (["x", "t", "train", "--model", "m"], "disagree")):
+    for args, msg in ((["m", "t", "train"], "unexpected extra argument"),
+                      (["--model", "m", "--task", "t"], "--split: expected")):
         r = runner.invoke(app, ["store", "info", store, *args])
         assert r.exit_code == 2 and msg in r.output, r.output
 
 
-def test_plan_report_shots_and_the_old_regimes(tmp_path) -> None:
+def test_plan_report_shots(tmp_path) -> None:
     from geneb.errors import PlanError
     from geneb.pipeline.plan import load_plan
 
     base = ('store = "s"\nout = "o"\n[[models]]\nmodel = "kmer-3"\n[tasks]\n'
             'names = ["syn_tata"]\n[probe]\nshots = ["1", "full"]\n[report]\n')
-    got = []
-    for line in ('shots = ["full"]', 'regimes = ["full"]'):
-        p = tmp_path / "plan.toml"
-        p.write_text(base + line + "\n")
-        got.append(load_plan(p).report_regimes)
-    assert got == [("full",), ("full",)]
-    p.write_text(base + 'shots = ["full"]\nregimes = ["1"]\n')
-    with pytest.raises(PlanError, match="shots and regimes"):
+    p = tmp_path / "plan.toml"
+    p.write_text(base + 'shots = ["full"]\n')
+    assert load_plan(p).report_regimes == ("full",)
+    p.write_text(base + 'regimes = ["1"]\n')  # the old name is an unknown key now
+    with pytest.raises(PlanError, match="regimes"):
         load_plan(p)

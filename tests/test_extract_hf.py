@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from geneb.errors import GenebError, ModelError
-from geneb.extract.batching import embed_bucketed, token_budget_batches
+from geneb.extract.batching import token_budget_batches
 from geneb.models.adapters.families import resolve_max_length
 from geneb.models.registry import get_embedder, list_embedders
+from tests.runner_batches import embed_bucketed
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -71,7 +72,7 @@ def test_tiny_model_reproduces_reference(models_dir: Path, name: str) -> None:
     np.testing.assert_allclose(got, ref, atol=1e-5, rtol=0)
     # bucketed batches vs one at a time: batch composition and padding side do not matter
     seqs = SEQS if "mamba" not in name else SEQS[:4]
-    bucketed, _ = embed_bucketed(emb, seqs, batch_tokens=64)
+    bucketed = embed_bucketed(emb, seqs, batch_tokens=64)
     alone = np.vstack([emb.embed([s]) for s in seqs])
     together = emb.embed(seqs)
     np.testing.assert_allclose(bucketed, alone, atol=1e-5, rtol=0)
@@ -159,7 +160,7 @@ def test_truncate_and_window(models_dir: Path) -> None:
     assert np.abs(got_w[0] - trunc.embed([long])[0]).max() > 1e-3
     # windowed rows are also batch-independent
     mixed = [long, "ACGT", long[:100]]
-    b, _ = embed_bucketed(win, mixed, batch_tokens=40)
+    b = embed_bucketed(win, mixed, batch_tokens=40)
     np.testing.assert_allclose(b, np.vstack([win.embed([s]) for s in mixed]), atol=1e-5, rtol=0)
 
 

@@ -19,13 +19,14 @@ from custom_bert import custom_bert
 from typer.testing import CliRunner
 
 from geneb.cli import app
-from geneb.extract.batching import embed_bucketed, token_budget_batches
+from geneb.extract.batching import token_budget_batches
 from geneb.extract.runner import extract
 from geneb.models.registry import get_embedder
 from geneb.models.selftest import generic_policy, row_errors
 from geneb.store import FeatureStore
 from geneb.tasks.folders import resolve_task
 from geneb.tasks.spec import SplitData, Task, TaskSpec, split_fingerprint
+from tests.runner_batches import embed_bucketed
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -85,7 +86,9 @@ def test_real_hyenadna_every_row_equals_alone(
         bi = e.provenance.extra["batch_invariance"]
         assert bi["mode"] == "padded" and bi["padding_side"] == "right"
     # the decision shows in `geneb store info`
-    res = CliRunner().invoke(app, ["store", "info", str(store), emb.name, "dhs_idhs_fflg", "test"])
+    res = CliRunner().invoke(
+        app, ["store", "info", str(store), "-m", emb.name, "-t", "dhs_idhs_fflg", "-s", "test"]
+    )
     assert res.exit_code == 0, res.output
     info = json.loads(res.output)
     assert info["provenance"]["extra"]["batch_invariance"]["max_rel_error"]["padded_left"] > 0.05
@@ -115,7 +118,7 @@ def test_models_that_padding_changes_are_batched_safely(
     seqs = SEQS + [s[::-1] for s in SEQS]  # pairs of identical length, different content
     alone = np.vstack([emb.embed([s]) for s in seqs])
     assert_rows_match(emb.embed(seqs), alone)
-    bucketed, _ = embed_bucketed(emb, seqs, batch_tokens=10_000)
+    bucketed = embed_bucketed(emb, seqs, batch_tokens=10_000)
     assert_rows_match(bucketed, alone)
     # and through the runner into the store, with a large token budget
     seqs_t = tuple(seqs)
@@ -144,7 +147,7 @@ def test_generic_self_test_and_batching_for_plugins(tmp_path: Path) -> None:
     pol = generic_policy(plugin)
     assert pol.mode == "equal_length" and pol.errors["padded"] > TOL
     seqs = ["ACGT", "AAAAAAAAAA", "CCA", "GGGAAT", "TTTT", "A" * 30]
-    out, _ = embed_bucketed(plugin, seqs, batch_tokens=10_000)
+    out = embed_bucketed(plugin, seqs, batch_tokens=10_000)
     np.testing.assert_array_equal(out, np.vstack([plugin.embed([s]) for s in seqs]))
 
 

@@ -264,7 +264,7 @@ def test_cli_report(tmp_path):
             str(res),
             "--out",
             str(out),
-            "--regime",
+            "--shots",
             "1,full",
             "--C",
             "1",
@@ -281,11 +281,11 @@ def test_cli_report(tmp_path):
         "1",
         "full",
     }
-    r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "ful"])
+    r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--shots", "ful"])
     assert r.exit_code == 2
-    assert "--regime: expected 'full' or a positive int" in r.output
+    assert "--shots: expected 'full' or a positive int" in r.output
     assert "got 'ful' (did you mean 'full'?)" in r.output and "Traceback" not in r.output
-    r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--regime", "5"])
+    r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--shots", "5"])
     assert r.exit_code == 2 and "unknown regime '5'" in r.output
     r = runner.invoke(app, ["report", "--results", str(res), "--out", str(out), "--C", "abc"])
     assert r.exit_code == 2 and "--C: expected a positive number, got 'abc'" in r.output

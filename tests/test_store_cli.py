@@ -46,7 +46,7 @@ def test_ls_lists_keys_shapes_and_status(store_path):
 
 def test_info_prints_provenance_json(store_path):
     path, _ = store_path
-    r = run("info", path, "org/model", "task_a", "test")
+    r = run("info", path, "-m", "org/model", "-t", "task_a", "-s", "test")
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
     assert info["status"] == "complete" and info["shape"] == [30, 4]
@@ -56,7 +56,7 @@ def test_info_prints_provenance_json(store_path):
 
 def test_unknown_key_is_a_clean_error(store_path):
     path, _ = store_path
-    r = run("info", path, "org/model", "task_c", "test")
+    r = run("info", path, "-m", "org/model", "-t", "task_c", "-s", "test")
     assert r.exit_code == 2
     assert "Did you mean 'org/model/task_a/test'" in r.output
     assert "Traceback" not in r.output

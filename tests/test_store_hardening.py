@@ -249,7 +249,7 @@ def test_embeddings_metadata_not_json_is_a_one_line_error(tmp_path):
     for args in (("store", "verify", path),
                  ("store", "export", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split,
                   "-o", tmp_path / "x.npz"),
-                 ("store", "info", path, KEY.model, KEY.task, KEY.split)):
+                 ("store", "info", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split)):
         r = cli(*args)
         assert r.exit_code in (1, 2), r.output
         assert "Traceback" not in r.output and "JSONDecodeError" not in r.output

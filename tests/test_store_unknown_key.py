@@ -65,7 +65,8 @@ def test_empty_store_says_so(tmp_path):
 
 def test_cli_info_is_one_line(store):
     path, keys = store
-    r = CliRunner().invoke(app, ["store", "info", str(path), "kmer-9", "task_01", "train"])
+    r = CliRunner().invoke(app, ["store", "info", str(path), "-m", "kmer-9", "-t", "task_01",
+                                  "-s", "train"])
     assert r.exit_code == 2, r.output
     text = " ".join(r.output.split())
     assert "Nearest of the store's 60 key(s)" in text and sum(k in text for k in keys) <= 5

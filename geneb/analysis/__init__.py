@@ -4,6 +4,9 @@
 (macro/micro MCC), ``rankings`` (ranks, leaders, instability), ``scaling``, ``fewshot``,
 ``difficulty``, ``stability`` (linear vs MLP), ``regularization`` (C sweep), ``uncertainty``
 (bootstrap CIs, Wilcoxon/Holm), ``metadata`` (parameter counts, model-info CSV), ``figures`` and
-``report`` (``build_report``: tables, figures and one offline HTML page). ``example`` makes a
-synthetic results table of known structure for demos and tests.
+``report`` (``build_report``: tables, figures and one offline HTML page). Beside them:
+``capacity`` (parameter-count tiers), ``matched`` and ``properties`` (comparisons of models
+alike but in one property), ``domain`` (in-domain tasks), ``regression``, ``protocols``,
+``compare_published`` (against a published leaderboard) and ``user_csv`` (user tables read
+with one error format).
 """

@@ -30,8 +30,10 @@ import pandas as pd
 from geneb.analysis.aggregates import OVERALL, aggregate_scores
 from geneb.analysis.performance import performance_matrix
 from geneb.analysis.rankings import model_rankings
-from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT, bootstrap_over_tasks
+from geneb.analysis.uncertainty import bootstrap_over_tasks
 from geneb.errors import GenebError
+from geneb.protocol import BOOT_SEED
+from geneb.protocol import N_BOOT_REPORT as N_BOOT
 from geneb.results.geneb_tasks import catalogue_names, catalogue_to_geneb_id
 from geneb.results.leaderboard_file import GENEB_CATEGORY_SLUGS, GENEB_REGIMES
 from geneb.results.published import leaderboard, published_rows, source_label

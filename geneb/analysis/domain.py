@@ -165,9 +165,6 @@ def _regime_pairs(reg: Any, g: pd.DataFrame, size: Mapping[str, float],
     return out
 
 
-def _macro(g: pd.DataFrame) -> float:
-    return macro_micro(g["mcc_mean"].to_numpy(), g["category"].to_numpy())[0]
-
 
 def _excluded(pa: str | None, pb: str | None, a: str, b: str) -> str:
     unknown = [m for m, c in ((a, pa), (b, pb)) if not isinstance(c, str)]

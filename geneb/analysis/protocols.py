@@ -17,6 +17,7 @@ change. :func:`compare_protocols` answers both from the table alone:
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,7 +90,7 @@ def _ranks(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def _rank_row(task: str, key: tuple, g: pd.DataFrame) -> list:
+def _rank_row(task: str, key: tuple[Any, ...], g: pd.DataFrame) -> list[Any]:
     a, b = g["mcc_converged"].to_numpy(), g["mcc_paper"].to_numpy()
     models = g["model"].to_numpy()
     same = bool(len(g)) and models[np.argmax(a)] == models[np.argmax(b)]

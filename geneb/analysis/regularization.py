@@ -3,7 +3,7 @@
 Uses the linear probe's overall macro-MCC at every C of the sweep, per regime, on the same
 tasks at every C: a task that lacks a (model, C) cell (a crashed or unfinished C) is left out
 of the sweep's comparison for that regime and named (``c_sweep_gaps``), because a macro over
-fewer tasks is not comparable (issue 19 case 4: C = 1000 looked best on 2 of 3 tasks).
+fewer tasks is not comparable (C = 1000 can look best on the 2 of 3 tasks it finished).
 """
 
 from __future__ import annotations

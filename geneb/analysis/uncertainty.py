@@ -13,6 +13,8 @@ have zero width by construction.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -25,7 +27,8 @@ from geneb.protocol import N_BOOT_REPORT as N_BOOT
 
 def _ranks(scores: np.ndarray) -> np.ndarray:
     """Rank along axis 0, 1 = highest score, ties share the best rank."""
-    return stats.rankdata(-scores, axis=0, method="min")
+    ranks: np.ndarray = stats.rankdata(-scores, axis=0, method="min")
+    return ranks
 
 
 def _ci(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -34,8 +37,8 @@ def _ci(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _interval_rows(key: tuple, models: list[str], counts: tuple[int, ...], obs: np.ndarray,
-                   boot: np.ndarray, level: float) -> list[tuple]:
+def _interval_rows(key: tuple[Any, ...], models: list[str], counts: tuple[int, ...],
+                   obs: np.ndarray, boot: np.ndarray, level: float) -> list[tuple[Any, ...]]:
     """One row per model: context key, model, counts, observed macro-MCC with its percentile
     CI, rank with its percentile CI (from the ranks within each bootstrap sample)."""
     lo, hi = _ci(boot, level)

@@ -99,7 +99,7 @@ def sketches(seqs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(n, N_BINS) uint64 densified one-permutation MinHash sketches, and which rows have any
     k-mer (rows without one are all-empty and must not be compared)."""
     n = len(seqs)
-    sk = np.full(n * N_BINS, _EMPTY, dtype=np.uint64)
+    sk: np.ndarray = np.full(n * N_BINS, _EMPTY, dtype=np.uint64)
     for a, b in chunks(seqs):
         rows, kmers = canonical_kmers(seqs[a:b])
         h = _splitmix64(kmers)

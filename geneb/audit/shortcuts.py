@@ -28,7 +28,7 @@ SHORTCUT_C = 1.0
 #: Hessian is then at most 2,048^2 float64 (32 MiB). Above, the fast backend's L-BFGS path
 #: (``fast_lbfgs``, the probe engine's many-class route), whose memory is linear: with
 #: 1,000 classes even the 2-coefficient length probe has 1,998 coefficients, and the k-mer
-#: probes' Hessians would take 0.2-34 GB (issue 28 case 5: 3.6 GB, not done at 300 s).
+#: probes' Hessians would take 0.2-34 GB (one audit measured 3.6 GB, not done at 300 s).
 AUDIT_NEWTON_MAX_COEFS = 2048
 #: ... and only with at most this many classes: its data Hessian is built from K^2 / 2 class
 #: pairs (200 classes: 20,000 pairs, 104 of 143 s). Every catalogue task has at most 9.
@@ -41,7 +41,8 @@ AUDIT_LBFGS_TOL = 1e-4
 
 def _frequencies(counts: np.ndarray) -> np.ndarray:
     total = counts.sum(axis=1, keepdims=True)
-    return np.divide(counts, total, out=np.zeros(counts.shape), where=total > 0)
+    freq: np.ndarray = np.divide(counts, total, out=np.zeros(counts.shape), where=total > 0)
+    return freq
 
 
 def shortcut_features(seqs: Sequence[str]) -> dict[str, np.ndarray]:

@@ -212,8 +212,8 @@ def show_progress() -> bool:
 #: option declared with several values (a list: ``--model``, ``--task``, ``--C``, ``--shots``,
 #: ``--probe``, ...) takes them repeated and, where it says so, comma-separated, and uses all
 #: of them; an option that takes one value (or a flag) may be given once; given twice it is
-#: refused naming both uses, never silently "the last one wins" (issue 19 case 5:
-#: ``--probe linear --probe mlp`` ran only the MLP).
+#: refused naming both uses, never silently "the last one wins" (which
+#: would make ``--probe linear --probe mlp`` run only the MLP).
 REPEAT_RULE = (
     "options that take several values accept repeats; an option that takes one value may be "
     "given once"

@@ -40,11 +40,8 @@ ShotsOpt = Annotated[
     typer.Option(
         "--shots",
         help="Regimes to include (k-shot counts and/or full, as probed with `geneb probe "
-        "--shots`); repeat or comma-separate. --regime, the old name, still works.",
+        "--shots`); repeat or comma-separate.",
     ),
-]
-RegimeOpt = Annotated[
-    list[str] | None, typer.Option("--regime", hidden=True, help="The old name of --shots.")
 ]
 COpt = Annotated[
     list[str] | None,
@@ -135,7 +132,6 @@ def report(
     out: OutOpt,
     model_info: ModelInfoOpt = None,
     shots: ShotsOpt = None,
-    regime: RegimeOpt = None,
     C: COpt = None,  # noqa: N803
     exclude_from_scaling: ExcludeFromScalingOpt = None,
     n_boot: NBootOpt = 2000,
@@ -160,16 +156,14 @@ def report(
 
 
 def _regimes(opts: dict[str, Any]) -> list[str]:
-    """--shots and its old name --regime, each checked by ``build_report``'s own declaration
-    under the option it was given with (its other options are checked by ``build_report``)."""
+    """--shots, checked by ``build_report``'s own declaration under the option's name, so an
+    error names ``--shots`` (its other options are checked by ``build_report``)."""
     from geneb.analysis.report.build import REPORT_PARAMS
     from geneb.constraints import validate
 
-    out: list[str] = []
-    for name in ("shots", "regime"):
-        if opts[name]:
-            out += validate(REPORT_PARAMS["regimes"], opts[name], name)
-    return list(dict.fromkeys(out))
+    if not opts["shots"]:
+        return []
+    return list(dict.fromkeys(validate(REPORT_PARAMS["regimes"], opts["shots"], "shots")))
 
 
 def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:

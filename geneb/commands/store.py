@@ -73,17 +73,11 @@ TaskOpt = Annotated[str | None, typer.Option("--task", "-t", help="Task name.")]
 SplitOpt = Annotated[str | None, typer.Option("--split", "-s", help="Split name, e.g. train.")]
 
 
-def _entry_names(options: dict[str, str | None], positionals: dict[str, str | None]
-                 ) -> tuple[str, str, str]:
-    """(model, task, split) from ``--model/--task/--split``, or from the older positional
-    form ``MODEL TASK SPLIT`` (still accepted); both at once must agree."""
+def _entry_names(options: dict[str, str | None]) -> tuple[str, str, str]:
+    """(model, task, split) from ``--model/--task/--split``, each required."""
     out = []
     for name in ("model", "task", "split"):
-        opt, pos = options[name], positionals[name]
-        if opt is not None and pos is not None and opt != pos:
-            raise GenebError(f"--{name} {opt!r} and the positional {name} {pos!r} disagree; "
-                             f"give --{name} only")
-        value = opt if opt is not None else pos
+        value = options[name]
         if value is None:
             raise GenebError(f"--{name}: expected the entry's {name} (see `geneb store ls`)")
         out.append(value)
@@ -94,21 +88,12 @@ def _entry_names(options: dict[str, str | None], positionals: dict[str, str | No
 @cli_errors
 def info(
     path: StorePath,
-    positional: Annotated[list[str] | None, typer.Argument(
-        metavar="[MODEL TASK SPLIT]", show_default=False,
-        help="Older positional form of --model --task --split (still accepted).")] = None,
     model: ModelOpt = None,
     task: TaskOpt = None,
     split: SplitOpt = None,
 ) -> None:
     """Print one entry's status, shape, chunking and provenance as JSON (exit 1: corrupt)."""
-    given = list(positional or [])
-    if given and len(given) != 3:
-        raise GenebError(f"expected MODEL TASK SPLIT after the store path (or --model --task "
-                         f"--split), got {len(given)} value(s): {' '.join(given)}")
-    pos = dict(zip(("model", "task", "split"), given, strict=False))
-    names = _entry_names({"model": model, "task": task, "split": split},
-                         {k: pos.get(k) for k in ("model", "task", "split")})
+    names = _entry_names({"model": model, "task": task, "split": split})
     store = _open(path)
     key = _key(store, *names)
     info = store.info(key)

@@ -155,7 +155,7 @@ class Pattern(Constraint):
     """A string matching a regular expression (whole string); ``description`` says what."""
 
     regex: str
-    description: str = "a string"  # type: ignore[assignment]
+    description: str = "a string"
 
     def is_satisfied_by(self, value: Any) -> bool:
         return isinstance(value, str) and re.fullmatch(self.regex, value) is not None
@@ -165,7 +165,7 @@ class Pattern(Constraint):
 class Boolean(Constraint):
     """Strictly ``True`` or ``False`` (a string ``"false"`` is refused, not read as true)."""
 
-    description: str = "a bool (true or false)"  # type: ignore[assignment]
+    description: str = "a bool (true or false)"
 
     def is_satisfied_by(self, value: Any) -> bool:
         return isinstance(value, bool)
@@ -175,7 +175,7 @@ class Boolean(Constraint):
 class String(Constraint):
     """A non-empty string (names, hub ids, addresses)."""
 
-    description: str = "a non-empty string"  # type: ignore[assignment]
+    description: str = "a non-empty string"
 
     def is_satisfied_by(self, value: Any) -> bool:
         return isinstance(value, str) and value.strip() != ""
@@ -256,7 +256,7 @@ class ListOf(Constraint):
 class Regime(Constraint):
     """A probe regime: ``"full"`` or a shot count k >= 1 (an int, or its digits as a string)."""
 
-    description: str = "'full' or a positive int k (shots per class)"  # type: ignore[assignment]
+    description: str = "'full' or a positive int k (shots per class)"
 
     def hint(self, value: Any) -> str:
         close = did_you_mean(value, ["full"]) if isinstance(value, str) else []
@@ -264,7 +264,7 @@ class Regime(Constraint):
 
     def is_satisfied_by(self, value: Any) -> bool:
         if _is_int(value):
-            return value >= 1
+            return bool(value >= 1)
         return isinstance(value, str) and (
             value == "full" or (value.isdigit() and int(value) >= 1)
         )

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError
-from geneb.models.embedder import Embedder, check_embedding
-from geneb.models.selftest import BatchPolicy, policy_of
+from geneb.models.embedder import Embedder
+from geneb.models.selftest import BatchPolicy
 
 #: Token budget per batch when none is given: CPUs run fastest on batches whose activations
 #: stay cache-sized (a few thousand tokens); GPUs need large batches to fill the device.
@@ -111,18 +111,3 @@ def prepared_api(embedder: Embedder) -> tuple[Any, Any, Any]:
 
         embed_prepared = embedder.embed
     return prepare, cost, embed_prepared
-
-
-def embed_bucketed(
-    embedder: Embedder, sequences: Sequence[str], batch_tokens: int = DEFAULT_BATCH_TOKENS
-) -> tuple[np.ndarray, int]:
-    """Embed ``sequences`` in token-budget batches; rows in input order. Returns (emb, tokens)."""
-    prepare, cost, embed_prepared = prepared_api(embedder)
-    policy = policy_of(embedder)
-    items = prepare(sequences)
-    costs = np.asarray(cost(items), dtype=np.int64)
-    out = np.empty((len(sequences), embedder.dim), dtype=np.float32)
-    for idx in policy_batches(costs, batch_tokens, policy):
-        emb = embed_prepared([items[i] for i in idx])
-        out[idx] = check_embedding(emb, len(idx), embedder.dim, embedder.name)
-    return out, int(costs.sum())

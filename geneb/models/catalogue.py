@@ -32,7 +32,7 @@ CATALOGUE_FILE = "model_catalogue.json"
 
 ARCHITECTURES = ("encoder", "decoder", "state-space", "hybrid", "CNN")
 TOKENIZATIONS = ("BPE", "k-mer", "single base", "other")
-#: The comparison classes of GENEB's controlled analyses (issue 23). ``architecture_class``
+#: The comparison classes of GENEB's controlled analyses. ``architecture_class``
 #: refines ``architecture`` (which state-space kind, which transformer stack) and must agree
 #: with it; ``tokenization_class`` is ``tokenization`` under the analysis' names (not stored).
 ARCHITECTURE_CLASSES = (

@@ -158,6 +158,16 @@ def get_model_meta(spec: str) -> ModelMeta:
 
     Reads at most a folder's ``config.json`` and the shipped catalogue; a plugin's entry
     point is imported (installed code the user chose) to learn the options it accepts.
+
+    Parameters
+    ----------
+    spec : str
+        A catalogue name, model folder, hub id, ``kmer-K``, ``random:<spec>`` or plugin name.
+
+    Returns
+    -------
+    ModelMeta
+        Its kind, family, parameter count where known, and the options it accepts.
     """
     spec = _require_spec(spec)
     m = KMER_RE.match(spec)
@@ -295,7 +305,21 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
 
 # ------------------------------------------------------------------------- building
 def get_embedder(spec: str, **options: Any) -> Embedder:
-    """Build the embedder that ``spec`` names (see module doc); options are checked first."""
+    """Build the embedder that ``spec`` names (see module doc); options are checked first.
+
+    Parameters
+    ----------
+    spec : str
+        What :func:`get_model_meta` accepts.
+    **options
+        The model's options (``get_model_meta(spec).options``: e.g. ``device``, ``dtype``,
+        ``pooling``, ``strands``, ``trust_remote_code``); an unknown one is a ``ModelError``.
+
+    Returns
+    -------
+    Embedder
+        An object with ``name``, ``dim`` and ``embed(sequences) -> (n, dim) float32``.
+    """
     from geneb.models.strands import BothStrands, check_strands
 
     meta, opts = check_spec(spec, **options)

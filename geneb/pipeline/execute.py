@@ -46,7 +46,8 @@ def model_keys(mp: ModelPlan) -> list[str]:
 def check_model(mp: ModelPlan, src: str) -> None:
     """Reject a model spec or option that cannot work, before any model is loaded."""
     from geneb.extract.geneb_recipe import check_recipe
-    from geneb.models.registry import OPTION_DEFAULTS, check_spec
+    from geneb.models.options import OPTION_DEFAULTS
+    from geneb.models.registry import check_spec
 
     # adapter options only: batch_tokens and storage_dtype are run settings
     opts = {k: v for k, v in mp.options.items() if k in OPTION_DEFAULTS}
@@ -71,10 +72,10 @@ def resolve_plan_tasks(plan: Plan) -> list[Task]:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise PlanError(f"{src}: tasks listed twice: {dup}")
-    for t in tasks:
+    for task in tasks:
         for s in plan.splits:
-            if s not in t.splits:
-                raise PlanError(f"{src}: task {t.spec.name!r} has no {s!r} split")
+            if s not in task.splits:
+                raise PlanError(f"{src}: task {task.spec.name!r} has no {s!r} split")
     return tasks
 
 
@@ -333,7 +334,7 @@ def _extract_all(plan: Plan, tasks: list[Task], client: Any, summary: RunSummary
                 data_dir=str(plan.data_dir) if plan.data_dir else None, **kwargs, **opts)
         else:
             results = extract(
-                plan.store,
+                str(plan.store),
                 [mp.model],
                 tasks,
                 plan.splits,

@@ -52,18 +52,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from geneb.constraints import ParamError, PathParam
 from geneb.errors import PlanError
-from geneb.params import PLAN_SECTIONS, ParamError, PathParam, check_table, section_label
+from geneb.params import PLAN_SECTIONS, check_table, section_label
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_SEEDS, REGIMES
 from geneb.vep.pipeline import VepPlan, parse_vep
 
-#: Allowed keys per section, derived from the one declaration in :data:`PLAN_SECTIONS`.
+#: Allowed top-level keys, derived from the one declaration in :data:`PLAN_SECTIONS`.
 TOP_KEYS = {*PLAN_SECTIONS[""], "models", "tasks", "probe", "report", "extract", "vep"}
-MODEL_KEYS = set(PLAN_SECTIONS["models"])
-TASK_KEYS = set(PLAN_SECTIONS["tasks"])
-PROBE_KEYS = set(PLAN_SECTIONS["probe"])
-REPORT_KEYS = set(PLAN_SECTIONS["report"])
-EXTRACT_KEYS = set(PLAN_SECTIONS["extract"])
 
 
 @dataclass(frozen=True)
@@ -290,25 +286,21 @@ def _report_fields(
     """``[report]``'s files, regimes and C; the regimes and C must be among the probed ones."""
     shots, probes = probe.shots, probe.probes
     model_info = (
-        path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])  # type: ignore[arg-type]
+        path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])
         if "model_info" in rep
         else None
     )
     model_properties, task_organisms = (
-        path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None  # type: ignore[arg-type]
+        path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None
         for k in ("model_properties", "task_organisms")
     )
-    if "shots" in rep and "regimes" in rep:
-        raise PlanError(
-            f"{src}: [report] shots and regimes (its old name) are both given; keep shots"
-        )
-    rkey = "regimes" if "regimes" in rep else "shots"
-    report_regimes = tuple(dict.fromkeys(_regime(r) for r in rep[rkey])) if rkey in rep else None
+    report_regimes = (tuple(dict.fromkeys(_regime(r) for r in rep["shots"]))
+                      if "shots" in rep else None)
     report_Cs = tuple(float(c) for c in rep["C"]) if "C" in rep else None  # noqa: N806
     for j, r in enumerate(report_regimes or ()):
         if r not in shots:
             raise PlanError(
-                f"{src}: [report] {rkey}[{j}]: expected one of the probed [probe] shots "
+                f"{src}: [report] shots[{j}]: expected one of the probed [probe] shots "
                 f"({', '.join(shots)}), got {r!r}"
             )
     for j, c in enumerate(report_Cs or ()):

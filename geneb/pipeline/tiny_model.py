@@ -43,7 +43,7 @@ def build_char_bert(
         pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
-    tok = PreTrainedTokenizerFast(
+    tok = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tk,
         unk_token="[UNK]",
         pad_token="[PAD]",
@@ -52,7 +52,7 @@ def build_char_bert(
         mask_token="[MASK]",
         model_max_length=max_length,
     )
-    cfg = BertConfig(
+    cfg = BertConfig(  # type: ignore[no-untyped-call]
         vocab_size=len(vocab),
         hidden_size=hidden_size,
         num_hidden_layers=layers,
@@ -65,13 +65,14 @@ def build_char_bert(
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = BertModel(cfg, add_pooling_layer=False)
+        model = BertModel(cfg, add_pooling_layer=False)  # type: ignore[no-untyped-call]
     tok.save_pretrained(folder)
     was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # quiet: the demo prints its own steps
+    # quiet: the demo prints its own steps
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         model.save_pretrained(folder)
     finally:
         if was_enabled:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     return folder

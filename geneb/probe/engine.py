@@ -101,12 +101,6 @@ class ProbeRunSummary:
                 f"{more}. Common for MLP fits on few rows; geneb report lists them under "
                 "'Fits that did not converge'")
 
-    @property
-    def n_groups(self) -> int:
-        """Deprecated name of :attr:`n_pairs` (kept for code written before the vocabulary
-        pair = (model, task) was applied)."""
-        return self.n_pairs
-
 
 #: ``run_probes``' parameters, declared once: checked before any work (``validate_params``),
 #: and the constraints of a plan's ``[probe]`` section and of ``geneb probe``'s options.
@@ -156,8 +150,50 @@ def run_probes(
     task) with ``workers=None``) runs in this process; otherwise a Dask LocalCluster
     (processes, one thread and one BLAS thread each) or the cluster at ``scheduler`` runs one
     call per pair (model, task). A solver that computes on a GPU (``runs_on_gpu``) gets at
-    most one worker per GPU (dask-cuda; ``workers=None``: one per GPU, one GPU: in-process). Every argument of :data:`PROBE_PARAMS` is checked first (a bad
-    one raises ``ParamError`` naming it: ``seeds[1]: expected a non-negative int, got -3``).
+    most one worker per GPU (dask-cuda; ``workers=None``: one per GPU, one GPU: in-process).
+    Every argument of :data:`PROBE_PARAMS` is checked first (a bad one raises ``ParamError``
+    naming it: ``seeds[1]: expected a non-negative int, got -3``).
+
+    Parameters
+    ----------
+    store : str, os.PathLike or FeatureStore
+        The feature store holding the embeddings.
+    out : str or os.PathLike
+        The results table (a folder) the rows are added to.
+    models, tasks : sequence of str, optional
+        Which models and tasks of the store; all when None.
+    shots : str or iterable of str or int
+        The regimes: k-shot counts and/or ``"full"`` (a comma string is accepted).
+    seeds : str or iterable of int
+        Sampling and fitting seeds.
+    Cs : str or iterable of float
+        Inverse L2 penalties of the logistic regression probe.
+    alphas : str or iterable of float
+        Ridge penalties (regression tasks).
+    probe : str
+        ``"linear"`` or ``"mlp"``.
+    backend : str
+        The solver backend; ``"auto"`` chooses by the data and hardware.
+    protocol : str
+        ``"geneb"`` or ``"paper"`` (see above).
+    workers : int, optional
+        Dask workers; None chooses (see above).
+    scheduler : str, optional
+        Address of a running Dask scheduler.
+    standardize : bool
+        Standardise features on the training rows before fitting.
+    take_all : bool
+        When a class has fewer than k training rows, take all of them (recorded in the
+        row) instead of refusing the k-shot sample.
+    progress : bool
+        Show a progress bar (on a TTY).
+    on_pair_done : callable, optional
+        Called as ``on_pair_done(model, task, n_rows)`` after each pair's rows are written.
+
+    Returns
+    -------
+    ProbeRunSummary
+        Counts of pairs and cells computed and reused, and the cells that did not converge.
     """
     t0 = time.perf_counter()
     backend_name = resolve_backend(backend, probe, protocol)  # which combinations exist

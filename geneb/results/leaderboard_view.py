@@ -43,14 +43,14 @@ def leaderboard_summary(source: str = "published:geneb", *, regime: str | None =
     for name, key in names.items():
         if regime is not None and name != regime:
             continue
-        rows = []
+        rows: list[dict[str, Any]] = []
         for rec in board.records[key]:
             ids = list(rec.task_ids or board.task_ids)
             rc = [cat_of[t] for t in ids]
             macro, micro = macro_micro(rec.task_mcc, rc)
             score, n = (macro if sort == "macro" else micro), len(ids)
-            names, means = category_means(rec.task_mcc, rc)
-            per_cat = {c: float(m) for c, m in zip(names, means.tolist(), strict=True)}
+            cat_names, means = category_means(rec.task_mcc, rc)
+            per_cat = {c: float(m) for c, m in zip(cat_names, means.tolist(), strict=True)}
             if slug is not None:
                 if slug not in per_cat:
                     continue

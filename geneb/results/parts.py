@@ -74,7 +74,7 @@ def list_parts(p: Path) -> list[Path]:
     Dot-files (unfinished writes, locks) and files that cannot be taken for a part are
     skipped; a name that looks like a part but is not one geneb writes (``part-12.parquet``,
     ``other.parquet``) is an error naming it: geneb would not read its rows while
-    ``pandas.read_parquet`` would, and a part must never go unseen (issue 19 case 3)."""
+    ``pandas.read_parquet`` would, and a part must never go unseen."""
     try:
         names = os.listdir(p)
     except FileNotFoundError:

@@ -91,12 +91,18 @@ def parse_submission(doc: Any, where: str, reference: Leaderboard) -> Leaderboar
         records[regime] = (Record(
             model=model, display=str(meta.get("display") or model), params=params,
             micro=micro, macro=macro, task_mcc=mcc, facts=facts, task_ids=tuple(ids),
-            task_acc=acc if all(v is not None for v in acc) else None,
-            task_f1=f1 if all(v is not None for v in f1) else None),)
+            task_acc=_complete(acc), task_f1=_complete(f1)),)
     present = {t for recs in records.values() for t in (recs[0].task_ids or ())}
     source = {"file": where, "model_id": model, "harness_version": doc.get("harness_version")}
     return Leaderboard(tasks=tuple(t for t in reference.tasks if t[0] in present),
                        records=records, source=source)
+
+
+def _complete(scores: tuple[float | None, ...]) -> tuple[float, ...] | None:
+    """``scores`` where every task has one, else None (a partial column is not kept)."""
+    if any(v is None for v in scores):
+        return None
+    return tuple(v for v in scores if v is not None)
 
 
 def _cell(raw: Any, where: str) -> tuple[float, float | None, float | None]:

@@ -168,16 +168,16 @@ def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> p
 
     Newest: from the later table (part); within one table, the later ``created`` time, then
     the later row (hand-made or legacy single files may hold several rows of a cell)."""
-    tables = [t for t in tables if t is not None]
-    if not tables:
+    present: list[pa.Table] = [t for t in tables if t is not None]
+    if not present:
         return RESULTS_SCHEMA.empty_table()
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    table = pa.concat_tables(present) if len(present) > 1 else present[0]
     if not dedupe:
         return table
     ids = cell_ids(table)
     if len(set(ids)) == table.num_rows:
         return table
-    part = [i for i, t in enumerate(tables) for _ in range(t.num_rows)]
+    part = [i for i, t in enumerate(present) for _ in range(t.num_rows)]
     created = [c or "" for c in table.column("created").to_pylist()]
     order = sorted(range(table.num_rows), key=lambda i: (part[i], created[i]))
     last: dict[CellId, int] = {}
@@ -320,7 +320,19 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell).
 
     ``path`` may name a published source instead: ``"published:geneb"`` gives GENEB's
-    published leaderboard as results rows (``geneb.results.published``)."""
+    published leaderboard as results rows (``geneb.results.published``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A results folder (as ``run_probes(out=...)`` writes), a single-file table of an older
+        geneb, or a published source such as ``"published:geneb"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The current rows, one per cell (a rerun's row supersedes the earlier one).
+    """
     from geneb.results.published import is_published, read_published
 
     if is_published(path):

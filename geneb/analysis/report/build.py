@@ -36,7 +36,6 @@ from geneb.analysis.report.context import ReportContext
 from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
 from geneb.analysis.table import is_regression_row, load_results, restrict
-from geneb.analysis.uncertainty import BOOT_SEED, N_BOOT
 from geneb.constraints import (
     ALPHA,
     C_VALUE,
@@ -51,6 +50,8 @@ from geneb.constraints import (
 )
 from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
+from geneb.protocol import BOOT_SEED
+from geneb.protocol import N_BOOT_REPORT as N_BOOT
 from geneb.results.published import is_published, read_published
 from geneb.tasks.cache import terminate_cleanly
 
@@ -195,7 +196,7 @@ def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:
     """The curve CSV of ``geneb probe-subsample --out`` (imported late: probe is heavier)."""
     from geneb.probe.subsample import read_curve
 
-    return read_curve(subsampling)
+    return read_curve(Path(subsampling))
 
 
 def _model_info(model_info: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
@@ -207,13 +208,14 @@ def _model_info(model_info: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFra
     return read_model_info(model_info)
 
 
-def _write_page(out: Path, owned: object, ctx: ReportContext, sections: Sequence[Section]) -> None:
+def _write_page(out: Path, owned: set[str], ctx: ReportContext,
+                sections: Sequence[Section]) -> None:
     """Run every section into a staging folder, then move it into place (or discard it)."""
     with terminate_cleanly():
         _write_staged(out, owned, ctx, sections)
 
 
-def _write_staged(out: Path, owned: object, ctx: ReportContext,
+def _write_staged(out: Path, owned: set[str], ctx: ReportContext,
                   sections: Sequence[Section]) -> None:  # fmt: skip
     staged = output.staging_dir(out)
     try:
@@ -239,7 +241,7 @@ def _raw(results: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     return results if isinstance(results, pd.DataFrame) else _read_parquet(Path(results))
 
 
-def _regression_only(out: Path, owned: object, reg: pd.DataFrame) -> Path:
+def _regression_only(out: Path, owned: set[str], reg: pd.DataFrame) -> Path:
     """A table of regression tasks only: the page is their section (no MCC analyses)."""
     from geneb.analysis.report.sections.regression import regression_section
 

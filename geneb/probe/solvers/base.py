@@ -24,8 +24,9 @@ DEFAULT_TOL = 1e-8
 #: second-order solver; above it, L-BFGS, whose memory grows with the coefficients instead of
 #: their square. The one rule behind every backend's solver choice (``second_order``): at 8,192
 #: a Hessian and its factor take at most 1 GiB in float64; 500 classes x 65 would take 16 GiB
-#: (issue 19 case 2). A Newton step costs n side^2 in GEMM (fast) and converges in ~5-15 steps;
-#: tight L-BFGS needs hundreds to thousands of passes on ill-conditioned (large C) problems.
+#: (19 GB RSS measured at that size). A Newton step costs n side^2 in GEMM (fast) and
+#: converges in ~5-15 steps; tight L-BFGS needs hundreds to thousands of passes on
+#: ill-conditioned (large C) problems.
 NEWTON_MAX_COEFS = 8192
 
 #: Device kinds the torch solvers run on (``geneb.models.device.resolve_device(device,

@@ -1,8 +1,8 @@
 """Full-data logistic regression by L-BFGS, for problems too large for a second-order solver.
 
 ``fast_full`` preconditions Newton-CG with the data Hessian, a (K' p) x (K' p) matrix: for
-500 classes of 64 features that is 32,435 x 32,435, 4 GiB in float32 per factor (issue 19
-case 2: 19 GB RSS). Beyond ``base.NEWTON_MAX_COEFS`` coefficients the ``fast`` backend
+500 classes of 64 features that is 32,435 x 32,435, 4 GiB in float32 per factor (19 GB
+RSS measured). Beyond ``base.NEWTON_MAX_COEFS`` coefficients the ``fast`` backend
 solves here instead: L-BFGS keeps a few (K', p) vectors, so memory is O(n K + K p). The loss,
 gradient and row-blocked passes are ``fast_full._Problem``'s (float64, the same sum-zero
 parametrisation, the same stopping measure), so "converged" means exactly what it means for

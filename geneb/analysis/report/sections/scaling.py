@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from geneb.analysis import figures
@@ -135,7 +137,7 @@ def _groups(page: Page, ctx: ReportContext) -> None:
 def _with_and_without(page: Page, ctx: ReportContext) -> None:
     """Scaling with every sized model and, when models are named, without them: overall and
     per category, side by side (GENEB reports both: with and without its outlier)."""
-    variants = [("all", ())]
+    variants: list[tuple[str, Sequence[str]]] = [("all", ())]
     if ctx.scaling_exclude:
         variants.append(("without " + ", ".join(ctx.scaling_exclude), ctx.scaling_exclude))
     parts = [scaling_correlation(ctx.agg, exclude=excl).assign(models=name)

@@ -27,6 +27,7 @@ def stability(page: Page, ctx: ReportContext) -> None:
             + "linear and MLP rankings cannot be compared."
         )
         return
+    assert main_c is not None  # has_linear says so
     paired = paired_probe_scores(data, C=main_c, standardize=ctx.std)
     if paired.empty:
         page.left_out(

@@ -40,7 +40,8 @@ def audits(ctx: ReportContext) -> dict[str, dict[str, Any]]:
         else:
             wanted = [(t, "") for t in data["task"].unique()]
         ctx.extra["_audits"] = find_audits(wanted, ctx.extra.get("audit_dir"))
-    return ctx.extra["_audits"]
+    audits: dict[str, dict[str, Any]] = ctx.extra["_audits"]
+    return audits
 
 
 def best_shortcut(rec: dict[str, Any], regime: str) -> tuple[str, float] | None:
