@@ -28,8 +28,15 @@ from geneb.errors import ProbeError
 from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, pcg, upper_panels
 from geneb.probe.solvers.row_blocks import RowBlocks
 
-#: CG steps after which the lagged Gram is considered stale and recomputed.
+#: CG steps of one Newton system above which the lagged Gram counts as stale ...
 STALE_CG = 5
+#: ... and is recomputed once the CG steps since it was built cost as much as a new one: a
+#: Gram of p columns (K' weight rows: K'^2 blocks) costs about ``K'^2 p / GRAM_COST_DIVISOR``
+#: Hessian-vector products (each two float32 passes over X): measured 2026-12-01 on the
+#: real-size benchmark (10,000 x 769: 0.53 s per Gram, 5.2 ms per product, 100 products;
+#: 100,000 x 1,025: ~95). Counted in steps, never seconds, so the iterates (and the bits) do
+#: not depend on the machine's load.
+GRAM_COST_DIVISOR = 8.0
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
 
@@ -325,6 +332,8 @@ def _solve_path(prob: _Problem, y: np.ndarray, n_classes: int, Cs: Sequence[floa
     theta = np.zeros((prob.Kp, prob.p))
     theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)
     G: np.ndarray | None = None
+    gram_hvps = prob.Kp**2 * prob.p / GRAM_COST_DIVISOR
+    cg_since = 0  # CG steps since G was built
     out: list[PathFit] = []
     for C in sorted(float(c) for c in Cs):
         t0 = time.perf_counter()
@@ -344,11 +353,13 @@ def _solve_path(prob: _Problem, y: np.ndarray, n_classes: int, Cs: Sequence[floa
             if it >= max_iter:
                 break
             if G is None or cho is None:
+                cg_since = 0 if G is None else cg_since
                 G, cho = prob.factor(C, P, G)
             rtol = min(0.1, max(1e-6, np.sqrt(gnorm)))
             delta, ncg = pcg(partial(prob.hvp, C, P), g, cho, rtol)
-            if ncg > STALE_CG:
-                G, cho = None, None  # the lagged Gram no longer describes the Hessian
+            cg_since += ncg
+            if ncg > STALE_CG and cg_since >= gram_hvps:
+                G, cho = None, None  # the lagged Gram no longer pays for itself
             eta_d = prob.eta(delta)
             slope = float((g * delta).sum())
             if slope >= 0:  # not a descent direction (CG breakdown): refresh and retry
