@@ -18,8 +18,13 @@ is hours on a shared 2-core machine). For each shape, in one process:
   pair, per regime (``--paper``; shapes above ``--paper-max-cells`` n*d are skipped and said).
 
 Repeats alternate limit and solve (``--repeats``, medians): on a shared machine the ratio of
-two figures measured side by side is the robust one. ``--device cuda`` runs the same shapes
-through the torch backend (``backend="torch"``) when CUDA is usable, and says so otherwise.
+two figures measured side by side is the robust one. ``--before`` also times, alternating,
+the full regime with the path's rules before issue 30 (``former_rule_regime``).
+
+``--device cuda`` runs the same shapes and grids through the torch backend
+(``backend="torch"``) when torch sees a CUDA device, and exits saying so otherwise; the
+limit columns then still describe this machine's CPU (a GPU limit is ``gpu_check.py``'s).
+Not run in the session that wrote it (no GPU was lent).
 
     .venv/bin/python benchmarks/real_size.py --shapes 1000x256x2,10000x768x3 --repeats 1
     .venv/bin/python benchmarks/real_size.py --json real_size.json --md real_size.md
@@ -114,6 +119,19 @@ def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend:
             "mcc_full_C1": float(df[df.C == 1.0].mcc.mean())}
 
 
+def former_rule_regime(data: tuple) -> dict:
+    """The full regime as before issue 30: a new Gram whenever one CG solve took more than
+    ``STALE_CG`` steps (``GRAM_COST_DIVISOR`` = inf), plain warm starts along C."""
+    from geneb.probe.solvers import fast_path
+
+    kept = fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION
+    fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = float("inf"), False
+    try:
+        return probe_regime(data, "full")
+    finally:
+        fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = kept
+
+
 def peak_memory(data: tuple) -> dict[str, float]:
     """Peak bytes numpy allocates during the full regime, over the embeddings' bytes."""
     X, _, Xte, _ = data
@@ -154,10 +172,12 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
     Kp = K - 1 if K > 2 else 1
     threads = args.threads
     Xc = np.ascontiguousarray(data[0])
-    rows: dict[str, list] = {"limit": [], "full": []}
-    for _ in range(args.repeats):  # alternating: limit, then the full regime
+    rows: dict[str, list] = {"limit": [], "full": [], "before": []}
+    for _ in range(args.repeats):  # alternating: limit, the full regime (, its former rule)
         rows["limit"].append(measure_limit(Xc, Kp, threads))
         rows["full"].append(probe_regime(data, "full", backend=args.backend))
+        if args.before:
+            rows["before"].append(former_rule_regime(data))
     med = {k: float(np.median([r[k] for r in rows["limit"]])) for k in rows["limit"][0]}
     full_s = float(np.median([r["seconds"] for r in rows["full"]]))
     ratios = [f["seconds"] / li["limit_s"] for f, li in zip(rows["full"], rows["limit"],
@@ -169,6 +189,11 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
            "path_s": float(np.median([r["path_s"] for r in rows["full"]])),
            "path_ratio": float(np.median(path_ratios)), "path_ratios": path_ratios,
            "full": rows["full"][-1]}
+    if args.before:
+        out["before_path_s"] = float(np.median([r["path_s"] for r in rows["before"]]))
+        out["before_path_ratios"] = [f["path_s"] / li["limit_s"] for f, li in
+                                     zip(rows["before"], rows["limit"], strict=True)]
+        out["before_path_ratio"] = float(np.median(out["before_path_ratios"]))
     for regime in ("1", "10"):
         out[f"regime_{regime}_s"] = probe_regime(data, regime, backend=args.backend)["seconds"]
     out["grid_api_s"] = out["regime_1_s"] + out["regime_10_s"] + full_s
@@ -188,18 +213,22 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
 def markdown(results: list[dict]) -> str:
     """The table: limit, C path and regime ratios (per run), grid, CLI, paper, memory."""
     cols = ("train x width x classes", "load", "Gram s (GFLOP/s)", "50 passes s", "limit s",
-            "C path s", "path / limit (runs)", "full regime s", "regime / limit", "1-shot s",
-            "10-shot s", "grid API s", "grid CLI s", "paper full s", "peak mem / emb")
+            "former path / limit (runs)", "C path s", "path / limit (runs)",
+            "full regime s", "regime / limit", "1-shot s", "10-shot s", "grid API s",
+            "grid CLI s", "paper full s", "peak mem / emb")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in results:
         paper = r.get("paper")
         paper_s = f"{paper['full']['seconds']:.1f}" if isinstance(paper, dict) else "-"
         mem = r.get("memory", {}).get("peak_over_emb")
         runs = ", ".join(f"{x:.2f}" for x in r["path_ratios"])
+        before = ("-" if "before_path_ratio" not in r else f"{r['before_path_ratio']:.2f} (" +
+                  ", ".join(f"{x:.2f}" for x in r["before_path_ratios"]) + ")")
         cli = r.get("grid_cli_s")
         cells = (f"{r['n_train']:,} x {r['width']:,} x {r['classes']}", f"{r['load']:.1f}",
                  f"{r['gram_s']:.2f} ({r['gemm_gflops']:.0f})",
-                 f"{MIN_PASSES * r['pass_s']:.2f}", f"{r['limit_s']:.2f}", f"{r['path_s']:.2f}",
+                 f"{MIN_PASSES * r['pass_s']:.2f}", f"{r['limit_s']:.2f}", before,
+                 f"{r['path_s']:.2f}",
                  f"**{r['path_ratio']:.2f}** ({runs})", f"{r['full_s']:.2f}",
                  f"{r['ratio']:.2f}", f"{r['regime_1_s']:.2f}", f"{r['regime_10_s']:.2f}",
                  f"{r['grid_api_s']:.1f}", "-" if cli is None else f"{cli:.1f}", paper_s,
@@ -227,6 +256,8 @@ def main() -> None:
     ap.add_argument("--paper", action="store_true", help="also the paper protocol")
     ap.add_argument("--paper-max-cells", type=int, default=2_000_000)
     ap.add_argument("--memory", action="store_true", help="also the peak memory (tracemalloc)")
+    ap.add_argument("--before", action="store_true",
+                    help="also the full regime with the former Gram rule, alternating")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--json")
     ap.add_argument("--md")

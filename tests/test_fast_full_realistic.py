@@ -73,3 +73,17 @@ def test_probe_arrays_full_regime_equals_sklearn(n, d, K, seed):
     for row in df.itertuples():
         _, m = _reference(Xtr.astype(np.float64), ytr, row.C)
         assert row.mcc == pytest.approx(matthews_corrcoef(yte, m.predict(Xte)), abs=1e-9)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_upcast_float32_design_gives_the_same_bits(K):
+    """Unstandardised float32 features: the path without a float64 copy (row blocks upcast
+    from the float32 design) returns bitwise the coefficients of the path with one."""
+    X32, y = generate(2100, 40, K, seed=105)
+    Xa32 = np.hstack([X32, np.ones((len(X32), 1), dtype=np.float32)])
+    held = solve_path(Xa32.astype(np.float64), Xa32, y, K, C_SWEEP, tol=1e-8, max_iter=1000,
+                      threads=2)
+    upcast = solve_path(None, Xa32, y, K, C_SWEEP, tol=1e-8, max_iter=1000, threads=2)
+    for a, b in zip(held, upcast, strict=True):
+        np.testing.assert_array_equal(a.theta, b.theta)
+        assert a.n_iter == b.n_iter and a.converged and b.converged
