@@ -30,11 +30,15 @@ from geneb.probe.solvers.numeric import pcg
 STALE_CG = 5
 #: ... and is rebuilt once the CG steps since it was built cost as much as a new one: a Gram
 #: of p columns (K' weight rows: K'^2 blocks) costs about ``K'^2 p / GRAM_COST_DIVISOR``
-#: Hessian-vector products (each two float32 passes over X), measured 2026-12-01 on the
-#: real-size benchmark (10,000 x 769: 0.53 s per Gram, 5.2 ms per product, ~100 products;
-#: 100,000 x 1,025: ~95). Counted in steps, never seconds: the iterates (and bits) do not
-#: depend on the machine's load. ``inf``: the former rule (rebuild after any slow solve).
+#: Hessian-vector products (each two float32 passes over X) while the float32 design fits in
+#: ``CACHE_BYTES`` (measured 2026-12-01: 10,000 x 769, 0.40 s per Gram, 3.6 ms per product,
+#: ~110 products), ``DRAM_SLOWDOWN`` times fewer beyond (passes then run at memory speed:
+#: 20,000 x 4,097, 12.1 s per Gram, 0.24 s per product, 50 products). Counted in steps, never
+#: seconds: the iterates (and bits) do not depend on the machine's load. ``inf``: the former
+#: rule (rebuild after any solve of more than ``STALE_CG`` steps).
 GRAM_COST_DIVISOR = 8.0
+CACHE_BYTES = 32 * 2**20
+DRAM_SLOWDOWN = 10.0
 #: First-order continuation along C (False: plain warm starts, as before issue 30), up to
 #: this C: beyond it (outside GENEB's sweep 0.01..100) the optimum is flat in some directions
 #: and the gradient test loose, and on 421 x 1,024 standardised kmer-5 a continued path
@@ -65,7 +69,8 @@ class _Lagged:
         self.G: np.ndarray | None = None
         self.cho: Any = None
         self.cg_since = 0
-        self.gram_cost = prob.Kp**2 * prob.p / GRAM_COST_DIVISOR
+        slow = DRAM_SLOWDOWN if prob.n * prob.p * 4 > CACHE_BYTES else 1.0
+        self.gram_cost = prob.Kp**2 * prob.p / (GRAM_COST_DIVISOR * slow)
 
     def solve(self, C: float, P: np.ndarray, g: np.ndarray, rtol: float) -> np.ndarray:
         """CG for ``H delta = -g`` at (C, P), (re)factoring first when needed."""
