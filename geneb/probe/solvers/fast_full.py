@@ -9,6 +9,9 @@ recomputed only when CG stops converging quickly. Gradient, objective, line sear
 stopping test run in float64, so the float32 parts only steer the steps: they affect speed,
 never what counts as converged. Warm starts: each C starts from the previous solution.
 
+The path itself (warm starts along C, when the Gram is rebuilt, the line search) is
+:mod:`geneb.probe.solvers.fast_path`.
+
 Parallel without changing a bit: the matrix-vector passes run over fixed row blocks and the
 Gram and Cholesky updates are fixed lists of panel products, all handed to the same threads
 (:mod:`geneb.probe.solvers.row_blocks`).
@@ -16,34 +19,19 @@ Gram and Cholesky updates are fixed lists of panel products, all handed to the s
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from geneb.errors import ProbeError
-from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, pcg, upper_panels
+from geneb.probe.solvers.fast_path import PathFit, run_path
+from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, upper_panels
 from geneb.probe.solvers.row_blocks import RowBlocks
 
-#: CG steps after which the lagged Gram is considered stale and recomputed.
-STALE_CG = 5
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
-
-
-@dataclass(frozen=True, eq=False)
-class PathFit:
-    """One C of the path: coefficients (K', p) with the intercept last, and how it went."""
-
-    C: float
-    theta: np.ndarray
-    n_iter: int
-    converged: bool
-    grad_norm: float
-    seconds: float
 
 
 class _Problem:
@@ -58,11 +46,13 @@ class _Problem:
     and no extra term is needed to fix the intercept shift. Binary: Q = [[1]].
     """
 
-    def __init__(self, Xa64: np.ndarray, Xa32: np.ndarray, y: np.ndarray, n_classes: int,
-                 threads: int | None = None) -> None:
+    def __init__(self, Xa64: np.ndarray | None, Xa32: np.ndarray, y: np.ndarray,
+                 n_classes: int, threads: int | None = None) -> None:
+        #: None: the float64 design is exactly Xa32 (float32 data probed unstandardised), and
+        #: its row blocks are upcast when a float64 pass needs them (``rows64``)
         self.X = Xa64
         self.X32 = Xa32
-        self.n, self.p = Xa64.shape
+        self.n, self.p = Xa32.shape
         self.rows = RowBlocks(self.n, threads or 1)
         self._w_for: np.ndarray | None = None
         self._w = np.empty(0)
@@ -79,6 +69,16 @@ class _Problem:
         #: precision of the lagged Gram; float64 once float32 proved too coarse (``factor``)
         self.gram_dtype: type = np.float32
 
+    def rows64(self, a: int, b: int) -> np.ndarray:
+        """Rows a..b of the float64 design: the same values (so the same BLAS products, the
+        same bits) whether it is held or upcast from Xa32, whose half-size reads make the
+        float64 passes cheaper."""
+        return self.X[a:b] if self.X is not None else self.X32[a:b].astype(np.float64)
+
+    def design64(self) -> np.ndarray:
+        """The whole float64 design (held, or upcast for the rare float64 Gram)."""
+        return self.X if self.X is not None else self.X32.astype(np.float64)
+
     def full(self, theta: np.ndarray) -> np.ndarray:
         """(K', p) coefficients in sklearn's parametrisation."""
         return self.Q @ theta
@@ -88,7 +88,7 @@ class _Problem:
         out = np.empty((self.n, Wt.shape[1]))
 
         def block(a: int, b: int) -> None:
-            np.matmul(self.X[a:b], Wt, out=out[a:b])
+            np.matmul(self.rows64(a, b), Wt, out=out[a:b])
 
         self.rows.map(block)
         return out
@@ -113,7 +113,7 @@ class _Problem:
 
     def grad(self, C: float, theta: np.ndarray, P: np.ndarray) -> np.ndarray:
         R = P - self.Y
-        XtR = self._xt_sum(lambda a, b: self.X[a:b].T @ R[a:b])  # (p, K')
+        XtR = self._xt_sum(lambda a, b: self.rows64(a, b).T @ R[a:b])  # (p, K')
         return C * (self.Q.T @ XtR.T) + self.pen * theta
 
     def grad_norm(self, C: float, g: np.ndarray) -> float:
@@ -167,7 +167,7 @@ class _Problem:
         All rows: a Gram estimated from a row subset (tried: 2,048-8,192 of 20,000 rows) made
         CG need 2-8x more steps and the path 1.6-2.9x slower.
         """
-        X = self.X32 if dtype == np.float32 else self.X
+        X = self.X32 if dtype == np.float32 else self.design64()
         p, K = self.p, self.Kp
         if self.multi:
             PQ = P @ self.Q  # (n, K-1)
@@ -304,7 +304,7 @@ def intercept_start(y: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def solve_path(
-    Xa64: np.ndarray,
+    Xa64: np.ndarray | None,
     Xa32: np.ndarray,
     y: np.ndarray,
     n_classes: int,
@@ -316,7 +316,9 @@ def solve_path(
 ) -> list[PathFit]:
     """Fit every C in ascending order, warm-starting each from the previous solution.
 
-    ``Xa64``/``Xa32``: (n, p) design (features then a column of ones) in both precisions.
+    ``Xa64``/``Xa32``: (n, p) design (features then a column of ones) in both precisions;
+    ``Xa64`` None when it equals ``Xa32`` exactly (float32 features, unstandardised): the
+    float64 passes then upcast Xa32's row blocks, with the same bits and half the memory.
     Convergence: max |gradient| of sklearn's scaled objective (divided by C * n) <= ``tol``.
     ``threads``: cores for the deterministic parallel steps (row-blocked matrix-vector passes,
     binary Gram); results are bit-identical for any value. None: one thread for the blocked
@@ -324,66 +326,8 @@ def solve_path(
     """
     prob = _Problem(Xa64, Xa32, y, n_classes, threads)
     try:
-        return _solve_path(prob, y, n_classes, Cs, tol=tol, max_iter=max_iter)
+        theta = np.zeros((prob.Kp, prob.p))
+        theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)
+        return run_path(prob, theta, Cs, tol=tol, max_iter=max_iter)
     finally:
         prob.rows.close()
-
-
-def _solve_path(prob: _Problem, y: np.ndarray, n_classes: int, Cs: Sequence[float], *,
-                tol: float, max_iter: int) -> list[PathFit]:
-    theta = np.zeros((prob.Kp, prob.p))
-    theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)
-    G: np.ndarray | None = None
-    out: list[PathFit] = []
-    for C in sorted(float(c) for c in Cs):
-        t0 = time.perf_counter()
-        cho = None
-        eta = prob.eta(theta)
-        loss, P = prob.loss_terms(eta)
-        f = C * loss + prob.penalty(theta)
-        it = 0
-        converged = False
-        gnorm = np.inf
-        while True:
-            g = prob.grad(C, theta, P)
-            gnorm = prob.grad_norm(C, g)
-            if gnorm <= tol:
-                converged = True
-                break
-            if it >= max_iter:
-                break
-            if G is None or cho is None:
-                G, cho = prob.factor(C, P, G)
-            rtol = min(0.1, max(1e-6, np.sqrt(gnorm)))
-            delta, ncg = pcg(partial(prob.hvp, C, P), g, cho, rtol)
-            if ncg > STALE_CG:
-                G, cho = None, None  # the lagged Gram no longer describes the Hessian
-            eta_d = prob.eta(delta)
-            slope = float((g * delta).sum())
-            if slope >= 0:  # not a descent direction (CG breakdown): refresh and retry
-                G, cho = None, None
-                delta, slope = -g / (C * prob.n), -float((g * g).sum()) / (C * prob.n)
-                eta_d = prob.eta(delta)
-            step, accepted = 1.0, False
-            for _ in range(60):
-                th = theta + step * delta
-                loss_t, P_t = prob.loss_terms(eta + step * eta_d)
-                f_t = C * loss_t + prob.penalty(th)
-                if f_t <= f + 1e-4 * step * slope + 1e-12 * abs(f):
-                    accepted = True
-                    break
-                step *= 0.5
-            it += 1
-            if not accepted:  # no decrease at working precision
-                g = prob.grad(C, theta, P)
-                gnorm = prob.grad_norm(C, g)
-                converged = gnorm <= tol
-                break
-            theta, eta, P, f = th, eta + step * eta_d, P_t, f_t
-            if it % 10 == 0:  # refresh the linear predictor against drift
-                eta = prob.eta(theta)
-                loss, P = prob.loss_terms(eta)
-                f = C * loss + prob.penalty(theta)
-        out.append(PathFit(C=C, theta=prob.full(theta), n_iter=it, converged=converged,
-                           grad_norm=gnorm, seconds=time.perf_counter() - t0))
-    return out

@@ -1,0 +1,289 @@
+"""The probe phase at GENEB's real sizes, on realistic embeddings, against the machine's limit.
+
+Embeddings are drawn by ``real_size_fit.generate`` with the spectrum, mean offset and class
+separation fitted to real ones (``real_size_fit.py``, docs/probing.md). GENEB's shapes: widths
+256, 768, 1,024, 2,560, 4,096 x train sizes 1,000, 10,000, 30,000, 100,000 x binary or
+3 classes, test a quarter of train (``--grid`` runs that whole cross product; the default
+runs ``MEASURED``, a subset with the largest costly shapes and small ones: the cross product
+is hours on a shared 2-core machine). For each shape, in one process:
+
+* the whole 75-cell grid (3 regimes x 5 seeds x C 0.01..100) through ``geneb.probe_arrays``
+  (the API), timed per regime, and through ``geneb probe`` (the CLI, one call, start-up
+  included, on a store written first; ``--cli``);
+* the limit, measured in the same run: the float32 data Hessian Gram (``X^T X`` at the
+  measured rate: K'^2 of them for K' = K - 1 weight vectors, K' = 1 binary) plus 50 passes of
+  X over K' vectors, the fewest a full-data path can make; ratio = full regime / limit;
+* the full regime's peak memory over the embeddings' size (tracemalloc, one extra run);
+* the paper protocol (scikit-learn ``LogisticRegression(C, max_iter=1000)``) on the same
+  pair, per regime (``--paper``; shapes above ``--paper-max-cells`` n*d are skipped and said).
+
+Repeats alternate limit and solve (``--repeats``, medians): on a shared machine the ratio of
+two figures measured side by side is the robust one. ``--before`` also times, alternating,
+the full regime with the path's rules before issue 30 (``former_rule_regime``).
+
+``--device cuda`` runs the same shapes and grids through the torch backend
+(``backend="torch"``) when torch sees a CUDA device, and exits saying so otherwise; the
+limit columns then still describe this machine's CPU (a GPU limit is ``gpu_check.py``'s).
+Not run in the session that wrote it (no GPU was lent).
+
+    .venv/bin/python benchmarks/real_size.py --shapes 1000x256x2,10000x768x3 --repeats 1
+    .venv/bin/python benchmarks/real_size.py --json real_size.json --md real_size.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from realistic_embeddings import generate  # noqa: E402 (tests/ put on the path above)
+
+WIDTHS = (256, 768, 1024, 2560, 4096)
+TRAINS = (1000, 10000, 30000, 100000)
+CLASSES = (2, 3)
+#: (train rows, width, classes) measured by default: the costly corner and small shapes
+MEASURED = ((1000, 256, 2), (10000, 768, 2), (10000, 1024, 3), (30000, 1024, 3),
+            (100000, 1024, 2), (30000, 2560, 2), (20000, 4096, 2))
+#: the fewest passes of X over a vector a full-data C path needs (issue 30)
+MIN_PASSES = 50
+
+
+def parse_shapes(text: str) -> list[tuple[int, int, int]]:
+    out = []
+    for part in text.split(","):
+        n, d, k = (int(v) for v in part.lower().split("x"))
+        out.append((n, d, k))
+    return out
+
+
+def _median_time(fn, budget: float = 0.3) -> float:
+    """Median seconds of repeated calls of ``fn`` (one call when it takes over ``budget`` s,
+    else at least 3 and ``budget`` s in all): the solver meets the machine's typical state,
+    not its best moment (the outer repeats give a slow call its median)."""
+    times: list[float] = []
+    while not times or (times[0] <= budget and (sum(times) < budget or len(times) < 3)):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def measure_limit(X: np.ndarray, Kp: int, threads: int) -> dict[str, float]:
+    """Seconds of one float32 Gram of X, of one pass of X over Kp vectors, and the limit
+    ``Kp^2 gram + MIN_PASSES pass``, with the solver's own parallel means: ``threads``
+    Python threads over the Gram's two upper-triangle panels and over fixed row blocks, BLAS
+    single-threaded (OpenBLAS's own threads on a loaded machine measured 0.6 GFLOP/s)."""
+    from threadpoolctl import threadpool_limits
+
+    from geneb.probe.solvers.numeric import upper_panels
+    from geneb.probe.solvers.row_blocks import RowBlocks
+
+    n, d = X.shape
+    V = np.ones((d, Kp), dtype=np.float32)
+    rb = RowBlocks(n, threads)
+    panels = upper_panels(0, d)
+    try:
+        with threadpool_limits(limits=1):
+            gram = _median_time(lambda: rb.run(lambda c0, c1: X[:, :c1].T @ X[:, c0:c1], panels))
+            one = _median_time(lambda: rb.map(lambda a, b: X[a:b] @ V))
+    finally:
+        rb.close()
+    return {"gram_s": gram, "gemm_gflops": n * d * d / gram / 1e9, "pass_s": one,
+            "limit_s": Kp * Kp * gram + MIN_PASSES * one}
+
+
+def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend: str = "auto"
+                 ) -> dict:
+    """One regime of the 75-cell grid (5 seeds x 5 C) through ``geneb.probe_arrays``."""
+    import geneb
+    from geneb.vocabulary import DEFAULT_C_SWEEP, DEFAULT_SEEDS
+
+    X, y, Xte, yte = data
+    t0 = time.perf_counter()
+    df = geneb.probe_arrays(X, y, Xte, yte, shots=[regime], seeds=DEFAULT_SEEDS,
+                            C=DEFAULT_C_SWEEP, protocol=protocol, backend=backend)
+    seconds = time.perf_counter() - t0
+    one_seed = df[df.seed == df.seed.iloc[0]]  # full regime: every seed shares the C path
+    return {"seconds": seconds, "path_s": float(one_seed.fit_seconds.sum()), "cells": len(df),
+            "converged": int(df.converged.sum()), "backend": str(df.backend.iloc[0]),
+            "mcc_full_C1": float(df[df.C == 1.0].mcc.mean())}
+
+
+def former_rule_regime(data: tuple) -> dict:
+    """The full regime as before issue 30: a new Gram whenever one CG solve took more than
+    ``STALE_CG`` steps (``GRAM_COST_DIVISOR`` = inf), plain warm starts along C."""
+    from geneb.probe.solvers import fast_path
+
+    kept = fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION
+    fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = float("inf"), False
+    try:
+        return probe_regime(data, "full")
+    finally:
+        fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = kept
+
+
+def peak_memory(data: tuple) -> dict[str, float]:
+    """Peak bytes numpy allocates during the full regime, over the embeddings' bytes."""
+    X, _, Xte, _ = data
+    tracemalloc.start()
+    try:
+        probe_regime(data, "full")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    emb = X.nbytes + Xte.nbytes
+    return {"peak_gib": peak / 2**30, "embeddings_gib": emb / 2**30, "peak_over_emb": peak / emb}
+
+
+def cli_grid(data: tuple, workdir: Path) -> float:
+    """Seconds of ``geneb probe`` over the 75-cell grid (one call, start-up included)."""
+    from probe_stores import write_entry  # tests/probe_stores.py
+
+    from geneb.store import FeatureStore
+    from geneb.vocabulary import DEFAULT_C_SWEEP, as_list_text
+
+    X, y, Xte, yte = data
+    store = str(workdir / "s.zarr")
+    fs = FeatureStore(store, "a")
+    write_entry(fs, "m", "t", "train", X, y, task_fingerprint="real-size", batch=8192)
+    write_entry(fs, "m", "t", "test", Xte, yte, task_fingerprint="real-size:test", batch=8192)
+    cmd = [sys.executable, "-m", "geneb", "probe", "--store", store, "--out",
+           str(workdir / "r.parquet"), "--C", as_list_text(DEFAULT_C_SWEEP)]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True, env={**os.environ})
+    return time.perf_counter() - t0
+
+
+def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict:
+    """Everything measured on one shape (see module docstring)."""
+    n, d, K = shape
+    X_all, y_all = generate(n + n // 4, d, K, seed=n * 7 + d * 3 + K)
+    data = (X_all[:n], y_all[:n], X_all[n:], y_all[n:])
+    Kp = K - 1 if K > 2 else 1
+    threads = args.threads
+    Xc = np.ascontiguousarray(data[0])
+    rows: dict[str, list] = {"limit": [], "full": [], "before": []}
+    for _ in range(args.repeats):  # alternating: limit, the full regime (, its former rule)
+        rows["limit"].append(measure_limit(Xc, Kp, threads))
+        rows["full"].append(probe_regime(data, "full", backend=args.backend))
+        if args.before:
+            rows["before"].append(former_rule_regime(data))
+    med = {k: float(np.median([r[k] for r in rows["limit"]])) for k in rows["limit"][0]}
+    full_s = float(np.median([r["seconds"] for r in rows["full"]]))
+    ratios = [f["seconds"] / li["limit_s"] for f, li in zip(rows["full"], rows["limit"],
+                                                             strict=True)]
+    path_ratios = [f["path_s"] / li["limit_s"] for f, li in zip(rows["full"], rows["limit"],
+                                                                 strict=True)]
+    out = {"n_train": n, "width": d, "classes": K, "load": os.getloadavg()[0], **med,
+           "full_s": full_s, "ratio": float(np.median(ratios)), "ratios": ratios,
+           "path_s": float(np.median([r["path_s"] for r in rows["full"]])),
+           "path_ratio": float(np.median(path_ratios)), "path_ratios": path_ratios,
+           "full": rows["full"][-1]}
+    if args.before:
+        out["before_path_s"] = float(np.median([r["path_s"] for r in rows["before"]]))
+        out["before_path_ratios"] = [f["path_s"] / li["limit_s"] for f, li in
+                                     zip(rows["before"], rows["limit"], strict=True)]
+        out["before_path_ratio"] = float(np.median(out["before_path_ratios"]))
+    for regime in ("1", "10"):
+        out[f"regime_{regime}_s"] = probe_regime(data, regime, backend=args.backend)["seconds"]
+    out["grid_api_s"] = out["regime_1_s"] + out["regime_10_s"] + full_s
+    if args.memory:
+        out["memory"] = peak_memory(data)
+    if args.cli:
+        with tempfile.TemporaryDirectory(prefix="geneb-realsize-") as tmp:
+            out["grid_cli_s"] = cli_grid(data, Path(tmp))
+    if args.paper and n * d <= args.paper_max_cells:
+        out["paper"] = {r: probe_regime(data, r, protocol="paper", backend="sklearn")
+                        for r in ("1", "10", "full")}
+    elif args.paper:
+        out["paper"] = f"not run: n*d = {n * d:,} > --paper-max-cells {args.paper_max_cells:,}"
+    return out
+
+
+def markdown(results: list[dict]) -> str:
+    """The table: limit, C path and regime ratios (per run), grid, CLI, paper, memory."""
+    cols = ("train x width x classes", "load", "Gram s (GFLOP/s)", "50 passes s", "limit s",
+            "former path / limit (runs)", "C path s", "path / limit (runs)",
+            "full regime s", "regime / limit", "1-shot s", "10-shot s", "grid API s",
+            "grid CLI s", "paper full s", "peak mem / emb")
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in results:
+        paper = r.get("paper")
+        paper_s = f"{paper['full']['seconds']:.1f}" if isinstance(paper, dict) else "-"
+        mem = r.get("memory", {}).get("peak_over_emb")
+        runs = ", ".join(f"{x:.2f}" for x in r["path_ratios"])
+        before = ("-" if "before_path_ratio" not in r else f"{r['before_path_ratio']:.2f} (" +
+                  ", ".join(f"{x:.2f}" for x in r["before_path_ratios"]) + ")")
+        cli = r.get("grid_cli_s")
+        cells = (f"{r['n_train']:,} x {r['width']:,} x {r['classes']}", f"{r['load']:.1f}",
+                 f"{r['gram_s']:.2f} ({r['gemm_gflops']:.0f})",
+                 f"{MIN_PASSES * r['pass_s']:.2f}", f"{r['limit_s']:.2f}", before,
+                 f"{r['path_s']:.2f}",
+                 f"**{r['path_ratio']:.2f}** ({runs})", f"{r['full_s']:.2f}",
+                 f"{r['ratio']:.2f}", f"{r['regime_1_s']:.2f}", f"{r['regime_10_s']:.2f}",
+                 f"{r['grid_api_s']:.1f}", "-" if cli is None else f"{cli:.1f}", paper_s,
+                 "-" if mem is None else f"{mem:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def cuda_usable() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--shapes", help="n x d x K list, e.g. 1000x256x2,30000x2560x3")
+    ap.add_argument("--grid", action="store_true", help="GENEB's whole cross product")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2, help="threads of the limit")
+    ap.add_argument("--cli", action="store_true", help="also time `geneb probe`")
+    ap.add_argument("--paper", action="store_true", help="also the paper protocol")
+    ap.add_argument("--paper-max-cells", type=int, default=2_000_000)
+    ap.add_argument("--memory", action="store_true", help="also the peak memory (tracemalloc)")
+    ap.add_argument("--before", action="store_true",
+                    help="also the full regime with the former Gram rule, alternating")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    args = ap.parse_args()
+    args.backend = "auto"
+    if args.device == "cuda":
+        if not cuda_usable():
+            sys.exit("--device cuda: torch sees no CUDA device here; nothing was run")
+        args.backend = "torch"
+    shapes = (parse_shapes(args.shapes) if args.shapes else
+              [(n, d, k) for n in TRAINS for d in WIDTHS for k in CLASSES] if args.grid
+              else list(MEASURED))
+    X, y = generate(200, 16, 2, seed=0)  # imports and first-call costs, not timed
+    probe_regime((X[:150], y[:150], X[150:], y[150:]), "full")
+    results = []
+    for shape in shapes:
+        res = measure_shape(shape, args)
+        print(json.dumps(res), flush=True)
+        results.append(res)
+    table = markdown(results)
+    print(table)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    if args.md:
+        Path(args.md).write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

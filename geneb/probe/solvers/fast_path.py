@@ -1,0 +1,163 @@
+"""The C path of a full-data fit: inexact Newton at each C, warm starts, a lagged Gram.
+
+Drives a problem of :mod:`geneb.probe.solvers.fast_full` (loss, gradient, Hessian products,
+the Gram preconditioner) along the ascending C values:
+
+* each C (up to ``CONTINUATION_MAX_C``) starts from the previous solution moved along the
+  path's tangent (first-order continuation: ``d theta / d log C = H^{-1} (penalty * theta)``
+  at the previous optimum, one preconditioned CG solve), kept only when it lowers the new
+  C's objective below the plain warm start's;
+* each Newton system ``H delta = -g`` is solved by CG preconditioned with the lagged Gram's
+  Cholesky factor; the Gram is rebuilt only when a solve needed more than ``STALE_CG`` steps
+  AND the CG steps since it was built cost as much as a new one (``GRAM_COST_DIVISOR``);
+* an Armijo backtracking line search on the float64 objective; the stopping test is sklearn's
+  (max |gradient| / (C n) <= tol), in float64.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from geneb.probe.solvers.numeric import pcg
+
+#: CG steps of one Newton system above which the lagged Gram counts as stale ...
+STALE_CG = 5
+#: ... and is rebuilt once the CG steps since it was built cost as much as a new one: a Gram
+#: of p columns (K' weight rows: K'^2 blocks) costs about ``K'^2 p / GRAM_COST_DIVISOR``
+#: Hessian-vector products (each two float32 passes over X) while the float32 design fits in
+#: ``CACHE_BYTES`` (measured 2026-12-01: 10,000 x 769, 0.40 s per Gram, 3.6 ms per product,
+#: ~110 products), ``DRAM_SLOWDOWN`` times fewer beyond (passes then run at memory speed:
+#: 20,000 x 4,097, 12.1 s per Gram, 0.24 s per product, 50 products). Counted in steps, never
+#: seconds: the iterates (and bits) do not depend on the machine's load. ``inf``: the former
+#: rule (rebuild after any solve of more than ``STALE_CG`` steps).
+GRAM_COST_DIVISOR = 8.0
+CACHE_BYTES = 32 * 2**20
+DRAM_SLOWDOWN = 10.0
+#: First-order continuation along C (False: plain warm starts, as before issue 30), up to
+#: this C: beyond it (outside GENEB's sweep 0.01..100) the optimum is flat in some directions
+#: and the gradient test loose, and on 421 x 1,024 standardised kmer-5 a continued path
+#: stopped at C = 1e6 with an objective 7e-5 above scikit-learn's (plain warm starts: below).
+CONTINUATION = True
+CONTINUATION_MAX_C = 1e4
+#: Relative CG tolerance of the tangent solve (it only moves a starting point).
+TANGENT_RTOL = 1e-2
+
+
+@dataclass(frozen=True, eq=False)
+class PathFit:
+    """One C of the path: coefficients (K', p) with the intercept last, and how it went."""
+
+    C: float
+    theta: np.ndarray
+    n_iter: int
+    converged: bool
+    grad_norm: float
+    seconds: float
+
+
+class _Lagged:
+    """The lagged Gram, its factor at the current C, and the CG steps since it was built."""
+
+    def __init__(self, prob: Any) -> None:
+        self.prob = prob
+        self.G: np.ndarray | None = None
+        self.cho: Any = None
+        self.cg_since = 0
+        slow = DRAM_SLOWDOWN if prob.n * prob.p * 4 > CACHE_BYTES else 1.0
+        self.gram_cost = prob.Kp**2 * prob.p / (GRAM_COST_DIVISOR * slow)
+
+    def solve(self, C: float, P: np.ndarray, g: np.ndarray, rtol: float) -> np.ndarray:
+        """CG for ``H delta = -g`` at (C, P), (re)factoring first when needed."""
+        if self.G is None or self.cho is None:
+            self.cg_since = 0 if self.G is None else self.cg_since
+            self.G, self.cho = self.prob.factor(C, P, self.G)
+        delta, ncg = pcg(partial(self.prob.hvp, C, P), g, self.cho, rtol)
+        self.cg_since += ncg
+        if ncg > STALE_CG and self.cg_since >= self.gram_cost:
+            self.G, self.cho = None, None  # the lagged Gram no longer pays for itself
+        return delta
+
+
+def run_path(prob: Any, theta: np.ndarray, Cs: Sequence[float], *, tol: float,
+             max_iter: int) -> list[PathFit]:
+    """Every C of ``Cs`` in ascending order from ``theta`` (K', p); see the module doc."""
+    lag = _Lagged(prob)
+    out: list[PathFit] = []
+    tangent: np.ndarray | None = None
+    prev_C = 0.0
+    Cs = sorted(float(c) for c in Cs)
+    for i, C in enumerate(Cs):
+        t0 = time.perf_counter()
+        lag.cho = None  # a new C: the Gram is kept, its factor is not
+        theta, eta, P, f = _start(prob, C, theta, tangent, np.log(C / prev_C) if i else 0.0)
+        (n_iter, converged, gnorm), theta, P = _newton(prob, lag, C, theta, eta, P, f,
+                                                       tol=tol, max_iter=max_iter)
+        tangent = None
+        if (CONTINUATION and converged and i + 1 < len(Cs) and Cs[i + 1] <= CONTINUATION_MAX_C
+                and lag.cho is not None):
+            tangent = lag.solve(C, P, -(prob.pen * theta), TANGENT_RTOL)
+        out.append(PathFit(C=C, theta=prob.full(theta), n_iter=n_iter, converged=converged,
+                           grad_norm=gnorm, seconds=time.perf_counter() - t0))
+        prev_C = C
+    return out
+
+
+def _start(prob: Any, C: float, theta: np.ndarray, tangent: np.ndarray | None,
+           log_ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(theta, eta, P, objective) to start C from: the warm start moved along the tangent
+    when that lowers C's objective, else the warm start itself."""
+    eta = prob.eta(theta)
+    loss, P = prob.loss_terms(eta)
+    f = C * loss + prob.penalty(theta)
+    if tangent is None:
+        return theta, eta, P, f
+    th = theta + log_ratio * tangent
+    eta_t = prob.eta(th)
+    loss_t, P_t = prob.loss_terms(eta_t)
+    f_t = C * loss_t + prob.penalty(th)
+    return (th, eta_t, P_t, f_t) if f_t < f else (theta, eta, P, f)
+
+
+def _newton(prob: Any, lag: _Lagged, C: float, theta: np.ndarray, eta: np.ndarray,
+            P: np.ndarray, f: float, *, tol: float, max_iter: int
+            ) -> tuple[tuple[int, bool, float], np.ndarray, np.ndarray]:
+    """Inexact Newton at one C: ((iterations, converged, grad norm), theta, P)."""
+    it = 0
+    while True:
+        g = prob.grad(C, theta, P)
+        gnorm = prob.grad_norm(C, g)
+        if gnorm <= tol:
+            return (it, True, gnorm), theta, P
+        if it >= max_iter:
+            return (it, False, gnorm), theta, P
+        delta = lag.solve(C, P, g, min(0.1, max(1e-6, np.sqrt(gnorm))))
+        eta_d = prob.eta(delta)
+        slope = float((g * delta).sum())
+        if slope >= 0:  # not a descent direction (CG breakdown): refresh and retry
+            lag.G, lag.cho = None, None
+            delta, slope = -g / (C * prob.n), -float((g * g).sum()) / (C * prob.n)
+            eta_d = prob.eta(delta)
+        step, accepted = 1.0, False
+        for _ in range(60):
+            th = theta + step * delta
+            loss_t, P_t = prob.loss_terms(eta + step * eta_d)
+            f_t = C * loss_t + prob.penalty(th)
+            if f_t <= f + 1e-4 * step * slope + 1e-12 * abs(f):
+                accepted = True
+                break
+            step *= 0.5
+        it += 1
+        if not accepted:  # no decrease at working precision
+            gnorm = prob.grad_norm(C, prob.grad(C, theta, P))
+            return (it, gnorm <= tol, gnorm), theta, P
+        theta, eta, P, f = th, eta + step * eta_d, P_t, f_t
+        if it % 10 == 0:  # refresh the linear predictor against drift
+            eta = prob.eta(theta)
+            loss, P = prob.loss_terms(eta)
+            f = C * loss + prob.penalty(theta)
