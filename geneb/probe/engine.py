@@ -143,16 +143,11 @@ def run_probes(
 ) -> ProbeRunSummary:
     """Probe every requested (model, task) of ``store`` and add the rows to the table ``out``.
 
-    ``out`` is a results folder (created when absent; a single-file table of an older geneb is
-    migrated into one). Rerunning computes nothing; extending seeds/Cs/models/tasks computes
-    only the new cells. ``protocol="paper"`` fits the paper's literal scikit-learn probe
-    (cells recorded side by side with converged ones). ``workers=1`` (or a single (model,
-    task) with ``workers=None``) runs in this process; otherwise a Dask LocalCluster
-    (processes, one thread and one BLAS thread each) or the cluster at ``scheduler`` runs one
-    call per pair (model, task). A solver that computes on a GPU (``runs_on_gpu``) gets at
-    most one worker per GPU (dask-cuda; ``workers=None``: one per GPU, one GPU: in-process).
-    Every argument of :data:`PROBE_PARAMS` is checked first (a bad one raises ``ParamError``
-    naming it: ``seeds[1]: expected a non-negative int, got -3``).
+    Rerunning computes nothing; extending seeds/Cs/models/tasks computes only the new cells.
+    ``workers=1`` (or one pair with ``workers=None``) runs in this process, else a Dask
+    LocalCluster (one thread, one BLAS thread per worker; at most one worker per GPU for a GPU
+    solver) or the cluster at ``scheduler``, one call per pair. Every argument of
+    :data:`PROBE_PARAMS` is checked first (``ParamError`` naming it).
 
     Parameters
     ----------
@@ -162,20 +157,16 @@ def run_probes(
         The results table (a folder) the rows are added to.
     models, tasks : sequence of str, optional
         Which models and tasks of the store; all when None.
-    shots : str or iterable of str or int
-        The regimes: k-shot counts and/or ``"full"`` (a comma string is accepted).
-    seeds : str or iterable of int
-        Sampling and fitting seeds.
-    Cs : str or iterable of float
-        Inverse L2 penalties of the logistic regression probe.
-    alphas : str or iterable of float
-        Ridge penalties (regression tasks).
+    shots, seeds, Cs, alphas : str or iterable
+        Regimes (k-shot counts and/or ``"full"``), seeds, inverse L2 penalties of the
+        logistic probe, ridge penalties of regression tasks (comma strings accepted).
     probe : str
         ``"linear"`` or ``"mlp"``.
     backend : str
         The solver backend; ``"auto"`` chooses by the data and hardware.
     protocol : str
-        ``"geneb"`` or ``"paper"`` (see above).
+        ``"converged"`` (fits solved to tolerance) or ``"paper"`` (GENEB's scikit-learn probe
+        and its k-shot draws).
     workers : int, optional
         Dask workers; None chooses (see above).
     scheduler : str, optional
