@@ -66,6 +66,13 @@ def test_pair_tables_grow_linearly_and_counts_cover_every_pair(tmp_path: Path) -
         assert groups.max() <= TOP_PAIRS
         for key in ("all", "in_domain"):
             assert len(pd.read_csv(tables / f"smaller_beats_larger_{key}.csv")) <= TOP_PAIRS
+        # the in-domain set's pair table too: the largest margins per regime, counts over all
+        ind = pd.read_csv(tables / "in_domain_set_pairs.csv")
+        ind_counts = pd.read_csv(tables / "in_domain_set_counts.csv")
+        for regime, got in ind.groupby("regime"):
+            row = ind_counts[(ind_counts["models"] == "in-domain set")
+                             & (ind_counts["regime"].astype(str) == str(regime))].iloc[0]
+            assert len(got) == min(TOP_PAIRS, int(row["n_smaller_better"])), regime
         n_pairs, n_wins, top = brute_force(out, tmp_path / f"props{n}.csv")
         head = pd.read_csv(tables / "scaling_headline.csv").set_index("scope").loc["overall"]
         assert (int(head["n_pairs_size_ratio"]), int(head["n_smaller_better"])) == (n_pairs,
