@@ -6,30 +6,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from geneb.tasks.geneb_list import GenebTask, geneb_tasks
+from geneb.tasks.geneb_list import catalogue_names, geneb_tasks
+
+__all__ = ["catalogue_names", "catalogue_to_geneb_id", "geneb_task_ids", "geneb_task_order"]
 
 
 def geneb_task_ids() -> list[str]:
     """GENEB's 100 task ids in leaderboard order."""
-    return [t.id for t in _geneb_tasks()]
+    return [t.id for t in geneb_tasks()]
 
 
 @lru_cache(maxsize=1)
-def _geneb_list() -> tuple[dict[str, str], dict[str, int]]:
-    """GENEB id -> catalogue name, and GENEB id or catalogue name -> leaderboard position."""
-    names: dict[str, str] = {}
+def _positions() -> dict[str, int]:
+    """GENEB id or catalogue name -> leaderboard position."""
     position: dict[str, int] = {}
-    for i, t in enumerate(_geneb_tasks()):
+    for i, t in enumerate(geneb_tasks()):
         position[t.id] = i
         if t.catalogue_name:
-            names[t.id] = t.catalogue_name
             position.setdefault(t.catalogue_name, i)
-    return names, position
-
-
-def catalogue_names() -> dict[str, str]:
-    """GENEB task id -> the catalogue name of the task (where the catalogue has it)."""
-    return _geneb_list()[0]
+    return position
 
 
 def catalogue_to_geneb_id() -> dict[str, str]:
@@ -37,17 +32,13 @@ def catalogue_to_geneb_id() -> dict[str, str]:
     itself (a user's rows may name a task either way)."""
     names = catalogue_names()
     out = {name: tid for tid, name in names.items()}
-    out.update({t.id: t.id for t in _geneb_tasks()})
+    out.update({t.id: t.id for t in geneb_tasks()})
     return out
-
-
-def _geneb_tasks() -> tuple[GenebTask, ...]:
-    return geneb_tasks()
 
 
 def geneb_task_order(tasks: Sequence[str]) -> list[int]:
     """Positions that put ``tasks`` (GENEB ids or catalogue names) in GENEB's leaderboard
     order, the order GENEB sums in; tasks GENEB does not have follow, by name."""
-    position = _geneb_list()[1]
+    position = _positions()
     far = len(position) + 1
     return sorted(range(len(tasks)), key=lambda i: (position.get(tasks[i], far), tasks[i]))

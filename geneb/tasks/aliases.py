@@ -20,9 +20,9 @@ from geneb.errors import TaskError, UnknownNameError, did_you_mean
 
 
 def _geneb_table() -> dict[str, str]:
-    from geneb.tasks.geneb_list import geneb_tasks
+    from geneb.tasks.geneb_list import catalogue_names
 
-    return {t.id: t.catalogue_name for t in geneb_tasks() if t.catalogue_name}
+    return catalogue_names()
 
 
 #: study -> its alias table (alias -> catalogue task name), in lookup order. GENEB: the 100

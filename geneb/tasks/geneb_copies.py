@@ -19,7 +19,7 @@ from typing import Any
 
 from geneb.errors import UnknownNameError
 from geneb.tasks.catalogue import TaskCatalogueEntry, parse_entry
-from geneb.tasks.geneb_list import GENEB_LIST_FILE, geneb_tasks
+from geneb.tasks.geneb_list import GENEB_LIST_FILE, catalogue_names, geneb_tasks
 
 #: the suite of GENEB's own copies
 SUITE = "geneb_copies"
@@ -65,7 +65,7 @@ def select_copies(names: Iterable[str]) -> list[TaskCatalogueEntry]:
     if not names:
         return list(entries)
     by_id = {e.name: e for e in entries}
-    by_catalogue = {t.catalogue_name: t.id for t in geneb_tasks() if t.catalogue_name}
+    by_catalogue = {name: tid for tid, name in catalogue_names().items()}
     out: list[TaskCatalogueEntry] = []
     for n in names:
         gid = n if n in by_id else by_catalogue.get(n)

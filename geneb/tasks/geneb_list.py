@@ -50,6 +50,12 @@ def geneb_tasks() -> tuple[GenebTask, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1)
+def catalogue_names() -> dict[str, str]:
+    """GENEB task id -> the catalogue name of that task (where the catalogue has it)."""
+    return {t.id: t.catalogue_name for t in geneb_tasks() if t.catalogue_name}
+
+
 def geneb_source() -> str:
     """Where the list comes from (a pinned URL)."""
     return str(json.loads(GENEB_LIST_FILE.read_text(encoding="utf-8"))["source"])
