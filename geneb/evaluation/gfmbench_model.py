@@ -126,12 +126,11 @@ class GenebGFMModel:
         return self.lm is not None and self.lm.kind == kind
 
     def _tokenise(self, seqs: list[str]) -> list[Any]:
-        from geneb.vep.likelihood import align_tokens
+        from geneb.vep.likelihood import tokenise_aligned
 
         tok = self.embedder.tokenizer
         special = {i for i in tok.all_special_ids if i is not None}
-        enc = tok(seqs, add_special_tokens=True)["input_ids"]
-        return [align_tokens(tok, special, s, ids) for s, ids in zip(seqs, enc, strict=True)]
+        return tokenise_aligned(tok, special, self.embedder.info.model_type, seqs)
 
     def _content(self, t: Any) -> np.ndarray:
         """Positions of ``t``'s content tokens (aligned ones, else the non-special ones)."""

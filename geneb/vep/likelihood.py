@@ -80,16 +80,7 @@ class LMScorer:
     # ------------------------------------------------------------ tokenising
     def tokenise(self, windows: Sequence[str]) -> list[Tokenised]:
         """Full ids (specials as the tokenizer adds them) and base spans of content tokens."""
-        if not windows:  # every window outside the reference: nothing to tokenise
-            return []
-        tok = self.tokenizer
-        if self._model_type in TOKENIZE_ONE_AT_A_TIME:  # its list call fails (LucaOne)
-            enc = [tok(w, add_special_tokens=True)["input_ids"] for w in windows]
-        else:
-            enc = tok(list(windows), add_special_tokens=True)["input_ids"]
-        spelling = TOKEN_SPELLING.get(self._model_type, {})
-        return [align_tokens(tok, self._special, text, ids, spelling)
-                for text, ids in zip(windows, enc, strict=True)]
+        return tokenise_aligned(self.tokenizer, self._special, self._model_type, windows)
 
     # ------------------------------------------------------------ forwards
     def _logprobs(self, batch: np.ndarray) -> Any:
@@ -142,6 +133,23 @@ class LMScorer:
             for r, i in enumerate(idx):
                 out[i] = lp[r, list(masks[i]), :].numpy()
         return out
+
+
+def tokenise_aligned(tokenizer: Any, special: set[int], model_type: str,
+                     texts: Sequence[str]) -> list[Tokenised]:
+    """``texts`` tokenised with specials, each token's base span aligned (:func:`align_tokens`),
+    by the family's rules: one text a call where the tokenizer's list call fails, and the bases
+    of tokens spelled otherwise (LucaOne: :data:`TOKENIZE_ONE_AT_A_TIME`,
+    :data:`TOKEN_SPELLING`)."""
+    if not texts:  # e.g. every window outside the reference: nothing to tokenise
+        return []
+    if model_type in TOKENIZE_ONE_AT_A_TIME:
+        enc = [tokenizer(t, add_special_tokens=True)["input_ids"] for t in texts]
+    else:
+        enc = tokenizer(list(texts), add_special_tokens=True)["input_ids"]
+    spelling = TOKEN_SPELLING.get(model_type, {})
+    return [align_tokens(tokenizer, special, text, ids, spelling)
+            for text, ids in zip(texts, enc, strict=True)]
 
 
 def align_tokens(tokenizer: Any, special: set[int], text: str, ids: Sequence[int],
