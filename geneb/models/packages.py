@@ -26,6 +26,20 @@ class PackageModelType:
     args: tuple[str, ...] = ()
     #: tokenizer_class names the package provides (registered by ``register``)
     tokenizer_classes: tuple[str, ...] = ()
+    #: the pip distribution, where its name is not the module's (ai2-olmo: ``hf_olmo``)
+    distribution: str = ""
+    #: the install line, where ``pip install 'geneb[extra]'`` is not all of it
+    install: str = ""
+
+    @property
+    def pip_name(self) -> str:
+        """The name ``pip install`` knows the package by."""
+        return self.distribution or self.package
+
+    @property
+    def install_line(self) -> str:
+        """What installs it."""
+        return self.install or f"pip install 'geneb[{self.extra}]'"
 
 
 #: config.json ``model_type`` -> the package that provides it (one declaration).
@@ -38,6 +52,14 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
     "lucaone": PackageModelType(
         "lucaone", "lucaone", "geneb.models.adapters.lucaone:register_classes",
         tokenizer_classes=("LucaGPLMTokenizer",),
+    ),
+    # Omni-DNA: ai2-olmo's hf_olmo registers config, causal LM and tokenizer; geneb adds the
+    # base model (the same class, its last hidden state named); ai2-olmo pins numpy<2, so it
+    # goes in without its pins (geneb.models.adapters.omni_dna)
+    "hf_olmo": PackageModelType(
+        "hf_olmo", "omni-dna", "geneb.models.adapters.omni_dna:register_classes",
+        tokenizer_classes=("OLMoTokenizerFast",), distribution="ai2-olmo",
+        install="pip install 'geneb[omni-dna]' && pip install --no-deps ai2-olmo==0.6.0",
     ),
 }
 
@@ -65,14 +87,14 @@ def register_package_model_type(model_type: str, model: str) -> None:
         module = importlib.import_module(mod_name)
     except ImportError as e:
         raise ModelError(
-            f"model {model!r} has model_type {model_type!r}, provided by the {entry.package!r} "
-            f"package, which is not installed ({e}); install it: pip install "
-            f"'geneb[{entry.extra}]'"
+            f"model {model!r} has model_type {model_type!r}, provided by the "
+            f"{entry.pip_name!r} package, which is not installed ({e}); install it: "
+            f"{entry.install_line}"
         ) from e
     try:
         getattr(module, func_name)(*entry.args)
     except Exception as e:  # a registration clash or an incompatible package version
         raise ModelError(
-            f"model {model!r}: registering the {entry.package!r} model classes failed "
+            f"model {model!r}: registering the {entry.pip_name!r} model classes failed "
             f"({type(e).__name__}: {e})"
         ) from e
