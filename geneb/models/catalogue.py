@@ -9,7 +9,8 @@ check is ``null``, never a guess; the facts that have a source are the ones that
 Two bookkeeping fields are geneb's own, not published facts: ``revision`` (a pinned hub commit
 that ``geneb models fetch`` downloads and extraction resolves; null = the ``main`` ref) and
 ``test_fixture`` (the folder under the shared test models whose code path covers this model's
-family, or null when no test runs its code).
+family, or null when no test runs its code), and ``runs`` with ``runs_via`` (how geneb runs
+the model here, measured by tests/test_models_coverage.py for GENEB's 41: :data:`RUNS`).
 
 Reading it is cheap (no model is loaded): the registry uses it to resolve ``--model <short
 name>`` to a hub id with the catalogue's settings, and the scaling analysis uses its
@@ -69,6 +70,13 @@ CAPABILITIES = ("embeddings", "masked_lm", "causal_lm")
 CONTEXT_UNITS = ("tokens", "bp")
 LOADERS = ("transformers", "external")
 STUDIES = ("GENEB", "GFMBench-API")
+#: How geneb runs a model here (``runs``), set by tests/test_models_coverage.py, never assumed:
+#: ``native``: its transformers class (``runs_via``), run on a tiny config of that class;
+#: ``family``: an adapter tested on the family's own code or package (``runs_via``: the
+#: fixture folder or the test's builder); ``cuda``: its code needs CUDA kernels (refused on a
+#: CPU, naming package and device); ``no code``: no code here runs it (``runs_via``: where it
+#: was looked for).
+RUNS = ("native", "family", "cuda", "no code")
 
 #: Facts that need a source when not null (the rest are names, lists or bookkeeping).
 FACTS = (
@@ -114,6 +122,8 @@ class CatalogueEntry:
     revision: str | None = None  # pinned hub commit (40 hex); None: the hub's main ref
     cuda_packages: tuple[str, ...] | None = None  # pip packages whose kernels need CUDA
     test_fixture: str | None = None  # shared/models folder covering this family's code path
+    runs: str | None = None  # one of RUNS (measured for GENEB's 41)
+    runs_via: str | None = None  # the class, fixture, builder or where code was looked for
     studies: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     source: str | None = None  # the main reference (model card, else paper)
@@ -161,6 +171,8 @@ class CatalogueEntry:
             "revision": self.revision,
             "cuda_packages": None if self.cuda_packages is None else list(self.cuda_packages),
             "test_fixture": self.test_fixture,
+            "runs": self.runs,
+            "runs_via": self.runs_via,
             "source": self.source,
             "sources": self._json_sources(),
             "checked": list(self.checked),
@@ -207,6 +219,8 @@ _SCHEMA: dict[str, c.Constraint] = {
     # a folder under the shared test models whose code path covers this family
     "test_fixture": _maybe(c.Pattern(r"(families|real)/[A-Za-z0-9][\w.-]*",
                                      "'families/NAME' or 'real/NAME'")),
+    "runs": _maybe(c.StrOptions(RUNS)),
+    "runs_via": _maybe(c.TEXT),
     "studies": _strings(c.StrOptions(STUDIES)),
     "aliases": _strings(),
     "source": _maybe(c.TEXT),
@@ -233,6 +247,8 @@ def _entry(raw: Any, where: str) -> CatalogueEntry:
             raise GenebError(f"{where}: {fact} = {raw[fact]!r} has no source (set it to null)")
     if (raw["n_params"] is None) != (raw["n_params_basis"] is None):
         raise GenebError(f"{where}: n_params and n_params_basis go together")
+    if (raw["runs"] is None) != (raw["runs_via"] is None):
+        raise GenebError(f"{where}: runs and runs_via go together")
     if (raw["context_length"] is None) != (raw["context_unit"] is None):
         raise GenebError(f"{where}: context_length and context_unit go together")
     ac, arch = raw["architecture_class"], raw["architecture"]
