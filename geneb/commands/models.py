@@ -64,7 +64,7 @@ def list_(
 
     table = Table(title=f"model catalogue ({len(entries)} models; '-' = not checked)")
     cols = ("name", "hub id", "architecture", "tokenization", "params", "context", "code",
-            "capabilities", "studies", "test fixture")  # fmt: skip
+            "capabilities", "studies", "test fixture", "runs")  # fmt: skip
     for col in cols:
         table.add_column(col, overflow="fold", no_wrap=col in ("name", "params"))
     for e in entries:
@@ -83,6 +83,7 @@ def list_(
                     e.capabilities,
                     e.studies,
                     e.test_fixture or "none",
+                    e.runs,
                 ),
             )
         )
@@ -101,7 +102,8 @@ def list_(
             "code = the checkpoint runs its own Python code: pass --trust-remote-code after "
             "inspecting it (never granted automatically). test fixture = the folder under "
             "the shared test models (../shared/models) whose run covers this family's code path "
-            "(none: no test runs it). Details: geneb models info NAME"
+            "(none: no test runs it). runs = how geneb runs it here, measured for GENEB's 41 "
+            "(native, family, cuda, no code; docs/models.md). Details: geneb models info NAME"
         )
     )
 

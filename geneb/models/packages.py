@@ -11,6 +11,8 @@ names it and the geneb extra that installs it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from geneb.errors import ModelError
@@ -62,6 +64,22 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
         install="pip install 'geneb[omni-dna]' && pip install --no-deps ai2-olmo==0.6.0",
     ),
 }
+
+
+def check_extra_packages(label: str, packages: Sequence[str]) -> None:
+    """Refuse model ``label`` when a package it needs is not importable, naming each with the
+    line that installs it (a package of :data:`PACKAGE_MODEL_TYPES`: its own line)."""
+    from geneb.models.cuda_only import module_of
+
+    known = {e.pip_name: e for e in PACKAGE_MODEL_TYPES.values()}
+    missing = [p for p in packages if importlib.util.find_spec(
+        known[p].package if p in known else module_of(p)) is None]
+    if missing:
+        lines = sorted({known[p].install_line if p in known else f"pip install {p}"
+                        for p in missing})
+        raise ModelError(
+            f"model {label!r} needs the package(s) {', '.join(missing)}: {'; '.join(lines)}"
+        )
 
 
 def provided_by_package(model_type: str) -> PackageModelType | None:

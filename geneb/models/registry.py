@@ -23,7 +23,6 @@ at its default (the CLI and plans pass every option; a default means "not set").
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 from geneb.errors import ModelError, unknown_name
 from geneb.models import catalogue as cat
 from geneb.models import plugins
-from geneb.models.cuda_only import check_cuda_only, module_of
+from geneb.models.cuda_only import check_cuda_only
 from geneb.models.embedder import Embedder
 from geneb.models.options import (  # noqa: F401  (re-exported: one place to import from)
     ADAPTER_OPTIONS,
@@ -41,6 +40,7 @@ from geneb.models.options import (  # noqa: F401  (re-exported: one place to imp
     OPTION_DEFAULTS,
     check_options,
 )
+from geneb.models.packages import check_extra_packages
 from geneb.models.spec import (
     DEFAULT_RANDOM_SEED,
     ENTRY_POINT_GROUP,
@@ -280,12 +280,7 @@ def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False, device: str
             "then pass trust_remote_code=True (trust_remote_code = true in a plan). "
             "It is not granted automatically."
         )
-    missing = [p for p in m.extra_packages if importlib.util.find_spec(module_of(p)) is None]
-    if missing:
-        raise ModelError(
-            f"model {label!r} needs the package(s) {', '.join(missing)}: "
-            f"pip install {' '.join(missing)}"
-        )
+    check_extra_packages(label, m.extra_packages)
 
 
 def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
