@@ -10,7 +10,7 @@ policy and a token budget) vs a loop of one forward per sequence on the same loa
 Reports sequences per second (wall), process CPU seconds, the ratio, the batch policy the
 self-test chose, and the worst row's relative error between the two paths.
 
-    HF_HUB_OFFLINE=1 python benchmarks/families.py --shared ../shared [--repeats 3]
+    HF_HUB_OFFLINE=1 python benchmarks/families.py --shared ../shared [--repeats 3] [--families A,B]
 """
 
 from __future__ import annotations

@@ -40,10 +40,10 @@ def backbone_class() -> type[Any]:
     from dataclasses import dataclass
 
     import hf_olmo
-    from transformers.utils import ModelOutput
+    from transformers.utils.generic import ModelOutput
 
     @dataclass
-    class OmniDNAOutput(ModelOutput):  # type: ignore[misc]
+    class OmniDNAOutput(ModelOutput):
         last_hidden_state: Any = None
         logits: Any = None
         hidden_states: Any = None
@@ -51,7 +51,7 @@ def backbone_class() -> type[Any]:
     class OLMoWithHiddenState(hf_olmo.OLMoForCausalLM):  # type: ignore[misc]
         """The package's causal LM; the output adds ``last_hidden_state``."""
 
-        def forward(  # type: ignore[override]
+        def forward(
             self,
             input_ids: Any = None,
             attention_mask: Any = None,
