@@ -35,9 +35,9 @@ import pytest
 
 from geneb.errors import ModelError
 from geneb.models import catalogue as cat
+from tests.conftest import DATA_DIR, MODELS_DIR, REPO, SHARED
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_MODELS = REPO.parent / "shared" / "models"
+SHARED_MODELS = MODELS_DIR
 TINY = SHARED_MODELS / "tiny"
 DOC = REPO / "docs" / "models.md"
 SEQS = ["ACGTTGCAAGCTAGCTTACG" * 3, "GGATCCATTA" * 7, "TTAGGC" * 5]
@@ -64,7 +64,7 @@ def _call_builder(via: str, out: Path) -> tuple[str, dict[str, Any]]:
     builder = getattr(module, func)
     kwargs: dict[str, Any] = {}
     for name in inspect.signature(builder).parameters:
-        kwargs[name] = {"out": out, "data_dir": REPO.parent / "shared" / "data"}[name]
+        kwargs[name] = {"out": out, "data_dir": DATA_DIR}[name]
     got = builder(**kwargs)
     spec, opts = got if isinstance(got, tuple) else (got, {})
     return str(spec), dict(opts)
@@ -245,7 +245,7 @@ def leaderboard_ids() -> list[str]:
     """GENEB's 41 model ids, from the shared transcription of its leaderboard."""
     import csv
 
-    path = REPO.parent / "shared" / "published" / "geneb-9642d48" / "task_mcc_full.csv"
+    path = SHARED / "published" / "geneb-9642d48" / "task_mcc_full.csv"
     with path.open(encoding="utf-8") as f:
         return sorted({r["model"] for r in csv.DictReader(f)}, key=str.casefold)
 

@@ -114,6 +114,8 @@ ALLOWED = {
     ("analysis/scaling.py", "--model-properties"),
     # notes printed by `geneb vep capabilities` / `geneb models info` (not errors)
     ("vep/capabilities.py", "--trust-remote-code"),
+    # a pip flag in an install line (ai2-olmo goes in without its numpy<2 pin), not geneb's
+    ("models/packages.py", "--no-deps"),
 }
 
 
