@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from test_families import TF_MAJOR, assert_rows_close, real_sequences
-from test_families_cli import _plan, geneb_cli
+from test_families_packages import run_plan_cli, vep_score_cli
 from test_run_real_model import capped_task
 
 import geneb
@@ -155,25 +154,12 @@ def test_omni_dna_catalogue_names_need_the_package(monkeypatch: pytest.MonkeyPat
 def test_omni_dna_run(omni_dna_model: Path, data_dir: Path, tmp_path: Path) -> None:
     """``geneb run`` (extraction, probes, results) on a 40-row real task."""
     task = capped_task(data_dir, "dhs_idhs_fflg", 10, tmp_path / "tasks")
-    plan = tmp_path / "plan.toml"
-    plan.write_text(_plan([("omni-dna", omni_dna_model, False)], task))
-    proc = geneb_cli("run", str(plan))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    res = pd.read_parquet(tmp_path / "out" / "results.parquet")
-    assert list(res["model"].unique()) == ["omni-dna"]
+    run_plan_cli("omni-dna", omni_dna_model, task, tmp_path)
 
 
 def test_omni_dna_vep_score(omni_dna_model: Path, models_dir: Path, tmp_path: Path) -> None:
     """Embedding scorers and the causal-LM llr (its head found from the model)."""
-    variants = models_dir.parent / "variants" / "brca1_findlay2018"
-    out = tmp_path / "scores.csv"
-    args = ["vep", "score", "--task", str(variants), "--model", str(omni_dna_model),
-            "--limit", "4", "--window", "64", "--out", str(out)]
-    for s in ("cosine", "l2", "llr"):
-        args += ["--scorer", s]
-    proc = geneb_cli(*args)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    df = pd.read_csv(out)
+    df = vep_score_cli(omni_dna_model, models_dir, tmp_path)
     llr = df[df["scorer"] == "llr"]
     assert sorted(df["scorer"].unique()) == ["cosine", "l2", "llr"]
     assert (df[df["scorer"] != "llr"]["status"] == "ok").all()

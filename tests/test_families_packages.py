@@ -171,25 +171,35 @@ def test_lucaone_extract_and_run(lucaone_model: Path, data_dir: Path, tmp_path: 
     proc = geneb_cli("extract", "--store", str(store), "--model", str(lucaone_model),
                      "--task", str(task), "--pooling", "mean_nonspecial")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    run_plan_cli("lucaone", lucaone_model, task, tmp_path)
+
+
+def run_plan_cli(name: str, model: Path, task: Path, tmp_path: Path) -> None:
+    """``geneb run`` of a one-model plan on ``task``; its results name the model."""
     plan = tmp_path / "plan.toml"
-    plan.write_text(_plan([("lucaone", lucaone_model, False)], task))
+    plan.write_text(_plan([(name, model, False)], task))
     proc = geneb_cli("run", str(plan))
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = pd.read_parquet(tmp_path / "out" / "results.parquet")
-    assert list(res["model"].unique()) == ["lucaone"]
+    assert list(res["model"].unique()) == [name]
 
 
-def test_lucaone_vep_score(lucaone_model: Path, models_dir: Path, tmp_path: Path) -> None:
-    """Embedding scorers and the masked-LM llr (its tokens spell bases as digits: aligned)."""
+def vep_score_cli(model: Path, models_dir: Path, tmp_path: Path) -> pd.DataFrame:
+    """``geneb vep score`` of 4 BRCA1 variants, 64-bp windows, scorers cosine, l2, llr."""
     variants = models_dir.parent / "variants" / "brca1_findlay2018"
     out = tmp_path / "scores.csv"
-    args = ["vep", "score", "--task", str(variants), "--model", str(lucaone_model),
+    args = ["vep", "score", "--task", str(variants), "--model", str(model),
             "--limit", "4", "--window", "64", "--out", str(out)]
     for s in ("cosine", "l2", "llr"):
         args += ["--scorer", s]
     proc = geneb_cli(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    df = pd.read_csv(out)
+    return pd.read_csv(out)
+
+
+def test_lucaone_vep_score(lucaone_model: Path, models_dir: Path, tmp_path: Path) -> None:
+    """Embedding scorers and the masked-LM llr (its tokens spell bases as digits: aligned)."""
+    df = vep_score_cli(lucaone_model, models_dir, tmp_path)
     assert (df["status"] == "ok").all(), df[["scorer", "status"]].value_counts()
     assert sorted(df["scorer"].unique()) == ["cosine", "l2", "llr"]
 
