@@ -151,9 +151,16 @@ def test_omni_dna_catalogue_names_need_the_package(monkeypatch: pytest.MonkeyPat
         "pip install --no-deps ai2-olmo==0.6.0"), str(e.value)
 
 
-def test_omni_dna_run(omni_dna_model: Path, data_dir: Path, tmp_path: Path) -> None:
-    """``geneb run`` (extraction, probes, results) on a 40-row real task."""
+def test_omni_dna_extract_and_run(omni_dna_model: Path, data_dir: Path, tmp_path: Path) -> None:
+    """``geneb.extract`` (the library function ``geneb extract`` calls: token-budget batches
+    into a store) equals the package one sequence at a time; then ``geneb run`` (extraction,
+    probes, results) on the same 40-row real task."""
     task = capped_task(data_dir, "dhs_idhs_fflg", 10, tmp_path / "tasks")
+    store = tmp_path / "x.zarr"
+    geneb.extract(str(store), [str(omni_dna_model)], [str(task)], ("test",), batch_tokens=512)
+    stored = geneb.read_entry(str(store), "omni-dna-tiny", "dhs_idhs_fflg_capped", "test")
+    seqs = list(geneb.load_task(str(task)).split("test").sequences)
+    assert_rows_close(np.asarray(stored.embeddings), omni_dna_reference(omni_dna_model, seqs))
     run_plan_cli("omni-dna", omni_dna_model, task, tmp_path)
 
 
