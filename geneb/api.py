@@ -10,6 +10,7 @@ import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from geneb.errors import GenebError
+from geneb.vocabulary import DEFAULT_VEP_WINDOW
 
 if TYPE_CHECKING:
     from geneb.evaluation.gfmbench_model import GenebGFMModel
@@ -61,7 +62,7 @@ def load_task(
     data_dir: str | None = None,
     *,
     supervised: bool = False,
-    window: int = 1024,
+    window: int = DEFAULT_VEP_WINDOW,
 ) -> Task:
     """A task by folder path, built-in synthetic name (``syn_*``), name under ``data_dir``,
     or the name of a fetched catalogue task or variant set (``geneb tasks fetch``).

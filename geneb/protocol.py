@@ -27,6 +27,8 @@ from geneb.vocabulary import (  # defined there (no imports: the CLI's help read
     DEFAULT_C_SWEEP,
     DEFAULT_PROTOCOL,
     DEFAULT_SEEDS,
+    N_BOOT_METRIC,
+    N_BOOT_REPORT,
     PROTOCOLS,
     REGIMES,
 )
@@ -40,14 +42,10 @@ TRAIN_ROW_CAP = 100_000
 #: Category of a task whose task.json names none (not a GENEB category; shown as such).
 UNCATEGORIZED = "uncategorized"
 
-#: Bootstrap confidence intervals: the RNG seed and level everywhere, and the resamples by
-#: default: ``N_BOOT_REPORT`` for the report's aggregates (``geneb.analysis``; ``geneb report
-#: --n-boot``), ``N_BOOT_METRIC`` for the intervals computed per cell (ridge rows in the
-#: results table) and per VEP table row, which are many, so fewer resamples each.
+#: Bootstrap confidence intervals: the RNG seed and level everywhere (the default resamples,
+#: ``N_BOOT_REPORT`` and ``N_BOOT_METRIC``, are in :mod:`geneb.vocabulary`: the CLI shows them).
 BOOT_SEED = 0
 CI_LEVEL = 0.95
-N_BOOT_REPORT = 2000
-N_BOOT_METRIC = 1000
 
 __all__ = [
     "BOOT_SEED",

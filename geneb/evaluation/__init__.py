@@ -28,11 +28,12 @@ from geneb.evaluation.gfmbench_eval import gfmbench_dispatch
 from geneb.evaluation.sequence import METHODS, evaluate_sequence_task
 from geneb.evaluation.variants import evaluate_supervised_variant, evaluate_zero_shot_variant
 from geneb.tasks.spec import register_evaluator
+from geneb.vocabulary import CLASSIFICATION, REGRESSION, SUPERVISED_VARIANT, ZERO_SHOT_VARIANT
 
-register_evaluator("classification", gfmbench_dispatch(evaluate_sequence_task))
-register_evaluator("regression", gfmbench_dispatch(evaluate_sequence_task))
-register_evaluator("zero_shot_variant", gfmbench_dispatch(evaluate_zero_shot_variant))
-register_evaluator("supervised_variant", gfmbench_dispatch(evaluate_supervised_variant))
+register_evaluator(CLASSIFICATION, gfmbench_dispatch(evaluate_sequence_task))
+register_evaluator(REGRESSION, gfmbench_dispatch(evaluate_sequence_task))
+register_evaluator(ZERO_SHOT_VARIANT, gfmbench_dispatch(evaluate_zero_shot_variant))
+register_evaluator(SUPERVISED_VARIANT, gfmbench_dispatch(evaluate_supervised_variant))
 
 __all__ = [
     "METHODS",

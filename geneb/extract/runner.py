@@ -40,6 +40,14 @@ from geneb.models.selftest import BatchPolicy, policy_of
 from geneb.models.trust import trusted_models
 from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
+from geneb.vocabulary import (
+    DEFAULT_DEVICE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_STORAGE_DTYPE,
+    DEFAULT_STRANDS,
+    DEFAULT_TRUNCATION,
+)
 
 #: Upper bound on one block's embeddings in memory (rows x dim x 4 bytes).
 
@@ -104,22 +112,22 @@ def extract(
     splits: Sequence[str] = ("train", "test"),
     *,
     batch_tokens: int | None = None,
-    device: str = "auto",
+    device: str = DEFAULT_DEVICE,
     dtype: str | None = None,
     max_length: int | None = None,
-    pooling: str = "mean",
-    layer: int = -1,
+    pooling: str = DEFAULT_POOLING,
+    layer: int = DEFAULT_LAYER,
     layers: Sequence[int] | None = None,
     name: str | None = None,
     trust_remote_code: bool | Sequence[str] = False,
     overwrite: bool = False,
     data_dir: str | None = None,
-    storage_dtype: str = "float32",
+    storage_dtype: str = DEFAULT_STORAGE_DTYPE,
     progress: bool = False,
-    truncation: str = "truncate",
+    truncation: str = DEFAULT_TRUNCATION,
     seed: int | None = None,
     block_rows: int | None = None,
-    strands: str = "forward",
+    strands: str = DEFAULT_STRANDS,
     on_block: Callable[[StoreKey, int, int], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     recipe: str | None = None,

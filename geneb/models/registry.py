@@ -49,6 +49,7 @@ from geneb.models.spec import (
     KMER_RE,
     RANDOM_PREFIX,
 )
+from geneb.vocabulary import DEFAULT_DEVICE, DEFAULT_STRANDS
 
 
 @dataclass(frozen=True)
@@ -255,7 +256,8 @@ def _hf_meta(spec: str, source: str) -> ModelMeta:
 
 
 # ------------------------------------------------------------------------- readiness
-def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False, device: str = "auto") -> None:
+def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False,
+                device: str = DEFAULT_DEVICE) -> None:
     """Refuse, before any download or load, what the catalogue says cannot work as asked
     (CUDA-only packages first: without the device nothing else could help)."""
     m = meta.base if meta.kind == "random" and meta.base is not None else meta
@@ -299,7 +301,7 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
     opts = check_options(meta, options)
     if meta.kind != "plugin":
         trust = opts.get("trust_remote_code") is True
-        check_ready(meta, trust_remote_code=trust, device=opts.get("device", "auto"))
+        check_ready(meta, trust_remote_code=trust, device=opts.get("device", DEFAULT_DEVICE))
     return meta, opts
 
 
@@ -323,7 +325,7 @@ def get_embedder(spec: str, **options: Any) -> Embedder:
     from geneb.models.strands import BothStrands, check_strands
 
     meta, opts = check_spec(spec, **options)
-    strands = check_strands(opts.pop("strands", "forward"))
+    strands = check_strands(opts.pop("strands", DEFAULT_STRANDS))
     embedder = _embedder_for(meta, opts)
     return BothStrands(embedder) if strands == "both" else embedder
 

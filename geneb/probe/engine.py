@@ -39,7 +39,6 @@ from geneb.constraints import (
 )
 from geneb.errors import ProbeError
 from geneb.probe.plan import (
-    REGRESSION,
     Done,
     check_finite,
     inspect_pair,
@@ -56,6 +55,7 @@ from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_PROTOCOL, DEF
 from geneb.results.schema import RESULTS_SCHEMA
 from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
+from geneb.vocabulary import REGRESSION
 
 __all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_pair"]
 

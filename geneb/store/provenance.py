@@ -8,6 +8,15 @@ import socket
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from geneb.vocabulary import (
+    CPU_COMPUTE_DTYPE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_STORAGE_DTYPE,
+    DEFAULT_STRANDS,
+    DEFAULT_TRUNCATION,
+)
+
 #: Fields that define *what* was computed: everything the stored numbers depend on. Two
 #: entries with equal identity are interchangeable; a difference in any of these makes a
 #: stored entry stale for a new request (and gives it another ``entry_fingerprint``). The
@@ -57,14 +66,14 @@ class Provenance:
     n_params: int | None = None
     model_type: str = ""
     tokenizer: str = ""
-    pooling: str = "mean"
-    layer: int = -1
+    pooling: str = DEFAULT_POOLING
+    layer: int = DEFAULT_LAYER
     max_length: int | None = None
-    truncation: str = "truncate"
+    truncation: str = DEFAULT_TRUNCATION
     #: "both": the mean of the forward and reverse-complement embeddings (``--strands both``)
-    strands: str = "forward"
-    dtype: str = "float32"  # compute dtype of the model
-    storage_dtype: str = "float32"
+    strands: str = DEFAULT_STRANDS
+    dtype: str = CPU_COMPUTE_DTYPE  # compute dtype of the model
+    storage_dtype: str = DEFAULT_STORAGE_DTYPE
     device: str = "cpu"
     adapter: str = ""
     #: "geneb": embedded as GENEB's extractor embedded the model (``geneb extract --recipe
@@ -87,7 +96,7 @@ class Provenance:
 
     def identity(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in IDENTITY_FIELDS}
-        if self.strands != "forward":
+        if self.strands != DEFAULT_STRANDS:
             # only when set: entries made before the option keep their fingerprints
             out["strands"] = self.strands
         if self.recipe:  # likewise: GENEB's recipe makes other numbers than geneb's embedding

@@ -25,9 +25,9 @@ from geneb.tasks.gfmbench_list import expand_gfmbench_names
 from geneb.tasks.loader import check_task_name
 from geneb.tasks.sources import Source, parse_source
 from geneb.tasks.spec import CATEGORIES
+from geneb.vocabulary import CATALOGUE_KINDS
 
 CATALOGUE_FILE = Path(__file__).with_name("catalogue.json")
-KINDS = ("classification", "variants")
 SPLITS = ("train", "valid", "test")
 #: converters geneb has (see ``geneb.tasks.convert``); ``null`` = none (not fetchable)
 FORMATS = ("csv", "tsv", "parquet", "fasta_label_in_id", "variants_table")
@@ -124,7 +124,7 @@ _FREE_TEXT = c.Nullable(c.TEXT)
 #: are checked in :func:`parse_entry`.
 _ENTRY: dict[str, c.Constraint] = {
     "suite": c.String(),
-    "kind": c.StrOptions(KINDS),
+    "kind": c.StrOptions(CATALOGUE_KINDS),
     "category": c.Nullable(c.StrOptions(CATEGORIES)),
     "category_reason": c.String(),
     "format": c.Nullable(c.StrOptions(FORMATS)),

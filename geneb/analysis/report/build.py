@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
+from geneb.analysis.capacity import check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
 from geneb.analysis.properties import Catalogue, read_model_properties
@@ -39,6 +39,7 @@ from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.constraints import (
     ALPHA,
     C_VALUE,
+    N_BOOT_RULE,
     SEED,
     SHOT,
     TEXT,
@@ -48,12 +49,11 @@ from geneb.constraints import (
     Pattern,
     validate_params,
 )
-from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
 from geneb.protocol import BOOT_SEED
-from geneb.protocol import N_BOOT_REPORT as N_BOOT
 from geneb.results.published import is_published, read_published
 from geneb.tasks.cache import terminate_cleanly
+from geneb.vocabulary import CAPACITY_TIER_EDGES, N_BOOT_REPORT
 
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
@@ -79,13 +79,13 @@ def build_report(
     regimes: Sequence[str] | None = None,
     Cs: Sequence[float] | None = None,
     scaling_exclude: Sequence[str] = (),
-    n_boot: int = N_BOOT,
+    n_boot: int = N_BOOT_REPORT,
     boot_seed: int = BOOT_SEED,
     alpha: float = 0.05,
     sections: Sequence[Section] | None = None,
     model_properties: str | os.PathLike[str] | None = None,
     task_organisms: str | os.PathLike[str] | None = None,
-    tier_edges: Sequence[float] = DEFAULT_EDGES,
+    tier_edges: Sequence[float] = CAPACITY_TIER_EDGES,
     summary: dict[str, Any] | None = None,
     subsampling: str | os.PathLike[str] | None = None,
     audits: str | os.PathLike[str] | None = None,
