@@ -14,6 +14,7 @@ from geneb.vocabulary import (
     DEFAULT_C_SWEEP,
     DEFAULT_DEVICE,
     DEFAULT_VEP_WINDOW,
+    N_BOOT_METRIC,
     as_list_text,
 )
 
@@ -180,7 +181,7 @@ def evaluate(
     out: Annotated[Path | None, typer.Option("--out", help="Folder for vep_metrics.csv, ROC "
                                              "figure and vep_report.html.")] = None,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: none).")] = (
-        1000
+        N_BOOT_METRIC
     ),
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
 ) -> None:

@@ -46,6 +46,7 @@ from geneb.store.entry_io import (  # noqa: F401 - re-exported for callers
 from geneb.store.keys import StoreKey, unknown_store_key
 from geneb.store.provenance import Provenance
 from geneb.store.writer import PROGRESS_EVERY_S, EntryWriter, WritePlan  # noqa: F401 - re-exported
+from geneb.vocabulary import DEFAULT_STORAGE_DTYPE
 
 if TYPE_CHECKING:  # zarr is imported when first needed: ~0.18 s that reading a local
     import zarr  # store (``geneb probe``) never pays
@@ -297,7 +298,7 @@ class FeatureStore:
         labels: np.ndarray,
         rows: np.ndarray,
         dim: int,
-        storage_dtype: str = "float32",
+        storage_dtype: str = DEFAULT_STORAGE_DTYPE,
         overwrite: bool = False,
         verify: Literal["files", "full"] = "files",
         label_names: Sequence[str] | None = None,
