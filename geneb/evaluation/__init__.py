@@ -7,7 +7,7 @@ keep their data (splits, variants, windows, ``attributes()``, ``train_data()``) 
 ``geneb.tasks.Task.evaluate`` dispatches on ``task.spec.kind`` to a registry
 (``geneb.tasks.spec.register_evaluator``) that this package fills when it is imported.
 
-The design keeps every user-facing name where it was: ``geneb.tasks.Task`` and its subclasses
+Every user-facing name stays in geneb/tasks: ``geneb.tasks.Task`` and its subclasses
 (``ClassificationTask``, ``RegressionTask``, ``ZeroShotVariantTask``,
 ``SupervisedVariantTask``) are the classes ``geneb.load_task`` returns, ``isinstance`` works,
 and ``from geneb.tasks import ...`` is unchanged. ``geneb.load_task`` (``geneb.api``, the

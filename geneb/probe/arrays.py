@@ -1,6 +1,6 @@
 """``geneb.probe_arrays``: the GENEB probe protocol on numpy arrays, with no feature store.
 
-For a user who has ``X, y`` arrays and no store (issue 19 case 17). Nothing here is a second
+For a user who has ``X, y`` arrays and no store. Nothing here is a second
 implementation: the cells are planned by ``geneb.probe.plan.plan_pair`` (the same row draws,
 the same de-duplication of identical fits), solved and scored by
 ``geneb.probe.worker.solve_fits`` (the same backends and metrics), and the rows have the

@@ -235,28 +235,6 @@ class FeatureStore:
         dim = int(self._spec(key, "embeddings", attrs).shape[1])
         return out["labels"], out["row"], dim
 
-    def get_rows(
-        self, model: str, task: str, split: str, positions: Sequence[int] | np.ndarray
-    ) -> StoreEntry:
-        """Some rows of a complete entry, by position 0..n-1 (not split-file row ids), in the
-        order given. Reads only the ~64 KiB inner chunks holding them (k-shot sampling), and
-        ties each file touched to its position by its first chunk's recorded checksum."""
-        key = StoreKey(model, task, split)
-        attrs = self._entry_attrs(key, False)
-        n = int(attrs["n_rows"])
-        pos = np.asarray(positions, dtype=np.int64).reshape(-1)
-        if len(pos) and (pos.min() < 0 or pos.max() >= n):
-            bad = int(pos[(pos < 0) | (pos >= n)][0])
-            raise StoreError(f"row position {bad} is outside store entry {key} (0..{n - 1})")
-        arrays: dict[str, np.ndarray] = {}
-        for name in ARRAYS:
-            spec = self._spec(key, name, attrs)
-            arrays[name] = self._io.read_rows(key, name, spec, pos,
-                                              recorded_digests(attrs, name, spec))
-        return StoreEntry(key=key, embeddings=arrays["embeddings"], labels=arrays["labels"],
-                          rows=arrays["row"],
-                          provenance=Provenance.from_dict(dict(attrs["provenance"])), attrs=attrs)
-
     # ---------------------------------------------------------------- writing
     def plan(self, key: StoreKey, provenance: Provenance, *, overwrite: bool = False) -> WritePlan:
         """Decide write/skip/resume/overwrite/refuse for ``key`` without changing anything.

@@ -52,11 +52,6 @@ class Windows:
     alt_windows: list[str | None]
     ref_keys: list[tuple[int, int]]  # (record, window start) of each distinct ref window
 
-    def ref_of(self, i: int) -> str | None:
-        j = int(self.ref_id[i])
-        return self.ref_windows[j] if j >= 0 else None
-
-
 def make_windows(task: VariantTask, window: int) -> Windows:
     """Windows of every variant of ``task`` (see module doc)."""
     w = check_window(window)
