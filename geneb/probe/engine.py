@@ -89,7 +89,18 @@ class ProbeRunSummary:
         return sum(n for _, _, n in self.not_converged)
 
     def convergence_note(self, shown: int = 4) -> str:
-        """One line naming the non-converged cells and where to look ('' when none)."""
+        """One line naming the non-converged cells and where to look.
+
+        Parameters
+        ----------
+        shown : int
+            Name at most this many pairs, worst first (default 4).
+
+        Returns
+        -------
+        str
+            The line; ``""`` when every fit converged.
+        """
         if not self.not_converged:
             return ""
         worst = sorted(self.not_converged, key=lambda x: (-x[2], x[0], x[1]))

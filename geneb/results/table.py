@@ -35,18 +35,7 @@ from geneb.results.schema import (
 if TYPE_CHECKING:  # pandas costs ~0.25 s to import; `geneb probe` never needs it
     import pandas as pd
 
-__all__ = [
-    "ResultsTable",
-    "append_results",
-    "append_table",
-    "cell_ids",
-    "compact",
-    "merge_tables",
-    "read_results",
-    "read_table",
-    "rows_to_table",
-    "write_results",
-]
+__all__ = ["ResultsTable", "cell_ids", "merge_tables", "read_results", "rows_to_table"]
 
 
 def _conform(table: pa.Table, f: Path) -> pa.Table:
@@ -311,11 +300,6 @@ class ResultsTable:
         return was_file
 
 
-def read_table(path: str | os.PathLike[str]) -> pa.Table:
-    """The table at ``path`` (folder or legacy file): ``ResultsTable(path).read()``."""
-    return ResultsTable(path).read()
-
-
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell).
 
@@ -340,22 +324,3 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     return ResultsTable(path).read_frame()
 
 
-def append_table(path: str | os.PathLike[str], new: pa.Table) -> Path:
-    """Add ``new`` (a results-schema table) to the table at ``path`` as one new part."""
-    return ResultsTable(path).append(new)
-
-
-def append_results(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
-    """Add result rows (dicts with every schema column) to the table at ``path``."""
-    return ResultsTable(path).append(rows)
-
-
-def compact(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """Fold the parts of the table at ``path`` into one: ``ResultsTable(path).compact()``."""
-    return ResultsTable(path).compact()
-
-
-def write_results(rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame,
-                  path: str | os.PathLike[str]) -> Path:
-    """Make ``rows_or_df`` the whole table at ``path``: ``ResultsTable(path).write(...)``."""
-    return ResultsTable(path).write(rows_or_df)
