@@ -35,7 +35,18 @@ DEFAULT_ALPHA_SWEEP: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 
 def as_list_text(values: tuple[object, ...]) -> str:
-    """A default as a CLI user types it: ``(0.01, 1.0, 10.0)`` -> ``"0.01,1,10"``."""
+    """A default as a CLI user types it.
+
+    Parameters
+    ----------
+    values : tuple
+        The default (``(0.01, 1.0, 10.0)``).
+
+    Returns
+    -------
+    str
+        ``"0.01,1,10"``: floats in ``%g``, comma-separated.
+    """
     return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
 
 #: ``pooling`` values of the transformers adapter (what each means: ``geneb.models.pooling``).

@@ -101,6 +101,13 @@ class ZeroShotVariantTask(_VariantTask):
                "masked_log_probs": ["masked_llr_auroc", "masked_llr_auprc"]}  # noqa: RUF012
 
     def train_data(self) -> tuple[list[str], np.ndarray]:
+        """A zero-shot task has no finetune set: always raises.
+
+        Raises
+        ------
+        GenebError
+            Saying to load the task with ``supervised=True`` for a probe's finetune set.
+        """
         raise GenebError(f"task {self.name!r} is zero-shot: it has no training data (use "
                          "load_task(..., supervised=True) for a probe's finetune set)")
 
@@ -113,7 +120,14 @@ class SupervisedVariantTask(_VariantTask):
     METRICS = {"embed": ["auroc", "auprc"]}  # noqa: RUF012
 
     def train_data(self) -> tuple[list[tuple[str, str]], np.ndarray]:
-        """(reference window, alternate window) of every variant with a window, and labels."""
+        """The finetune set of the probe.
+
+        Returns
+        -------
+        tuple of (list of (str, str), numpy.ndarray)
+            (reference window, alternate window) of every variant with a window, and their
+            labels.
+        """
         win, ok = self.windows, self.ok_rows()
         pairs = [(win.ref_windows[win.ref_id[i]], win.alt_windows[i]) for i in ok]
         return pairs, self.variants.table["label"].to_numpy()[ok].copy()
