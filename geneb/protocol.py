@@ -152,10 +152,9 @@ def kshot_rows(
 
     Parameters
     ----------
-    labels : numpy.ndarray
-        Class ids 0..K-1 of the train rows, in entry order.
-    rows : numpy.ndarray
-        Each train row's index in the task's train file, same order.
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
     k : int
         Shots per class (at least 1).
     seed : int
@@ -214,10 +213,9 @@ def paper_kshot_rows(
 
     Parameters
     ----------
-    labels : numpy.ndarray
-        Class ids 0..K-1 of the train rows, in entry order.
-    rows : numpy.ndarray
-        Each train row's index in the task's train file, same order.
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
     k : int
         Shots per class (at least 1).
     seed : int
@@ -308,10 +306,9 @@ def stratified_positions(
 
     Parameters
     ----------
-    labels : numpy.ndarray
-        Class ids 0..K-1 of the train rows, in entry order.
-    rows : numpy.ndarray
-        Each train row's index in the task's train file, same order.
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
     cap : int
         The rows to keep.
     n_classes : int
@@ -358,10 +355,9 @@ def full_rows(
 
     Parameters
     ----------
-    labels : numpy.ndarray
-        Class ids 0..K-1 of the train rows, in entry order.
-    rows : numpy.ndarray
-        Each train row's index in the task's train file, same order.
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
     task_fingerprint : str
         The task's train-split fingerprint (seeds the RNG).
     n_classes : int
@@ -408,10 +404,9 @@ def draw(
     ----------
     regime : str
         ``"1"``, ``"10"``, ... or ``"full"``.
-    labels : numpy.ndarray
-        Class ids 0..K-1 of the train rows, in entry order.
-    rows : numpy.ndarray
-        Each train row's index in the task's train file, same order.
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
     seed : int
         The cell's seed.
     task_fingerprint : str
@@ -509,10 +504,8 @@ def macro_mcc(task_mcc: np.ndarray | Sequence[float],
 
     Parameters
     ----------
-    task_mcc : array-like
-        ``(..., n_tasks)`` per-task MCCs (a model's tasks, or a models x tasks matrix).
-    category_of_task : array-like of str
-        ``(n_tasks,)``: each task's category.
+    task_mcc, category_of_task : array-like
+        As for :func:`category_means`: ``(..., n_tasks)`` MCCs, ``(n_tasks,)`` categories.
 
     Returns
     -------

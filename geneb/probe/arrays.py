@@ -128,18 +128,12 @@ def probe_arrays(
     shots, seeds, C : str or iterable
         Regimes (k-shot counts and/or ``"full"``), seeds of the k-shot draws, inverse L2
         penalties of the logistic probe (comma strings accepted).
-    probe : str
-        ``"linear"`` or ``"mlp"``.
-    backend : str
-        The solver backend; ``"auto"`` chooses by the data and hardware.
-    protocol : str
-        ``"converged"`` (fits solved to tolerance) or ``"paper"`` (GENEB's scikit-learn probe
-        and its k-shot draws).
-    standardize : bool
-        Standardise features on the training rows before fitting.
-    take_all : bool
-        When a class has fewer than k training rows, take all of them (recorded in the row)
-        instead of refusing the k-shot sample.
+    probe, backend, protocol : str
+        The probe (``linear``, ``mlp``), its solver backend (``auto`` chooses) and the
+        protocol (``converged``, ``paper``), as for ``run_probes``.
+    standardize, take_all : bool
+        As for ``run_probes``: standardise features on the training rows; take every row of a
+        class smaller than k (recorded) instead of refusing the sample.
     n_classes : int or None
         The number of classes (default: the largest id + 1).
     task_fingerprint : str or None

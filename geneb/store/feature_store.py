@@ -287,12 +287,8 @@ class FeatureStore:
 
         Parameters
         ----------
-        model : str
-            The model's store key.
-        task : str
-            The task name.
-        split : str
-            The split.
+        model, task, split : str
+            The entry: the model's store key, the task name and the split.
         allow_incomplete : bool
             Read an incomplete entry too: only the rows recorded as written are returned
             (default False: an incomplete entry raises ``EntryIncompleteError``).
@@ -333,12 +329,8 @@ class FeatureStore:
 
         Parameters
         ----------
-        model : str
-            The model's store key.
-        task : str
-            The task name.
-        split : str
-            The split.
+        model, task, split : str
+            The entry: the model's store key, the task name and the split.
 
         Returns
         -------
