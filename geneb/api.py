@@ -10,7 +10,7 @@ import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from geneb.errors import GenebError
-from geneb.vocabulary import DEFAULT_VEP_WINDOW
+from geneb.vocabulary import CLASSIFICATION, DEFAULT_VEP_WINDOW, SUPERVISED_VARIANT
 
 if TYPE_CHECKING:
     from geneb.evaluation.gfmbench_model import GenebGFMModel
@@ -164,14 +164,14 @@ def _gfmbench_target(name: str, supervised: bool) -> tuple[str, bool]:
     if len(targets) != 1:
         raise GenebError(f"load_task: GFMBench task {name!r} is {len(targets)} geneb tasks "
                          f"({', '.join(targets)}): load one of them")
-    if t.geneb_kind == "classification":
+    if t.geneb_kind == CLASSIFICATION:
         return targets[0], supervised
     from geneb.tasks.variants import fetched_variant_folder, load_variant_task
 
     folder = fetched_variant_folder(targets[0])
     if folder is None:
         load_variant_task(targets[0])  # raises: how to fetch it, or why it cannot be
-    return str(folder), supervised or t.geneb_kind == "supervised_variant"
+    return str(folder), supervised or t.geneb_kind == SUPERVISED_VARIANT
 
 
 def _is_variant_folder(folder: os.PathLike[str]) -> bool:

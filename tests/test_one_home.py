@@ -3,9 +3,13 @@
 An AST scan of the package finds a copy of one outside its home: a literal default of a model
 option (``device="auto"``, ``pooling="mean"``, ...) or a VEP window (``window=1024``) or a
 bootstrap count (``n_boot=2000``), as a parameter default, a dataclass field or the fallback of
-``mapping.get(key, literal)``; the capacity-tier edges as a literal tuple; a tuple of task-kind
-names; and a module-level name ``N_BOOT`` (or an import aliased to it), which named three
-different things before each got its own name. These replace the tests that held copies
+``mapping.get(key, literal)``; the capacity-tier edges as a literal tuple; a task kind spelled
+as a string (a tuple of kind names, a ``kind`` default, a comparison with a ``kind``, a
+``"kind":`` value; comparisons in geneb/commands are not scanned: commands should call the
+library, and the two there, in ``tasks`` and ``tasks fetch``, are in code that moves into it);
+and a module-level
+name ``N_BOOT`` (or an import aliased to it), a name that could mean the report's count, the
+per-cell count or the rule an ``n_boot`` must meet. These replace the tests that held copies
 together by comparing them.
 """
 
@@ -53,6 +57,8 @@ def _is_copy(name: str, value: ast.AST | None) -> bool:
         return False
     if name in N_BOOT_NAMES:
         return isinstance(lit, int)
+    if name == "kind":
+        return lit in TASK_KINDS
     return name in DEFAULTS and lit == DEFAULTS[name] and type(lit) is type(DEFAULTS[name])
 
 
@@ -81,6 +87,14 @@ def copies_in(source: str, where: str) -> list[str]:
         for name, default in _defaults(node):
             if _is_copy(name, default):
                 found.append(f"{where}:{default.lineno}: {name} = {ast.unparse(default)}")
+        if isinstance(node, ast.Compare) and not where.startswith("commands/"):
+            sides = [node.left, *node.comparators]
+            if "kind" in ast.unparse(node) and any(_literal(s) in TASK_KINDS for s in sides):
+                found.append(f"{where}:{node.lineno}: task kind {ast.unparse(node)}")
+        if isinstance(node, ast.Dict):
+            for k, val in zip(node.keys, node.values, strict=True):
+                if _literal(k) == "kind" and _literal(val) in TASK_KINDS:
+                    found.append(f"{where}:{val.lineno}: task kind 'kind': {ast.unparse(val)}")
         if isinstance(node, ast.Tuple):
             values = [_literal(e) for e in node.elts]
             if values == list(v.CAPACITY_TIER_EDGES):
@@ -118,6 +132,8 @@ class C:
     storage_dtype: str = "float16"
 EDGES = (200e6, 1e9)
 KINDS = ("classification", "regression")
+def g(kind="variants"):
+    return kind == "regression", {"kind": "classification"}
 N_BOOT = 7
 from geneb.protocol import N_BOOT_REPORT as N_BOOT
 '''
@@ -125,7 +141,8 @@ from geneb.protocol import N_BOOT_REPORT as N_BOOT
     assert found == sorted([
         "window = 1024", "device = 'auto'", "layer = -1", "n_boot = 500",
         "truncation = 'truncate'", "strands = 'forward'", "tier edges (200000000.0, 1000000000.0)",
-        "task kinds ('classification', 'regression')",
+        "task kinds ('classification', 'regression')", "kind = 'variants'",
+        "task kind kind == 'regression'", "task kind 'kind': 'classification'",
         "N_BOOT (name the count: N_BOOT_REPORT, N_BOOT_METRIC, or the rule N_BOOT_RULE)",
         "imported as N_BOOT",
     ]), found
