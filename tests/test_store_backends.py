@@ -109,6 +109,10 @@ def test_round_trip_and_listing(backend):
     np.testing.assert_array_equal(e.labels, LABELS)
     np.testing.assert_array_equal(e.rows, ROWS)
     assert e.provenance.task_fingerprint == "sha256:f" and e.fingerprint.startswith("sha256:")
+    pos = [149, 0, 33, 33, 96]
+    few = ro.get_rows(*args(), pos)
+    np.testing.assert_array_equal(few.embeddings, X[pos])
+    np.testing.assert_array_equal(few.labels, LABELS[pos])
     lab, row, dim = ro.labels_rows(*args())
     np.testing.assert_array_equal(lab, LABELS)
     np.testing.assert_array_equal(row, ROWS)
@@ -160,6 +164,8 @@ def test_edited_data_type_refused(backend):
     backend.write(f"{EMB}/zarr.json", json.dumps(meta).encode())
     with pytest.raises(CorruptEntryError, match="int32"):
         st.get(*args())
+    with pytest.raises(CorruptEntryError, match="int32"):
+        st.get_rows(*args(), [1])
     assert any("int32" in what for _, what in st.verify())
 
 
@@ -180,6 +186,8 @@ def test_swapped_shards_detected(backend):
     assert problems and "position" in problems[0][1]
     with pytest.raises(CorruptEntryError, match="position"):
         st.get(*args())
+    with pytest.raises(CorruptEntryError, match="position"):
+        st.get_rows(*args(), [70])  # a row of shard 2
 
 
 def test_flipped_byte_detected(backend):

@@ -185,6 +185,8 @@ def test_edited_data_type_is_refused(tmp_path, array, new):
     if array != "embeddings":
         with pytest.raises(CorruptEntryError, match=new):
             st.labels_rows(*KEY.__dict__.values())
+    with pytest.raises(CorruptEntryError, match=new):
+        st.get_rows(*KEY.__dict__.values(), [0, 5])
     assert any(new in what for _, what in st.verify())
     r = cli("store", "export", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split,
             "-o", tmp_path / "x.npz")
@@ -219,6 +221,8 @@ def test_swapped_shards_are_detected(tmp_path):
     assert problems and "c.1.0" in problems[0][1]  # was: []
     with pytest.raises(CorruptEntryError, match="position"):
         st.get(*KEY.__dict__.values())
+    with pytest.raises(CorruptEntryError, match="position"):
+        st.get_rows(*KEY.__dict__.values(), [40])  # a row of shard 1
 
 
 def test_swapped_labels_and_row_files_are_detected(tmp_path):

@@ -76,6 +76,12 @@ def test_flipped_byte_in_a_shard_is_reported(store, where):
     # plain zarr (its own crc32c codec) refuses the same bytes: the checksums are zarr's
     with pytest.raises(Exception, match="(?i)checksum"):
         zarr.open_group(str(store._dir), mode="r")[KEY.path]["embeddings"][96:128]
+    # a random-row read touching the bad chunk fails; one elsewhere still works
+    bad_row = 96 + (2 * 4 if where == "data" else 0)
+    with pytest.raises(CorruptEntryError):
+        store.get_rows(KEY.model, KEY.task, KEY.split, [5, bad_row])
+    ok = store.get_rows(KEY.model, KEY.task, KEY.split, [5, 200])
+    np.testing.assert_array_equal(ok.embeddings, store.x[[5, 200]])
 
 
 def test_flipped_byte_in_labels_is_reported(store):
@@ -112,6 +118,7 @@ def test_zarr_written_shards_read_by_direct_path(tmp_path):
     lay = _layout_of(tmp_path / "z" / "e")
     assert lay is not None and (lay.chunk_rows, lay.inner_rows) == (28, 7)
     np.testing.assert_array_equal(_direct.read_all(lay), x)
+    np.testing.assert_array_equal(_direct.read_rows(lay, [99, 0, 50]), x[[99, 0, 50]])
     g.create_array("z", shape=x.shape, dtype="float32", chunks=(7, 6), shards=(28, 6))
     assert _layout_of(tmp_path / "z" / "z") is None  # zstd: not for the direct path
 
@@ -130,6 +137,7 @@ def test_zarr_empty_inner_chunks_read_as_zeros(tmp_path):
     index = np.frombuffer(raw[-(4 * 16 + 4) : -4], dtype="<u8").reshape(4, 2)
     assert index[1, 0] == 2**64 - 1  # the premise: zarr really left it out
     np.testing.assert_array_equal(_direct.read_all(lay), x)
+    np.testing.assert_array_equal(_direct.read_rows(lay, [8, 0, 59]), x[[8, 0, 59]])
     with pytest.raises(CorruptEntryError, match="missing"):
         _direct.check_index(lay, 0)  # geneb's own writer never leaves one
 

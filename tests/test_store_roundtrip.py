@@ -97,6 +97,12 @@ def test_round_trip_property(tmp_path_factory, n, d, dtype, cuts, inner, per_sha
     g = zarr.open_group(str(path), mode="r")[KEY.path]
     np.testing.assert_array_equal(g["embeddings"][...], expect)
     np.testing.assert_array_equal(g["labels"][...], labels)
+    if n:
+        pos = np.random.default_rng(seed + 1).integers(0, n, size=min(n, 7))
+        sub = store.get_rows(KEY.model, KEY.task, KEY.split, pos)
+        np.testing.assert_array_equal(sub.embeddings, expect[pos])
+        np.testing.assert_array_equal(sub.labels, labels[pos])
+        np.testing.assert_array_equal(sub.rows, rows[pos])
     assert store.verify() == []
 
 
@@ -156,6 +162,8 @@ def test_fsspec_urls(tmp_path, scheme):
     got = FeatureStore(url).get(KEY.model, KEY.task, KEY.split)
     np.testing.assert_array_equal(got.embeddings, x)
     np.testing.assert_array_equal(got.labels, labels)
+    pos = [699, 0, 64, 65, 64]
+    np.testing.assert_array_equal(store.get_rows(*KEY.__dict__.values(), pos).embeddings, x[pos])
     assert store.keys() == [KEY]
     assert store.verify() == []
     if scheme == "memory":
@@ -172,7 +180,7 @@ def test_read_only_mode_never_writes(tmp_path):
     before = tree_snapshot(root)
     ro = FeatureStore(root)  # mode="r"
     ro.keys(), ro.info(KEY), ro.verify(), ro.get(*KEY.__dict__.values())
-    ro.labels_rows(*KEY.__dict__.values())
+    ro.get_rows(*KEY.__dict__.values(), [3, 1])
     with pytest.raises(StoreError, match="read-only"):
         ro.writer(KEY, provenance=prov(), labels=[0], rows=[0], dim=4)
     with pytest.raises(StoreError, match="read-only"):
@@ -253,13 +261,15 @@ def test_wrong_input_is_refused(tmp_path):
         store.writer(KEY, provenance=prov(), labels=[0], rows=[0], dim=3, storage_dtype="int8")
 
 
-def test_unknown_key_did_you_mean(tmp_path):
+def test_unknown_key_did_you_mean_and_rows_outside(tmp_path):
     store = FeatureStore(tmp_path / "s", mode="a")
     write(store, np.ones((5, 2), np.float32))
     with pytest.raises(UnknownNameError, match="Did you mean 'org/model-1/task_a/train'"):
         store.get("org/model-1", "task_b", "train")
     with pytest.raises(UnknownNameError):
         store.info(StoreKey("x", "y", "train"))
+    with pytest.raises(StoreError, match="row position 5 is outside"):
+        store.get_rows(*KEY.__dict__.values(), [0, 5])
 
 
 def test_original_ids_kept_and_no_zarr_warnings(tmp_path):

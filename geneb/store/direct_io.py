@@ -181,6 +181,13 @@ class DirectIO:
             return self._zarr().read(key, name, self._zarr().spec(key, name), expect)
         return _direct.read_all(spec.impl, expect=expect)
 
+    def read_rows(self, key: StoreKey, name: str, spec: ArraySpec, pos: np.ndarray,
+                  expect: Sequence[Digest] | None) -> np.ndarray:
+        if spec.impl is None:
+            z = self._zarr()
+            return z.read_rows(key, name, z.spec(key, name), pos, expect)
+        return _direct.read_rows(spec.impl, pos, expect)
+
     def verify_file(self, key: StoreKey, name: str, spec: ArraySpec, i: int,
                     scratch: np.ndarray | None, expect: Digest | None
                     ) -> tuple[np.ndarray, Digest]:

@@ -168,6 +168,10 @@ class EntryIO(Protocol):
              expect: Sequence[Digest] | None) -> np.ndarray:
         """The whole array, checksums and (when given) position digests checked."""
 
+    def read_rows(self, key: StoreKey, name: str, spec: ArraySpec, pos: np.ndarray,
+                  expect: Sequence[Digest] | None) -> np.ndarray:
+        """Rows at ``pos`` (any order, repeats allowed), reading only the chunks holding them."""
+
     def verify_file(self, key: StoreKey, name: str, spec: ArraySpec, i: int,
                     scratch: np.ndarray | None, expect: Digest | None
                     ) -> tuple[np.ndarray, Digest]:

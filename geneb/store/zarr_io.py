@@ -166,6 +166,28 @@ class ZarrIO:
             out[a:b] = self.verify_file(key, name, spec, i, None, expect[i])[0]
         return out
 
+    def read_rows(self, key: StoreKey, name: str, spec: ArraySpec, pos: np.ndarray,
+                  expect: Sequence[Digest] | None) -> np.ndarray:
+        arr = spec.impl
+        uniq, inv = np.unique(pos, return_inverse=True)
+        sel = (uniq,) + (slice(None),) * (arr.ndim - 1)
+        try:
+            got = np.asarray(arr.get_orthogonal_selection(sel))
+        except Exception as e:
+            raise CorruptEntryError(f"{name} of {key} cannot be read: {e}") from e
+        if expect is not None:  # tie each file touched to its position (first inner chunk)
+            inner = spec.inner_rows or spec.chunk_rows
+            for i in np.unique(uniq // spec.chunk_rows):
+                a = int(i) * spec.chunk_rows
+                first = _zarr_read(arr, f"{name} of {key}", slice(a, min(a + inner,
+                                                                          spec.shape[0])))
+                if digest_of_rows(first, inner)[1] != int(expect[int(i)][1]):
+                    raise CorruptEntryError(
+                        f"chunk file {int(i)} of {name} of {key} does not belong at this "
+                        "position: its first chunk differs from the one recorded"
+                    )
+        return got[inv]
+
     # -------------------------------------------------------------- writing
     def create(self, key: StoreKey, attrs: dict[str, Any], emb: ArraySpec,
                labels: np.ndarray, rows: np.ndarray) -> dict[str, list[Digest]]:
