@@ -71,7 +71,7 @@ def test_hyenadna_distances_match_one_at_a_time(brca1, models_dir, tmp_path):
     assert (df["status"] == "ok").all() and len(df) == 18
     emb = get_embedder(path, trust_remote_code=True, device="cpu")
     win = make_windows(load_variant_task(brca1), 128)
-    ref = np.concatenate([emb.embed([win.ref_windows[win.ref_id[i]]]) for i in range(9)])  # 1 by 1
+    ref = np.concatenate([emb.embed([win.ref_of(i)]) for i in range(9)])  # one at a time
     alt = np.concatenate([emb.embed([win.alt_windows[i]]) for i in range(9)])
     got = df.set_index("scorer")
     np.testing.assert_allclose(got.loc["cosine", "score"], distances(ref, alt, "cosine"),

@@ -179,5 +179,5 @@ def test_load_variant_task_windows_match_readme(brca1, raw):
     win = make_windows(vt, W)
     sub = _windows(raw)
     for i in range(N):
-        assert (win.ref_windows[win.ref_id[i]], win.alt_windows[i]) == sub[i]
+        assert (win.ref_of(i), win.alt_windows[i]) == sub[i]
     assert len({win.ref_id[i] for i in range(N)}) == raw[0]["pos"].nunique() == 9

@@ -123,7 +123,7 @@ def test_windows_at_edges_are_kept_with_a_reason(tmp_path):
     t = load_variant_task(_task(tmp_path, [_snv(105), _snv(250), _snv(398)]))
     w = make_windows(t, 20)
     assert list(w.status) == [OUTSIDE, OK, OUTSIDE]
-    assert w.ref_windows[w.ref_id[1]] == SEQ[149 - 10 : 149 + 10] and len(w.alt_windows[1]) == 20
+    assert w.ref_of(1) == SEQ[149 - 10 : 149 + 10] and len(w.alt_windows[1]) == 20
     assert w.alt_windows[1][10] == t.table["alt"][1] and w.alt_windows[1][11:] == SEQ[150:159]
     with pytest.raises(GenebError, match="even number"):
         make_windows(t, 21)

@@ -52,6 +52,12 @@ class Windows:
     alt_windows: list[str | None]
     ref_keys: list[tuple[int, int]]  # (record, window start) of each distinct ref window
 
+    def ref_of(self, i: int) -> str | None:
+        """The reference window of variant ``i`` (None: the variant has no window)."""
+        j = int(self.ref_id[i])
+        return self.ref_windows[j] if j >= 0 else None
+
+
 def make_windows(task: VariantTask, window: int) -> Windows:
     """Windows of every variant of ``task`` (see module doc)."""
     w = check_window(window)
