@@ -4,7 +4,7 @@ Part 1, per-pair write time: a table of N existing rows (N = 10k, 100k, 300k; re
 75 cells per (model, task), k-shot train rows included) is built, then one pair's 75 rows are
 added, ``--repeats`` times; the median is reported for
 
-* ``append``: what geneb does now (one new part: ``geneb.results.append_table``);
+* ``append``: what geneb does now (one new part: ``ResultsTable.append``);
 * ``rewrite``: the former scheme, measured in the same process as the baseline (read the whole
   table, merge by cell identity, rewrite it atomically).
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA_VERSION
-from geneb.results.table import append_table, merge_tables, read_table, rows_to_table
+from geneb.results.table import ResultsTable, merge_tables, rows_to_table
 
 #: helpers only tests and benchmarks use live in tests/ (not in the library): tests/probe_stores.py
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
@@ -66,7 +66,7 @@ def _rewrite(path: Path, new) -> None:
 
     import pyarrow.parquet as pq
 
-    merged = merge_tables([read_table(path), new])
+    merged = merge_tables([ResultsTable(path).read(), new])
     tmp = path.parent / f".{path.name}.tmp"
     pq.write_table(merged, tmp)
     os.replace(tmp, path)
@@ -80,7 +80,7 @@ def per_pair_writes(sizes: list[int], repeats: int, work: Path) -> list[dict]:
         base = rows_to_table([r for i in range(n_pairs)
                               for r in pair_rows(f"m{i % 40}", f"t{i // 40}", rng)])
         folder, single = work / f"folder_{n}", work / f"single_{n}.parquet"
-        append_table(folder, base)  # one compacted part of n rows
+        ResultsTable(folder).append(base)  # one compacted part of n rows
         import pyarrow.parquet as pq
 
         pq.write_table(base, single)
@@ -88,7 +88,7 @@ def per_pair_writes(sizes: list[int], repeats: int, work: Path) -> list[dict]:
         for rep in range(repeats):
             new = rows_to_table(pair_rows("new", f"t{rep}", rng))
             t0 = time.perf_counter()
-            append_table(folder, new)
+            ResultsTable(folder).append(new)
             t_app.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             _rewrite(single, new)
@@ -126,7 +126,7 @@ def whole_runs(n_pairs: int, work: Path) -> dict:
     c0 = time.process_time()
     s1 = run_probes(fs.path, out, models=models, tasks=first, **grid)
     c1 = time.process_time()
-    rows_before = read_table(out).num_rows
+    rows_before = ResultsTable(out).read().num_rows
     c2 = time.process_time()
     s2 = run_probes(fs.path, out, models=models, tasks=second, **grid)
     c3 = time.process_time()

@@ -10,6 +10,7 @@ import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from geneb.errors import GenebError
+from geneb.vocabulary import CLASSIFICATION, DEFAULT_VEP_WINDOW, SUPERVISED_VARIANT
 
 if TYPE_CHECKING:
     from geneb.evaluation.gfmbench_model import GenebGFMModel
@@ -18,7 +19,21 @@ if TYPE_CHECKING:
 
 
 def open_store(path: str | os.PathLike[str], mode: Literal["r", "a"] = "r") -> FeatureStore:
-    """Open a feature store: ``mode="r"`` (default) reads, ``"a"`` may create and write."""
+    """Open a feature store.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store's folder, or an fsspec URL (``memory://...``, ``s3://...``).
+    mode : {"r", "a"}
+        ``"r"`` (default) only reads and never writes; ``"a"`` may create the store and write
+        entries.
+
+    Returns
+    -------
+    FeatureStore
+        The store (``keys()``, ``get(model, task, split)``, ``verify()``, ...).
+    """
     if mode not in ("r", "a"):
         raise GenebError(f"open_store: mode must be 'r' or 'a', got {mode!r}")
     from geneb.store import FeatureStore
@@ -34,11 +49,27 @@ def read_entry(
     *,
     layer: int | None = None,
 ) -> StoreEntry:
-    """One complete entry (embeddings, labels, rows, provenance); ``.to_xarray()`` for xarray.
+    """One complete entry of a store, every checksum verified.
 
-    ``layer``: the entry of that hidden layer from a ``--layers`` extraction of ``model``
-    (key ``geneb.store.layer_key(model, layer)``, e.g. ``model@L-4``); its provenance must
-    say that layer. Without it, ``model`` is the store key as written.
+    Parameters
+    ----------
+    store : str, os.PathLike or FeatureStore
+        The store, or its path (opened read-only).
+    model : str
+        The model's store key (as extracted: ``kmer-5``, a hub id, ``name=``).
+    task : str
+        The task name.
+    split : str
+        The split (``train``, ``test``, ...).
+    layer : int or None
+        The entry of that hidden layer from a ``layers=`` extraction of ``model`` (key
+        ``geneb.store.layer_key(model, layer)``, e.g. ``model@L-4``); its provenance must say
+        that layer. None (default): ``model`` is the store key as written.
+
+    Returns
+    -------
+    StoreEntry
+        Embeddings, labels, rows and provenance; ``.to_xarray()`` for an xarray Dataset.
     """
     from geneb.store import FeatureStore, layer_key
 
@@ -61,22 +92,40 @@ def load_task(
     data_dir: str | None = None,
     *,
     supervised: bool = False,
-    window: int = 1024,
+    window: int = DEFAULT_VEP_WINDOW,
 ) -> Task:
-    """A task by folder path, built-in synthetic name (``syn_*``), name under ``data_dir``,
-    or the name of a fetched catalogue task or variant set (``geneb tasks fetch``).
-
-    Returns a ``geneb.tasks.Task``: a ``ClassificationTask`` or ``RegressionTask`` for sequence
-    tasks; for a variant folder (``variants.csv``/``.vcf[.gz]`` + ``reference.fa``) a
-    ``ZeroShotVariantTask``, or with ``supervised=True`` a ``SupervisedVariantTask``, on
-    windows of ``window`` bases. Each has ``attributes()``, ``train_data()`` and
-    ``evaluate(model)`` (implemented in ``geneb.evaluation``, which this call imports so
-    that every task it returns can be evaluated).
+    """A task by folder path, name or GFMBench-API class name.
 
     A GFMBench-API task class name (``BRCA1Task``, ``GuePromoterAllTask``: see
     ``geneb.tasks.gfmbench_list``) loads the one catalogue task or variant set it maps to
     (supervised when GFMBench's task is: ``LRBCausalEqtlTask``); a class that maps to
-    several (``GueTranscriptionFactorTask``) or none is refused, saying which or why."""
+    several (``GueTranscriptionFactorTask``) or none is refused, saying which or why.
+
+    Parameters
+    ----------
+    name_or_path : str or os.PathLike
+        A task folder, a built-in synthetic name (``syn_*``), a name under ``data_dir``, the
+        name of a fetched catalogue task or variant set (``geneb tasks fetch``), or a
+        GFMBench-API task class name.
+    data_dir : str or None
+        The folder task names are looked up in (default: the ``GENEB_DATA_DIR`` environment
+        variable); fetched tasks are found in the cache either way.
+    supervised : bool
+        For a variant folder: the supervised task (a probe on reference/alternate
+        embeddings) instead of zero-shot scoring (default False).
+    window : int
+        For a variant folder: bases around each variant (even; default
+        ``geneb.vocabulary.DEFAULT_VEP_WINDOW``).
+
+    Returns
+    -------
+    geneb.tasks.Task
+        A ``ClassificationTask`` or ``RegressionTask`` for sequence tasks; for a variant
+        folder (``variants.csv``/``.vcf[.gz]`` + ``reference.fa``) a ``ZeroShotVariantTask``,
+        or with ``supervised=True`` a ``SupervisedVariantTask``. Each has ``attributes()``,
+        ``train_data()`` and ``evaluate(model)`` (implemented in ``geneb.evaluation``, which
+        this call imports so that every task it returns can be evaluated).
+    """
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise GenebError(
             f"load_task: name_or_path must be a str or path, got {type(name_or_path).__name__}"
@@ -115,14 +164,14 @@ def _gfmbench_target(name: str, supervised: bool) -> tuple[str, bool]:
     if len(targets) != 1:
         raise GenebError(f"load_task: GFMBench task {name!r} is {len(targets)} geneb tasks "
                          f"({', '.join(targets)}): load one of them")
-    if t.geneb_kind == "classification":
+    if t.geneb_kind == CLASSIFICATION:
         return targets[0], supervised
     from geneb.tasks.variants import fetched_variant_folder, load_variant_task
 
     folder = fetched_variant_folder(targets[0])
     if folder is None:
         load_variant_task(targets[0])  # raises: how to fetch it, or why it cannot be
-    return str(folder), supervised or t.geneb_kind == "supervised_variant"
+    return str(folder), supervised or t.geneb_kind == SUPERVISED_VARIANT
 
 
 def _is_variant_folder(folder: os.PathLike[str]) -> bool:

@@ -2,7 +2,7 @@
 
 Why here: the ``both`` strands option of embedders (``geneb.models.strands``) and the task
 audit's reverse-complement copies (``geneb.audit.duplicates``) must agree on what the reverse
-strand of a sequence is; they used to carry two tables (one upper-case only).
+strand of a sequence is (two tables would drift apart: one might handle upper case only).
 """
 
 from __future__ import annotations

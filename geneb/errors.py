@@ -13,10 +13,16 @@ from collections.abc import Iterable
 class GenebError(ValueError):
     """Base of all user-facing geneb errors.
 
-    ``param``: the Python parameter the error is about, when it is about one; the message then
-    starts with that name (``"batch_tokens: expected a positive int, got 0"``), and the CLI
-    replaces it with the option's flag (``--batch-tokens: ...``, see
-    ``geneb.commands._common.cli_errors``). Library messages never name CLI flags.
+    Library messages never name CLI flags: the CLI replaces a leading parameter name by the
+    option's flag (``--batch-tokens: ...``, see ``geneb.commands._common.cli_errors``).
+
+    Parameters
+    ----------
+    *args : object
+        The message (one line: what was expected and what came), as for ``ValueError``.
+    param : str or None
+        The Python parameter the error is about, when it is about one; the message then
+        starts with that name (``"batch_tokens: expected a positive int, got 0"``).
     """
 
     def __init__(self, *args: object, param: str | None = None) -> None:
@@ -76,12 +82,42 @@ class UnknownNameError(GenebError):
 
 
 def did_you_mean(name: str, valid: Iterable[str], n: int = 3) -> list[str]:
-    """Close matches of ``name`` among ``valid``, best first."""
+    """Close matches of ``name`` among ``valid``, best first.
+
+    Parameters
+    ----------
+    name : str
+        What was given.
+    valid : iterable of str
+        The valid names.
+    n : int
+        At most this many matches (default 3).
+
+    Returns
+    -------
+    list of str
+        The matches (difflib ratio 0.5 or more), best first; empty when none is close.
+    """
     return difflib.get_close_matches(name, list(valid), n=n, cutoff=0.5)
 
 
 def unknown_name(kind: str, name: str, valid: Iterable[str]) -> UnknownNameError:
-    """Build the error for an unknown name: list the valid ones and suggest near matches."""
+    """Build the error for an unknown name: list the valid ones and suggest near matches.
+
+    Parameters
+    ----------
+    kind : str
+        What the name names (``"model"``, ``"task"``), as the message says it.
+    name : str
+        The unknown name.
+    valid : iterable of str
+        The valid names (the first 40, sorted, are listed).
+
+    Returns
+    -------
+    UnknownNameError
+        To raise; its message names the near matches (``Did you mean ...?``).
+    """
     valid = sorted(set(valid))
     close = did_you_mean(name, valid)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

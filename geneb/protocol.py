@@ -27,6 +27,8 @@ from geneb.vocabulary import (  # defined there (no imports: the CLI's help read
     DEFAULT_C_SWEEP,
     DEFAULT_PROTOCOL,
     DEFAULT_SEEDS,
+    N_BOOT_METRIC,
+    N_BOOT_REPORT,
     PROTOCOLS,
     REGIMES,
 )
@@ -40,14 +42,10 @@ TRAIN_ROW_CAP = 100_000
 #: Category of a task whose task.json names none (not a GENEB category; shown as such).
 UNCATEGORIZED = "uncategorized"
 
-#: Bootstrap confidence intervals: the RNG seed and level everywhere, and the resamples by
-#: default: ``N_BOOT_REPORT`` for the report's aggregates (``geneb.analysis``; ``geneb report
-#: --n-boot``), ``N_BOOT_METRIC`` for the intervals computed per cell (ridge rows in the
-#: results table) and per VEP table row, which are many, so fewer resamples each.
+#: Bootstrap confidence intervals: the RNG seed and level everywhere (the default resamples,
+#: ``N_BOOT_REPORT`` and ``N_BOOT_METRIC``, are in :mod:`geneb.vocabulary`: the CLI shows them).
 BOOT_SEED = 0
 CI_LEVEL = 0.95
-N_BOOT_REPORT = 2000
-N_BOOT_METRIC = 1000
 
 __all__ = [
     "BOOT_SEED",
@@ -92,12 +90,38 @@ class Sample:
 
 
 def regime_k(regime: str) -> int | None:
-    """Shots per class of a regime name; ``None`` for ``full``."""
+    """Shots per class of a regime name.
+
+    Parameters
+    ----------
+    regime : str
+        ``"1"``, ``"10"``, ... or ``"full"``.
+
+    Returns
+    -------
+    int or None
+        k; None for ``full``.
+    """
     return None if regime == "full" else int(regime)
 
 
 def sample_rng(task_fingerprint: str, k: int | str, seed: int) -> np.random.Generator:
-    """The one RNG of (task, k, seed): seeded from sha256 of the three, independent of order."""
+    """The one RNG of (task, k, seed), seeded from the sha256 of the three.
+
+    Parameters
+    ----------
+    task_fingerprint : str
+        The task's train-split fingerprint.
+    k : int or str
+        Shots per class (or a name such as ``"full"``).
+    seed : int
+        The cell's seed.
+
+    Returns
+    -------
+    numpy.random.Generator
+        The same generator for the same three values, whatever else was drawn before.
+    """
     blob = f"geneb-probe-v1|{task_fingerprint}|{k}|{int(seed)}".encode()
     digest = hashlib.sha256(blob).digest()
     return np.random.default_rng(int.from_bytes(digest[:16], "little"))
@@ -125,6 +149,29 @@ def kshot_rows(
 
     A class with fewer than k rows is an error naming task, class and count, unless
     ``take_all`` is set: then all its rows are taken and the sample says so.
+
+    Parameters
+    ----------
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
+    k : int
+        Shots per class (at least 1).
+    seed : int
+        The cell's seed.
+    task_fingerprint : str
+        The task's train-split fingerprint (seeds the RNG with ``k`` and ``seed``).
+    n_classes : int
+        The number of classes.
+    take_all : bool
+        Take every row of a class smaller than k instead of refusing (default False).
+    task : str
+        The task's name, for the error message.
+
+    Returns
+    -------
+    Sample
+        Positions into the entry arrays, their file rows, and whether a class was taken whole.
     """
     labels = np.asarray(labels, dtype=np.int64)
     rows = np.asarray(rows, dtype=np.int64)
@@ -163,6 +210,23 @@ def paper_kshot_rows(
     train-file order, size=min(k, n_class), replace=False)``; the picks concatenated in that
     order. A class with fewer than k rows gives all of them (``took_all``, recorded). The
     positions keep GENEB's pick order (the order its fit sees the rows in).
+
+    Parameters
+    ----------
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
+    k : int
+        Shots per class (at least 1).
+    seed : int
+        The seed of GENEB's ``RandomState``.
+    label_values : sequence
+        The task file's label value of each class id.
+
+    Returns
+    -------
+    Sample
+        Positions into the entry arrays, their file rows, and whether a class was taken whole.
     """
     labels = np.asarray(labels, dtype=np.int64)
     rows = np.asarray(rows, dtype=np.int64)
@@ -186,7 +250,20 @@ def class_quotas(counts: np.ndarray, cap: int) -> np.ndarray:
 
     Largest-remainder allocation with at least one row per present class (when ``cap`` allows).
     The one allocation of geneb: the full regime's cap, the subsampling study and task loading
-    all use it, so stored results and stores depend on exactly this arithmetic."""
+    all use it, so stored results and stores depend on exactly this arithmetic.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Rows of each class.
+    cap : int
+        The rows to keep, fewer than ``counts.sum()``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 rows to take of each class, summing to ``cap``.
+    """
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     quota = counts * cap / n
@@ -225,7 +302,25 @@ def stratified_positions(
 
     The caller chooses the RNG: the probe engine seeds it from the task fingerprint
     (:func:`sample_rng`), task loading from the task name (the split's fingerprint is computed
-    after the cap), so each keeps drawing the rows it always drew."""
+    after the cap), so each keeps drawing the rows it always drew.
+
+    Parameters
+    ----------
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
+    cap : int
+        The rows to keep.
+    n_classes : int
+        The number of classes.
+    rng : numpy.random.Generator
+        Draws the rows.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 positions into ``labels``, in ascending file row.
+    """
     labels = np.asarray(labels, dtype=np.int64)
     rows = np.asarray(rows, dtype=np.int64)
     if len(labels) <= cap:
@@ -257,6 +352,27 @@ def full_rows(
     (task, "full") only, so it is the same for every seed and every model. The
     subsampling-stability study (:mod:`geneb.probe.subsample`) draws its subsamples here too,
     with its own ``rng_name`` and ``seed``.
+
+    Parameters
+    ----------
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
+    task_fingerprint : str
+        The task's train-split fingerprint (seeds the RNG).
+    n_classes : int
+        The number of classes.
+    cap : int
+        At most this many rows (default ``TRAIN_ROW_CAP``, GENEB's 100,000).
+    rng_name : str
+        The RNG's name in place of k (default ``"full"``).
+    seed : int
+        The RNG's seed (default 0: the same for every cell's seed).
+
+    Returns
+    -------
+    Sample
+        Positions into the entry arrays, their file rows, and whether a class was taken whole.
     """
     rows = np.asarray(rows, dtype=np.int64)
     pos = stratified_positions(labels, rows, cap=cap, n_classes=n_classes,
@@ -282,7 +398,35 @@ def draw(
     ``label_values`` (the task file's label value of each class id) selects GENEB's own
     draw, the paper protocol's: k-shot rows by :func:`paper_kshot_rows`, the full regime on
     every train row in file order (GENEB's code fits them all: no cap). Without it, geneb's
-    draws: :func:`kshot_rows` and :func:`full_rows`."""
+    draws: :func:`kshot_rows` and :func:`full_rows`.
+
+    Parameters
+    ----------
+    regime : str
+        ``"1"``, ``"10"``, ... or ``"full"``.
+    labels, rows : numpy.ndarray
+        The train rows' class ids 0..K-1 and their indices in the task's train file, in
+        entry order.
+    seed : int
+        The cell's seed.
+    task_fingerprint : str
+        The task's train-split fingerprint.
+    n_classes : int
+        The number of classes.
+    take_all : bool
+        Take every row of a class smaller than k instead of refusing (default False).
+    task : str
+        The task's name, for error messages.
+    cap : int
+        The full regime's row cap (default ``TRAIN_ROW_CAP``).
+    label_values : sequence or None
+        The task file's label value of each class id: GENEB's own draw (the paper protocol).
+
+    Returns
+    -------
+    Sample
+        Positions into the entry arrays, their file rows, and whether a class was taken whole.
+    """
     k = regime_k(regime)
     if label_values is not None:
         if k is None:
@@ -297,7 +441,18 @@ def draw(
 
 
 def n_classes_of(*label_arrays: Sequence[int] | np.ndarray) -> int:
-    """Number of classes implied by integer labels 0..K-1 (at least 2)."""
+    """Number of classes implied by integer labels 0..K-1.
+
+    Parameters
+    ----------
+    *label_arrays : sequence of int or numpy.ndarray
+        The labels of every split.
+
+    Returns
+    -------
+    int
+        The largest label + 1, at least 2.
+    """
     top = max((int(np.max(a)) for a in label_arrays if len(a)), default=1)
     return max(2, top + 1)
 
@@ -316,8 +471,21 @@ def _sum_in_order(m: np.ndarray) -> np.ndarray:
 
 def category_means(task_mcc: np.ndarray | Sequence[float],
                    category_of_task: np.ndarray | Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """The categories (in order of first appearance) and the mean MCC of each along the last
-    axis: shape ``task_mcc.shape[:-1] + (n_categories,)``."""
+    """The mean MCC of each category along the last axis.
+
+    Parameters
+    ----------
+    task_mcc : array-like
+        ``(..., n_tasks)`` per-task MCCs (a model's tasks, or a models x tasks matrix).
+    category_of_task : array-like of str
+        ``(n_tasks,)``: each task's category.
+
+    Returns
+    -------
+    tuple of (list of str, numpy.ndarray)
+        The categories in order of first appearance, and their means, shape
+        ``task_mcc.shape[:-1] + (n_categories,)``.
+    """
     m = np.asarray(task_mcc, dtype=float)
     cats = np.asarray(category_of_task)
     names = list(dict.fromkeys(cats.tolist()))
@@ -332,9 +500,18 @@ def macro_mcc(task_mcc: np.ndarray | Sequence[float],
     """Macro-MCC along the last axis: the mean over categories of the category means, so every
     category weighs the same however many tasks it has (GENEB's headline number).
 
-    ``task_mcc``: (..., n_tasks) per-task MCCs (a model's tasks, or a models x tasks matrix);
-    ``category_of_task``: (n_tasks,). Returns shape ``task_mcc.shape[:-1]`` (a 0-d array for
-    one model). The one definition used by the tables, the bootstrap and every analysis."""
+    The one definition used by the tables, the bootstrap and every analysis.
+
+    Parameters
+    ----------
+    task_mcc, category_of_task : array-like
+        As for :func:`category_means`: ``(..., n_tasks)`` MCCs, ``(n_tasks,)`` categories.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``task_mcc.shape[:-1]`` (a 0-d array for one model).
+    """
     names, means = category_means(task_mcc, category_of_task)
     if not names:
         return np.full(means.shape[:-1], np.nan)
@@ -342,12 +519,36 @@ def macro_mcc(task_mcc: np.ndarray | Sequence[float],
 
 
 def micro_mcc(task_mcc: np.ndarray | Sequence[float]) -> np.ndarray:
-    """Micro-MCC along the last axis: the plain mean over tasks (large categories dominate)."""
+    """Micro-MCC along the last axis: the plain mean over tasks (large categories dominate).
+
+    Parameters
+    ----------
+    task_mcc : array-like
+        ``(..., n_tasks)`` per-task MCCs.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``task_mcc.shape[:-1]``.
+    """
     m = np.asarray(task_mcc, dtype=float)
     return _sum_in_order(m) / m.shape[-1] if m.shape[-1] else _sum_in_order(m)
 
 
 def macro_micro(task_mcc: np.ndarray | Sequence[float],
                 category_of_task: np.ndarray | Sequence[str]) -> tuple[float, float]:
-    """(macro, micro) of one model's per-task MCCs."""
+    """Macro- and micro-MCC of one model's per-task MCCs.
+
+    Parameters
+    ----------
+    task_mcc : array-like
+        ``(n_tasks,)`` per-task MCCs.
+    category_of_task : array-like of str
+        ``(n_tasks,)``: each task's category.
+
+    Returns
+    -------
+    tuple of (float, float)
+        (macro, micro).
+    """
     return float(macro_mcc(task_mcc, category_of_task)), float(micro_mcc(task_mcc))

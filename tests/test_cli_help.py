@@ -77,23 +77,6 @@ def test_report_takes_shots(monkeypatch, tmp_path) -> None:
     assert r.exit_code == 2 and "--regime" in r.output, r.output  # the old name is gone
 
 
-def test_device_defaults_agree() -> None:
-    found = {}
-    for path, cmd in COMMANDS:
-        for p in getattr(cmd, "params", []):
-            if "--device" in getattr(p, "opts", []):
-                found[" ".join(path)] = p.default
-    assert {"extract", "vep score"} <= set(found)
-    assert set(found.values()) == {"auto"}, found
-    import inspect
-
-    from geneb.extract.runner import extract
-    from geneb.vep.runner import score_variants
-
-    for fn in (extract, score_variants):  # the library agrees with the commands
-        assert inspect.signature(fn).parameters["device"].default == "auto"
-
-
 def test_batch_token_defaults_are_documented_as_they_are() -> None:
     from geneb.extract import batching
     from geneb.vep import runner as vep_runner

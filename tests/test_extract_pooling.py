@@ -220,10 +220,10 @@ def test_layers_are_entries_and_probe_apart(
     again = extract(store, folder, str(task), device="cpu")
     assert [r.action for r in again] == ["skip", "skip"]
     from geneb.probe.engine import run_probes
-    from geneb.results.table import read_table
+    from geneb.results.table import ResultsTable
 
     run_probes(store, tmp_path / "results", shots=("full",), seeds=(13,), Cs=(1.0,), workers=1)
-    rows = {r["model"]: r for r in read_table(tmp_path / "results").to_pylist()}
+    rows = {r["model"]: r for r in ResultsTable(tmp_path / "results").read().to_pylist()}
     assert set(rows) == {TINY, f"{TINY}@L0"}  # one probe row per layer, told apart by key
     a, b = rows[TINY], rows[f"{TINY}@L0"]
     assert a["store_fingerprint"] != b["store_fingerprint"]

@@ -157,8 +157,8 @@ def test_registry_entries_name_their_backend():
 def test_regression_tasks_get_ridge_from_the_registry():
     """The probe a regression task gets is the registry's rule (TASK_PROBES): ridge, exact SVD
     backend, one protocol, whatever the run asked for; no MLP; ridge is not a user's probe."""
-    from geneb.probe.plan import CLASSIFICATION, REGRESSION
     from geneb.probe.solvers import BACKEND_NAMES, PROBES, resolve_backend, serving
+    from geneb.vocabulary import CLASSIFICATION, REGRESSION
 
     for protocol, backend in (("converged", "fast"), ("converged", "sklearn"),
                               ("paper", "sklearn")):

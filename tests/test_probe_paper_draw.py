@@ -24,7 +24,7 @@ from geneb.errors import ProbeError
 from geneb.extract.runner import extract
 from geneb.probe.engine import run_probes
 from geneb.probe.plan import Done, inspect_pair, plan_pair, versions
-from geneb.results.table import read_results, read_table, rows_to_table
+from geneb.results.table import ResultsTable, read_results, rows_to_table
 from geneb.store import FeatureStore
 from geneb.tasks.loader import load_task_folder
 from geneb.tasks.spec import Task
@@ -169,7 +169,7 @@ def test_paper_cells_drawn_by_geneb_draw_before_are_recomputed(tmp_path):
     run_probes(fs.path, out, shots="1", seeds=(13,), protocol="paper", workers=1)
     again = run_probes(fs.path, out, shots="1", seeds=(13,), protocol="paper", workers=1)
     assert again.n_computed == 0 and again.n_skipped == 1  # the same draw: kept
-    rows = read_table(out).to_pylist()
+    rows = ResultsTable(out).read().to_pylist()
     kw = dict(shots=("1",), seeds=(13,), Cs=(1.0,), probe="linear", backend_name="sklearn",
               protocol_name="paper", standardize=False, take_all=False, versions=versions(),
               created="now")

@@ -9,7 +9,7 @@ import pytest
 
 from geneb.errors import GenebError
 from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA, cell_id
-from geneb.results.table import append_results, read_results, write_results
+from geneb.results.table import ResultsTable, read_results
 
 
 def _row(**kw):
@@ -22,8 +22,8 @@ def _row(**kw):
 
 
 def test_roundtrip_and_types(tmp_path):
-    p = write_results([_row(), _row(regime="full", k=None, seed=17, train_rows=[])],
-                      tmp_path / "r.parquet")
+    p = ResultsTable(tmp_path / "r.parquet").write(
+        [_row(), _row(regime="full", k=None, seed=17, train_rows=[])])
     # a folder of parquet parts, each with the schema; pandas and pyarrow read the folder
     parts = sorted(p.glob("part-*.parquet"))
     assert len(parts) == 1 and pq.read_schema(parts[0]).equals(RESULTS_SCHEMA)
@@ -36,8 +36,8 @@ def test_roundtrip_and_types(tmp_path):
 
 def test_append_replaces_same_cell_and_keeps_others(tmp_path):
     p = tmp_path / "r.parquet"
-    append_results([_row(mcc=0.1), _row(seed=17, mcc=0.2)], p)
-    append_results([_row(mcc=0.3), _row(probe="mlp", C=None, mcc=0.4)], p)
+    ResultsTable(p).append([_row(mcc=0.1), _row(seed=17, mcc=0.2)])
+    ResultsTable(p).append([_row(mcc=0.3), _row(probe="mlp", C=None, mcc=0.4)])
     df = read_results(p).sort_values(["probe", "seed"])
     assert df.mcc.tolist() == [0.3, 0.2, 0.4]
     # NaN and None C are the same identity (pandas turns null C into NaN)
@@ -46,9 +46,9 @@ def test_append_replaces_same_cell_and_keeps_others(tmp_path):
 
 def test_dataframe_write_roundtrip(tmp_path):
     p = tmp_path / "r.parquet"
-    write_results([_row(), _row(seed=5)], p)
+    ResultsTable(p).write([_row(), _row(seed=5)])
     df = read_results(p)
-    write_results(df, tmp_path / "copy.parquet")
+    ResultsTable(tmp_path / "copy.parquet").write(df)
     pd.testing.assert_frame_equal(read_results(tmp_path / "copy.parquet"), df)
 
 
@@ -64,5 +64,5 @@ def test_foreign_files_are_clear_errors(tmp_path):
     with pytest.raises(GenebError, match=r"missing column\(s\) schema_version"):
         read_results(other)
     with pytest.raises(GenebError, match="lacks column"):
-        write_results([{"model": "m"}], tmp_path / "x.parquet")
+        ResultsTable(tmp_path / "x.parquet").write([{"model": "m"}])
     assert not (tmp_path / "x.parquet").exists()

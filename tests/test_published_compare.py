@@ -128,9 +128,9 @@ def test_all_100_tasks_give_the_published_ranks_back() -> None:
 
 
 def test_report_command_writes_the_comparison(tmp_path: Path) -> None:
-    from geneb.results import write_results
+    from geneb.results import ResultsTable
 
-    write_results(compare_rows(), tmp_path / "mine.parquet")
+    ResultsTable(tmp_path / "mine.parquet").write(compare_rows())
     out = tmp_path / "R"
     r = CliRunner().invoke(app, ["report", "--results", str(tmp_path / "mine.parquet"),
                                  "--compare", "geneb", "--out", str(out), "--n-boot", "100"])
@@ -149,11 +149,11 @@ def test_report_command_writes_the_comparison(tmp_path: Path) -> None:
 
 
 def test_bad_compare_refused_before_any_work(tmp_path: Path) -> None:
-    from geneb.results import write_results
+    from geneb.results import ResultsTable
 
     conv = compare_rows()
     conv["protocol"] = "converged"
-    write_results(conv, tmp_path / "conv.parquet")
+    ResultsTable(tmp_path / "conv.parquet").write(conv)
     for args, message in (
         (["--compare", "bogus"], "--compare: expected null or geneb or a published:SOURCE, got "
                                  "'bogus'"),

@@ -162,10 +162,10 @@ def test_load_results_and_read_results_accept_the_source() -> None:
 
 
 def test_a_published_source_is_read_only(tmp_path) -> None:
-    from geneb.results import ResultsTable, read_table
+    from geneb.results import ResultsTable
     from geneb.results.schema import RESULTS_SCHEMA
 
-    table = read_table("published:geneb-9642d48")
+    table = ResultsTable("published:geneb-9642d48").read()
     assert table.num_rows == 12300 and table.schema.equals(RESULTS_SCHEMA)
     rt = ResultsTable("published:geneb")
     for write in (rt.compact, lambda: rt.append(table), lambda: rt.write([]), rt.migrate):

@@ -175,9 +175,9 @@ def test_cli_export(rows: pd.DataFrame, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from geneb.cli import app
-    from geneb.results import write_results
+    from geneb.results import ResultsTable
 
-    write_results(rows, tmp_path / "mine.parquet")
+    ResultsTable(tmp_path / "mine.parquet").write(rows)
     out = tmp_path / "M.json"
     args = ["results", "export", str(tmp_path / "mine.parquet"), "--format", "geneb-submission",
             "--model", "my-model", "--out", str(out), "--submitted-by", "A Lab"]
@@ -187,7 +187,7 @@ def test_cli_export(rows: pd.DataFrame, tmp_path: Path) -> None:
                                 "1shot 100 tasks")
     assert json.loads(out.read_text())["meta"]["submitted_by"] == "A Lab"
     short = tmp_path / "short.parquet"
-    write_results(user_rows(drop=2), short)
+    ResultsTable(short).write(user_rows(drop=2))
     base = ["results", "export", str(tmp_path / "mine.parquet"), "--out", str(tmp_path / "x")]
     for bad, message in ((["--format", "csv", "--model", "my-model"],
                           "--format: expected one of 'geneb-submission'"),

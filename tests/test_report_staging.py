@@ -91,8 +91,7 @@ def test_the_next_report_removes_dead_reports_staging_only(tmp_path: Path) -> No
     dead = out / f".geneb-report-staging.partial-{host}-{dead_pid()}-abc123"
     live = out / f".geneb-report-staging.partial-{host}-{os.getpid()}-def456"
     other_host = out / f".geneb-report-staging.partial-elsewhere-{dead_pid()}-ghi789"
-    legacy = out / ".geneb-report-staging-k2j3h4"  # the old unowned name
-    for d in (dead, live, other_host, legacy):
+    for d in (dead, live, other_host):
         (d / "tables").mkdir(parents=True)
         (d / "tables" / "t.csv").write_text("a\n1\n")
     build_report(example_results(rng_seed=2, mlp=False), out, n_boot=N_BOOT)

@@ -17,14 +17,7 @@ import pytest
 from geneb.errors import GenebError
 from geneb.results import parts
 from geneb.results.schema import RESULT_COLUMNS, RESULTS_SCHEMA_VERSION, cell_id
-from geneb.results.table import (
-    append_results,
-    cell_ids,
-    compact,
-    read_results,
-    read_table,
-    rows_to_table,
-)
+from geneb.results.table import ResultsTable, cell_ids, read_results, rows_to_table
 
 
 def _row(**kw):
@@ -39,8 +32,8 @@ def _row(**kw):
 
 def test_each_append_is_one_part_and_newest_row_wins(tmp_path):
     p = tmp_path / "results.parquet"
-    append_results([_row(mcc=0.1), _row(seed=17, mcc=0.2)], p)
-    append_results([_row(mcc=0.3)], p)
+    ResultsTable(p).append([_row(mcc=0.1), _row(seed=17, mcc=0.2)])
+    ResultsTable(p).append([_row(mcc=0.3)])
     assert len(parts.list_parts(p)) == 2
     assert len(pd.read_parquet(p)) == 3  # every stored row
     assert ds.dataset(p).to_table().num_rows == 3
@@ -73,7 +66,7 @@ def test_legacy_single_file_is_read_then_migrated(tmp_path):
     pq.write_table(pa.Table.from_pylist(v1), p)  # the version-1 single-file format
     df = read_results(p)
     assert df.protocol.tolist() == ["converged"] and df.storage_dtype.isna().all()
-    append_results([_row(seed=17, mcc=0.2)], p)
+    ResultsTable(p).append([_row(seed=17, mcc=0.2)])
     assert p.is_dir() and len(parts.list_parts(p)) == 2
     assert sorted(read_results(p).mcc) == [0.1, 0.2]
     assert not (tmp_path / ".results.parquet.migrate").exists()
@@ -81,25 +74,25 @@ def test_legacy_single_file_is_read_then_migrated(tmp_path):
 
 def test_interrupted_migration_is_finished(tmp_path):
     p = tmp_path / "results.parquet"
-    append_results([_row(mcc=0.1)], p)
+    ResultsTable(p).append([_row(mcc=0.1)])
     os.replace(p, tmp_path / ".results.parquet.migrate")  # killed between unlink and rename
     assert read_results(p).mcc.tolist() == [0.1]  # readable meanwhile
-    append_results([_row(seed=17, mcc=0.2)], p)
+    ResultsTable(p).append([_row(seed=17, mcc=0.2)])
     assert sorted(read_results(p).mcc) == [0.1, 0.2]
 
 
 def test_compact_folds_parts_and_reads_the_same(tmp_path):
     p = tmp_path / "results.parquet"
     for i in range(5):
-        append_results([_row(seed=s, mcc=i / 10) for s in (1, 2, 3)], p)
+        ResultsTable(p).append([_row(seed=s, mcc=i / 10) for s in (1, 2, 3)])
     before = read_results(p)
     (p / ".part-0000000009-dead.parquet.abcd.tmp").write_bytes(b"half")  # a killed writer's
-    n, kept = compact(p)
+    n, kept = ResultsTable(p).compact()
     assert (n, kept) == (5, 3)
     assert len(parts.list_parts(p)) == 1 and len(pd.read_parquet(p)) == 3
     assert not list(p.glob(".*.tmp"))
     pd.testing.assert_frame_equal(read_results(p), before)
-    append_results([_row(seed=1, mcc=0.9)], p)  # later writes still win after a compaction
+    ResultsTable(p).append([_row(seed=1, mcc=0.9)])  # later writes still win after a compaction
     assert read_results(p).set_index("seed").mcc[1] == 0.9
 
 
@@ -117,7 +110,7 @@ def _flip_data_page_byte(f):
 def test_flipped_bit_is_an_error_naming_the_file(tmp_path):
     # issue 15: one bit flipped in results.parquet was read without complaint
     p = tmp_path / "results.parquet"
-    append_results([_row(seed=s, mcc=s / 100) for s in range(50)], p)
+    ResultsTable(p).append([_row(seed=s, mcc=s / 100) for s in range(50)])
     f = parts.list_parts(p)[0]
     _flip_data_page_byte(f)
     # without verification the flip goes unnoticed (what happened before)
@@ -131,9 +124,9 @@ def test_files_honour_the_umask(tmp_path):
     old = os.umask(0o022)
     try:
         p = tmp_path / "results.parquet"
-        append_results([_row()], p)
-        compact(p)
-        append_results([_row(seed=5)], p)
+        ResultsTable(p).append([_row()])
+        ResultsTable(p).compact()
+        ResultsTable(p).append([_row(seed=5)])
     finally:
         os.umask(old)
     for f in parts.list_parts(p):
@@ -143,7 +136,7 @@ def test_files_honour_the_umask(tmp_path):
 def test_disk_full_is_one_line_error_and_keeps_stored_rows(tmp_path, monkeypatch):
     # issue 15: disk full during probe was an OSError traceback
     p = tmp_path / "results.parquet"
-    append_results([_row(mcc=0.1)], p)
+    ResultsTable(p).append([_row(mcc=0.1)])
     real = pq.write_table
 
     def full(table, where, **kw):
@@ -153,7 +146,7 @@ def test_disk_full_is_one_line_error_and_keeps_stored_rows(tmp_path, monkeypatch
     monkeypatch.setattr(pq, "write_table", full)
     with pytest.raises(GenebError, match=r"cannot write results table .*results.parquet.*"
                                          r"No space left on device.*disk full") as ei:
-        append_results([_row(seed=17, mcc=0.2)], p)
+        ResultsTable(p).append([_row(seed=17, mcc=0.2)])
     assert "\n" not in str(ei.value)
     monkeypatch.setattr(pq, "write_table", real)
     assert read_results(p).mcc.tolist() == [0.1]
@@ -162,7 +155,7 @@ def test_disk_full_is_one_line_error_and_keeps_stored_rows(tmp_path, monkeypatch
 
 def _writer(path: str, worker: int, n: int) -> None:
     for i in range(n):
-        append_results([_row(model=f"m{worker}", seed=i, mcc=i / 100)], path)
+        ResultsTable(path).append([_row(model=f"m{worker}", seed=i, mcc=i / 100)])
 
 
 def test_concurrent_appends_lose_nothing(tmp_path):
@@ -174,7 +167,7 @@ def test_concurrent_appends_lose_nothing(tmp_path):
     for pr in procs:
         pr.join()
         assert pr.exitcode == 0
-    t = read_table(p)
+    t = ResultsTable(p).read()
     assert t.num_rows == 45 and len(parts.list_parts(p)) == 45
 
 
@@ -183,5 +176,5 @@ def test_a_foreign_folder_is_never_written_into(tmp_path):
     task.mkdir()
     (task / "train.csv").write_text("sequence,label\nACGT,0\n")
     with pytest.raises(GenebError, match="not a geneb results table.*train.csv"):
-        append_results([_row()], task)
+        ResultsTable(task).append([_row()])
     assert os.listdir(task) == ["train.csv"]

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from geneb.cli import app
 from geneb.errors import TaskError, UnknownNameError
-from geneb.tasks.aliases import alias_map, aliases_of, catalogue_name_for, study_names
+from geneb.tasks.aliases import alias_map, catalogue_name_for, study_names
 from geneb.tasks.catalogue import load_task_catalogue
 from geneb.tasks.folders import resolve_task, task_summaries
 from geneb.tasks.geneb_list import geneb_tasks
@@ -155,7 +155,7 @@ def test_every_geneb_id_is_an_alias_of_a_catalogue_task() -> None:
     ids = [t.id for t in geneb_tasks()]
     assert len(ids) == 100 and all(catalogue_name_for(i) in names for i in ids)
     assert len(set(study_names("GENEB"))) == 100
-    assert aliases_of("gue_mouse_0") == {"GENEB": MOUSE}
+    assert alias_map()[MOUSE] == ("gue_mouse_0", "GENEB")
     assert catalogue_name_for("gue_mouse_0") is None  # a catalogue name is no alias
     assert all(study == "GENEB" for _, study in alias_map().values())
 

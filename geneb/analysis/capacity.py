@@ -23,20 +23,13 @@ import pandas as pd
 from geneb.analysis.aggregates import OVERALL
 from geneb.analysis.fewshot import fewshot_degradation
 from geneb.errors import GenebError
-
-DEFAULT_EDGES: tuple[float, ...] = (200e6, 1e9)
-
-
-def _fmt(n: float) -> str:
-    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
-            return f"{n / div:g}{unit}"
-    return f"{n:g}"
+from geneb.protocol import BOOT_SEED
+from geneb.vocabulary import CAPACITY_TIER_EDGES, N_BOOT_REPORT, format_param_count
 
 
 def tier_labels(edges: Sequence[float]) -> list[str]:
     """``['<=200M', '200M-1B', '>1B']`` for the default edges."""
-    e = [_fmt(x) for x in edges]
+    e = [format_param_count(x) for x in edges]
     return [f"<={e[0]}", *(f"{a}-{b}" for a, b in zip(e, e[1:], strict=False)), f">{e[-1]}"]
 
 
@@ -66,7 +59,7 @@ def _overall(agg_main: pd.DataFrame, props: pd.DataFrame, edges: Sequence[float]
 
 
 def tier_scores(
-    agg_main: pd.DataFrame, props: pd.DataFrame, edges: Sequence[float] = DEFAULT_EDGES
+    agg_main: pd.DataFrame, props: pd.DataFrame, edges: Sequence[float] = CAPACITY_TIER_EDGES
 ) -> pd.DataFrame:
     """Per regime and tier: n_models, the models, mean overall macro-MCC."""
     ov = _overall(agg_main, props, edges)
@@ -83,10 +76,10 @@ def tier_scores(
 def tier_gains(
     agg_main: pd.DataFrame,
     props: pd.DataFrame,
-    edges: Sequence[float] = DEFAULT_EDGES,
+    edges: Sequence[float] = CAPACITY_TIER_EDGES,
     *,
-    n_boot: int = 2000,
-    seed: int = 0,
+    n_boot: int = N_BOOT_REPORT,
+    seed: int = BOOT_SEED,
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Per regime, for every two tiers (lower, higher): gain = score(higher) - score(lower),
@@ -112,7 +105,7 @@ def tier_gains(
 
 
 def tier_fewshot(
-    agg_main: pd.DataFrame, props: pd.DataFrame, edges: Sequence[float] = DEFAULT_EDGES
+    agg_main: pd.DataFrame, props: pd.DataFrame, edges: Sequence[float] = CAPACITY_TIER_EDGES
 ) -> pd.DataFrame:
     """Per few-shot regime and tier: n_models and the mean relative drop from full data."""
     deg = fewshot_degradation(agg_main)

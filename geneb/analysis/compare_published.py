@@ -32,8 +32,7 @@ from geneb.analysis.performance import performance_matrix
 from geneb.analysis.rankings import model_rankings
 from geneb.analysis.uncertainty import bootstrap_over_tasks
 from geneb.errors import GenebError
-from geneb.protocol import BOOT_SEED
-from geneb.protocol import N_BOOT_REPORT as N_BOOT
+from geneb.protocol import BOOT_SEED, N_BOOT_REPORT
 from geneb.results.geneb_tasks import catalogue_names, catalogue_to_geneb_id
 from geneb.results.leaderboard_file import GENEB_CATEGORY_SLUGS, GENEB_REGIMES
 from geneb.results.published import leaderboard, published_rows, source_label
@@ -123,7 +122,7 @@ def _published_perf(source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def compare_with_published(user: pd.DataFrame, source: str = "published:geneb", *,
-                           n_boot: int = N_BOOT, seed: int = BOOT_SEED,
+                           n_boot: int = N_BOOT_REPORT, seed: int = BOOT_SEED,
                            info: pd.DataFrame | None = None) -> Comparison:
     """Place the user's models among the published ones (module docstring).
 

@@ -32,8 +32,20 @@ ALL_TASKS = "(all tasks)"
 def compare_protocols(
     results: str | os.PathLike[str] | pd.DataFrame,
 ) -> dict[str, pd.DataFrame]:
-    """The ``cells``, ``summary`` and ``ranks`` tables (see the module docstring); empty
-    tables (with their columns) when the table holds only one protocol."""
+    """Compare the paper protocol's linear probes with the converged ones, cell by cell.
+
+    Parameters
+    ----------
+    results : str, os.PathLike or pandas.DataFrame
+        A results table holding both protocols' rows (``geneb probe --protocol paper`` and
+        the default).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The ``cells``, ``summary`` and ``ranks`` tables (see the module docstring); empty
+        tables (with their columns) when the table holds only one protocol.
+    """
     df = load_results(results)
     lin = df[df["probe"] == "linear"]
     conv = lin[lin["protocol"] == "converged"]

@@ -20,9 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from geneb.analysis.table import CONTEXT
-from geneb.protocol import BOOT_SEED, macro_mcc
-from geneb.protocol import CI_LEVEL as LEVEL
-from geneb.protocol import N_BOOT_REPORT as N_BOOT
+from geneb.protocol import BOOT_SEED, CI_LEVEL, N_BOOT_REPORT, macro_mcc
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:
@@ -78,7 +76,8 @@ def _stratified_task_boot(
 
 
 def bootstrap_over_tasks(
-    perf: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED, level: float = LEVEL
+    perf: pd.DataFrame, *, n_boot: int = N_BOOT_REPORT, seed: int = BOOT_SEED,
+    level: float = CI_LEVEL,
 ) -> pd.DataFrame:
     """Percentile CIs for each model's macro-MCC and rank, resampling tasks within categories.
 
@@ -109,7 +108,8 @@ def bootstrap_over_tasks(
 
 
 def bootstrap_over_seeds(
-    results: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED, level: float = LEVEL
+    results: pd.DataFrame, *, n_boot: int = N_BOOT_REPORT, seed: int = BOOT_SEED,
+    level: float = CI_LEVEL,
 ) -> pd.DataFrame:
     """Percentile CIs for macro-MCC and rank, resampling seeds (shared by all models and tasks).
 

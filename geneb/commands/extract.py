@@ -7,6 +7,14 @@ from typing import Annotated, Any
 import typer
 
 from geneb.commands._common import cli_errors, console, show_progress
+from geneb.vocabulary import (
+    DEFAULT_DEVICE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_STORAGE_DTYPE,
+    DEFAULT_STRANDS,
+    DEFAULT_TRUNCATION,
+)
 
 # Options of `geneb extract`, declared once (the signature stays short).
 StoreOpt = Annotated[str, typer.Option("--store", help="Feature store path (created if missing).")]
@@ -138,21 +146,21 @@ def extract(
     task: TaskOpt,
     split: SplitOpt = None,
     batch_tokens: BatchTokensOpt = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = DEFAULT_DEVICE,
     dtype: DtypeOpt = None,
     max_length: MaxLengthOpt = None,
-    pooling: PoolingOpt = "mean",
-    layer: LayerOpt = -1,
+    pooling: PoolingOpt = DEFAULT_POOLING,
+    layer: LayerOpt = DEFAULT_LAYER,
     layers: LayersOpt = None,
-    truncation: TruncationOpt = "truncate",
-    strands: StrandsOpt = "forward",
+    truncation: TruncationOpt = DEFAULT_TRUNCATION,
+    strands: StrandsOpt = DEFAULT_STRANDS,
     name: NameOpt = None,
     seed: SeedOpt = None,
     trust_remote_code: TrustRemoteCodeOpt = False,
     trust_remote_code_for: TrustRemoteCodeForOpt = None,
     overwrite: OverwriteOpt = False,
     data_dir: DataDirOpt = None,
-    storage_dtype: StorageDtypeOpt = "float32",
+    storage_dtype: StorageDtypeOpt = DEFAULT_STORAGE_DTYPE,
     block_rows: BlockRowsOpt = None,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,

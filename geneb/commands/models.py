@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from geneb.commands._common import cli_errors, console
+from geneb.vocabulary import format_param_count
 
 app = typer.Typer(no_args_is_help=True, help="List the model catalogue and adapters.")
 
@@ -16,10 +17,7 @@ app = typer.Typer(no_args_is_help=True, help="List the model catalogue and adapt
 def _fmt_params(n: int | None) -> str:
     if n is None:
         return "-"
-    for unit, div in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= div:
-            return f"{n / div:g}{unit}"
-    return str(n)
+    return format_param_count(n)
 
 
 def _cell(v: Any) -> Any:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from geneb.commands._common import cli_errors
+from geneb.vocabulary import CAPACITY_TIER_EDGES, N_BOOT_REPORT, as_list_text
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -79,7 +80,8 @@ TierEdgesOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--tier-edges",
-        help="Parameter counts cutting the capacity tiers, increasing (default 2e8,1e9).",
+        help=f"Parameter counts cutting the capacity tiers, increasing "
+        f"(default {as_list_text(CAPACITY_TIER_EDGES)}).",
     ),
 ]
 SubsamplingOpt = Annotated[
@@ -134,7 +136,7 @@ def report(
     shots: ShotsOpt = None,
     C: COpt = None,  # noqa: N803
     exclude_from_scaling: ExcludeFromScalingOpt = None,
-    n_boot: NBootOpt = 2000,
+    n_boot: NBootOpt = N_BOOT_REPORT,
     model_properties: ModelPropertiesOpt = None,
     task_organisms: TaskOrganismsOpt = None,
     tier_edges: TierEdgesOpt = None,
@@ -168,7 +170,6 @@ def _regimes(opts: dict[str, Any]) -> list[str]:
 
 def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
     """``build_report`` on the options, with the published model facts."""
-    from geneb.analysis.capacity import DEFAULT_EDGES
     from geneb.analysis.report import build_report
     from geneb.models.catalogue import published_facts
 
@@ -182,7 +183,7 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
         n_boot=opts["n_boot"],
         model_properties=opts["model_properties"],
         task_organisms=opts["task_organisms"],
-        tier_edges=opts["tier_edges"] or DEFAULT_EDGES,
+        tier_edges=opts["tier_edges"] or CAPACITY_TIER_EDGES,
         summary=summary,
         subsampling=opts["subsampling"],
         audits=opts["audits"],

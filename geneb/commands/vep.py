@@ -9,7 +9,14 @@ import typer
 
 from geneb.commands._common import cli_errors, console, err_console
 from geneb.errors import GenebError
-from geneb.vocabulary import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP, as_list_text
+from geneb.vocabulary import (
+    DEFAULT_ALPHA_SWEEP,
+    DEFAULT_C_SWEEP,
+    DEFAULT_DEVICE,
+    DEFAULT_VEP_WINDOW,
+    N_BOOT_METRIC,
+    as_list_text,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -69,7 +76,8 @@ def score(
     model: ModelOpt,
     scorer: Annotated[list[str], typer.Option("--scorer", help="cosine, l2 (embeddings) or llr "
                                               "(language-model head); repeatable.")],
-    window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = 1024,
+    window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = (
+        DEFAULT_VEP_WINDOW),
     out: Annotated[Path | None, typer.Option("--out", help="Output table (.parquet or .csv); "
                                              "default vep-<task>-<model>-w<W>.parquet.")] = None,
     store: Annotated[str | None, typer.Option("--store", help="Feature store keeping the "
@@ -77,7 +85,7 @@ def score(
     limit: Annotated[int | None, typer.Option("--limit", help="Score only the first N variants "
                                               "(quick checks, CI).")] = None,
     name: NameOpt = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = DEFAULT_DEVICE,
     batch_tokens: BatchTokensOpt = None,
     trust_remote_code: TrustOpt = False,
 ) -> None:
@@ -109,7 +117,8 @@ def score(
 def probe(
     task: TaskOpt,
     model: ModelOpt,
-    window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = 1024,
+    window: Annotated[int, typer.Option("--window", help="Window in bases (even).")] = (
+        DEFAULT_VEP_WINDOW),
     out: Annotated[Path | None, typer.Option("--out", help="Output table (.parquet or .csv); "
                                              "default vep-probe-<task>-<model>-w<W>.parquet.")
                    ] = None,
@@ -137,7 +146,7 @@ def probe(
     alpha: Annotated[str | None, typer.Option(
         "--alpha", help="Ridge alpha sweep (--target score), chosen per fold by inner block "
         f"CV. Default {as_list_text(DEFAULT_ALPHA_SWEEP)}.", show_default=False)] = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = DEFAULT_DEVICE,
     batch_tokens: BatchTokensOpt = None,
     trust_remote_code: TrustOpt = False,
 ) -> None:
@@ -172,7 +181,7 @@ def evaluate(
     out: Annotated[Path | None, typer.Option("--out", help="Folder for vep_metrics.csv, ROC "
                                              "figure and vep_report.html.")] = None,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: none).")] = (
-        1000
+        N_BOOT_METRIC
     ),
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
 ) -> None:

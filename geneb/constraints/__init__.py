@@ -45,7 +45,7 @@ from geneb.errors import GenebError
 
 __all__ = [
     "ALPHA", "BACKEND", "BATCH_TOKENS", "BOOL", "COMPUTE_DTYPE", "C_VALUE", "DEVICE", "LAYER",
-    "LAYERS", "MAX_LENGTH", "N_BOOT", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
+    "LAYERS", "MAX_LENGTH", "N_BOOT_RULE", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
     "RIDGE_ALPHA", "SCHEDULER", "SEED", "SHOT", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TEXT",
     "TIER_EDGE", "TRUNCATION", "WORKERS", "Boolean", "Constraint", "Interval", "ListOf",
     "MappingOf", "Nullable", "ParamError", "PathParam", "Pattern", "Regime", "StrOptions",
@@ -152,7 +152,7 @@ LAYER = Interval(int, None, None)
 LAYERS = ListOf(LAYER)  # several hidden layers from one forward: one store entry each
 #: Bootstrap resamples of a confidence interval: fewer than 100 give intervals too coarse to
 #: report, so the library (``build_report``), plans and ``geneb report --n-boot`` refuse them.
-N_BOOT = Interval(int, 100, None)
+N_BOOT_RULE = Interval(int, 100, None)
 TIER_EDGE = Interval(float, 0, None, closed="neither")  # a parameter count cutting two tiers
 POOLING = StrOptions(vocab.POOLINGS)
 TRUNCATION = StrOptions(vocab.TRUNCATIONS)

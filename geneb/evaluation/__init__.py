@@ -7,7 +7,7 @@ keep their data (splits, variants, windows, ``attributes()``, ``train_data()``) 
 ``geneb.tasks.Task.evaluate`` dispatches on ``task.spec.kind`` to a registry
 (``geneb.tasks.spec.register_evaluator``) that this package fills when it is imported.
 
-The design keeps every user-facing name where it was: ``geneb.tasks.Task`` and its subclasses
+Every user-facing name stays in geneb/tasks: ``geneb.tasks.Task`` and its subclasses
 (``ClassificationTask``, ``RegressionTask``, ``ZeroShotVariantTask``,
 ``SupervisedVariantTask``) are the classes ``geneb.load_task`` returns, ``isinstance`` works,
 and ``from geneb.tasks import ...`` is unchanged. ``geneb.load_task`` (``geneb.api``, the
@@ -28,11 +28,12 @@ from geneb.evaluation.gfmbench_eval import gfmbench_dispatch
 from geneb.evaluation.sequence import METHODS, evaluate_sequence_task
 from geneb.evaluation.variants import evaluate_supervised_variant, evaluate_zero_shot_variant
 from geneb.tasks.spec import register_evaluator
+from geneb.vocabulary import CLASSIFICATION, REGRESSION, SUPERVISED_VARIANT, ZERO_SHOT_VARIANT
 
-register_evaluator("classification", gfmbench_dispatch(evaluate_sequence_task))
-register_evaluator("regression", gfmbench_dispatch(evaluate_sequence_task))
-register_evaluator("zero_shot_variant", gfmbench_dispatch(evaluate_zero_shot_variant))
-register_evaluator("supervised_variant", gfmbench_dispatch(evaluate_supervised_variant))
+register_evaluator(CLASSIFICATION, gfmbench_dispatch(evaluate_sequence_task))
+register_evaluator(REGRESSION, gfmbench_dispatch(evaluate_sequence_task))
+register_evaluator(ZERO_SHOT_VARIANT, gfmbench_dispatch(evaluate_zero_shot_variant))
+register_evaluator(SUPERVISED_VARIANT, gfmbench_dispatch(evaluate_supervised_variant))
 
 __all__ = [
     "METHODS",

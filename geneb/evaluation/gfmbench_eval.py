@@ -31,6 +31,7 @@ from geneb.evaluation.gfmbench import (
     with_gfmbench_names,
 )
 from geneb.evaluation.outputs import check_probabilities, model_array
+from geneb.vocabulary import CLASSIFICATION
 
 LABELS = "infer_sequence_to_labels_probs"
 PAIRS = "infer_variant_ref_sequences_to_labels_probs"
@@ -83,7 +84,7 @@ def _sequence(task: Any, model: Any, native: Evaluator, bs: int, options: dict[s
     res: dict[str, Any] = {}
     skipped = _unused(model, (POSITIONS, MASKED, PAIRS),
                       f"a {kind} task scores sequences, not variants")
-    if LABELS in have and kind == "classification":
+    if LABELS in have and kind == CLASSIFICATION:
         proba = call_labels_probs(model, LABELS, [te.sequences], k, bs)
         if proba is None:
             skipped[LABELS] = "returned None: no predict_* / classification_* metrics"

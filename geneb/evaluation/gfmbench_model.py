@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import GenebError
+from geneb.vocabulary import DEFAULT_DEVICE
 
 
 class GenebGFMModel:
@@ -231,7 +232,7 @@ def build_gfmbench_model(spec: str, *, language_model: bool = True,
     from geneb.vep.runner import vep_batch_tokens
 
     embedder = get_embedder(spec, **options)  # checks every option first
-    device = resolve_device(options.get("device", "auto"))
+    device = resolve_device(options.get("device", DEFAULT_DEVICE))
     budget = batch_tokens or vep_batch_tokens(device)
     notes: dict[str, str] = {}
     lm = None

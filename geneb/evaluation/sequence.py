@@ -33,6 +33,7 @@ import numpy as np
 
 from geneb.errors import GenebError
 from geneb.evaluation.outputs import class_probabilities, model_array
+from geneb.vocabulary import REGRESSION
 
 #: The inference methods a model may implement (any subset).
 METHODS: tuple[str, ...] = ("embed", "log_likelihood", "masked_log_probs", "predict")
@@ -51,7 +52,7 @@ def call_embed(model: Any, seqs: Sequence[str]) -> np.ndarray:
 def predict_metrics(kind: str, y: np.ndarray, out: Any, n_classes: int,
                     method: str = "predict") -> dict[str, float]:
     """Metrics of what ``model.<method>`` predicted for the test split (checked first)."""
-    if kind == "regression":
+    if kind == REGRESSION:
         return _metrics(kind, y, model_array(out, method, (len(y),), "predicted values"), 0)
     proba, ids = class_probabilities(out, method, len(y), n_classes)
     return _metrics(kind, y, proba, n_classes, ids)
@@ -60,7 +61,7 @@ def predict_metrics(kind: str, y: np.ndarray, out: Any, n_classes: int,
 def _metrics(kind: str, y: np.ndarray, out: np.ndarray, n_classes: int,
              ids: np.ndarray | None = None) -> dict[str, float]:
     """Metrics of values or probabilities ``out`` (hard class ids ``ids``) against ``y``."""
-    if kind == "regression":
+    if kind == REGRESSION:
         from geneb.probe.regression_metrics import regression_metrics
 
         if out.shape != y.shape:
@@ -114,7 +115,7 @@ def _probe_metrics(
     tr, te = task.split("train"), task.split("test")
     out: dict[str, float] = {}
     with threadpool_limits(limits=1):
-        if kind == "regression":
+        if kind == REGRESSION:
             from geneb.probe.solvers.ridge import RidgeFit, solve_ridge
 
             fit = solve_ridge(Xtr, tr.labels, Xte, [RidgeFit(alpha, np.arange(len(Xtr)))],

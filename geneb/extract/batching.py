@@ -22,7 +22,6 @@ from geneb.models.selftest import BatchPolicy
 #: stay cache-sized (a few thousand tokens); GPUs need large batches to fill the device.
 CPU_BATCH_TOKENS = 4096
 GPU_BATCH_TOKENS = 65536
-DEFAULT_BATCH_TOKENS = CPU_BATCH_TOKENS
 
 
 def default_batch_tokens(device: str) -> int:

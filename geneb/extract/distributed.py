@@ -39,6 +39,7 @@ from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
 from geneb.models.trust import trusted_models
+from geneb.vocabulary import DEFAULT_DEVICE
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
 
@@ -72,7 +73,7 @@ def extract_on_cluster(
     workers: int | None = None,
     client: Any | None = None,
     data_dir: str | None = None,
-    device: str = "auto",
+    device: str = DEFAULT_DEVICE,
     name: str | None = None,
     **kwargs: Any,
 ) -> list[ExtractResult]:

@@ -28,6 +28,7 @@ from geneb.errors import ModelError
 from geneb.models.geneb_recipes import GENEB_POOLING, GenebRecipe, find_recipe
 from geneb.models.options import OPTION_DEFAULTS
 from geneb.models.selftest import BatchPolicy
+from geneb.vocabulary import DEFAULT_DEVICE
 
 #: ``extract(recipe=...)`` values: None (geneb's own batch-invariant embedding) or "geneb".
 RECIPES = ("geneb",)
@@ -105,7 +106,7 @@ def recipe_options(spec: str, options: dict[str, Any]) -> tuple[GenebRecipe, dic
                              param=opt)
     from geneb.models.device import resolve_device
 
-    cuda = resolve_device(options.get("device", "auto")).startswith("cuda")
+    cuda = resolve_device(options.get("device", DEFAULT_DEVICE)).startswith("cuda")
     out = dict(options, pooling=GENEB_POOLING[recipe.pooling],
                dtype=recipe.dtype_cuda if cuda else "float32", truncation="truncate")
     context = _context(spec)

@@ -11,6 +11,7 @@ from geneb.models.embedder import ModelInfo
 from geneb.store import Provenance
 from geneb.store.provenance import LABEL_VALUES, SOURCE_ROWS
 from geneb.tasks.spec import SplitData, Task
+from geneb.vocabulary import CLASSIFICATION
 
 
 def task_label_values(task: Task) -> list[int | str] | None:
@@ -18,7 +19,7 @@ def task_label_values(task: Task) -> list[int | str] | None:
 
     String labels are the mapping's keys (ids in sorted order); integer labels are the ids
     themselves, or their mapping's keys as ints where the task maps integer values to ids."""
-    if task.spec.kind != "classification":
+    if task.spec.kind != CLASSIFICATION:
         return None
     meta = task.metadata or {}
     mapping = meta.get("label_mapping")
@@ -51,7 +52,7 @@ def build_provenance(
     extra.update(run_extra or {})
     extra["task_category"] = task.spec.category
     extra["task_synthetic"] = bool(task.spec.synthetic)
-    if task.spec.kind != "classification":  # only regression entries carry it
+    if task.spec.kind != CLASSIFICATION:  # only regression entries carry it
         extra["task_kind"] = task.spec.kind
     if model_key != info.name:
         extra["adapter_name"] = info.name

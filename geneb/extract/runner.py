@@ -40,8 +40,14 @@ from geneb.models.selftest import BatchPolicy, policy_of
 from geneb.models.trust import trusted_models
 from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
-
-#: Upper bound on one block's embeddings in memory (rows x dim x 4 bytes).
+from geneb.vocabulary import (
+    DEFAULT_DEVICE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_STORAGE_DTYPE,
+    DEFAULT_STRANDS,
+    DEFAULT_TRUNCATION,
+)
 
 
 @dataclass(frozen=True)
@@ -62,10 +68,12 @@ class ExtractResult:
 
     @property
     def seq_per_s(self) -> float:
+        """Sequences embedded per second (0 when nothing was timed)."""
         return self.rows_embedded / self.seconds if self.seconds > 0 else 0.0
 
     @property
     def tokens_per_s(self) -> float:
+        """Tokens embedded per second (0 when nothing was timed)."""
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
@@ -104,40 +112,93 @@ def extract(
     splits: Sequence[str] = ("train", "test"),
     *,
     batch_tokens: int | None = None,
-    device: str = "auto",
+    device: str = DEFAULT_DEVICE,
     dtype: str | None = None,
     max_length: int | None = None,
-    pooling: str = "mean",
-    layer: int = -1,
+    pooling: str = DEFAULT_POOLING,
+    layer: int = DEFAULT_LAYER,
     layers: Sequence[int] | None = None,
     name: str | None = None,
     trust_remote_code: bool | Sequence[str] = False,
     overwrite: bool = False,
     data_dir: str | None = None,
-    storage_dtype: str = "float32",
+    storage_dtype: str = DEFAULT_STORAGE_DTYPE,
     progress: bool = False,
-    truncation: str = "truncate",
+    truncation: str = DEFAULT_TRUNCATION,
     seed: int | None = None,
     block_rows: int | None = None,
-    strands: str = "forward",
+    strands: str = DEFAULT_STRANDS,
     on_block: Callable[[StoreKey, int, int], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     recipe: str | None = None,
 ) -> list[ExtractResult]:
     """Embed every split of every task with every model into ``store``; see module doc.
 
-    ``models`` are specs for ``get_embedder`` (or already built embedders, whose own
-    settings then apply); ``tasks`` are names/paths for ``resolve_task`` or ``Task`` objects.
+    Parameters
+    ----------
+    store : FeatureStore or str
+        The store (opened with ``mode="a"``), or its path (created once a model has loaded).
+    models : str, Embedder or sequence of them
+        Model specs for ``geneb.get_embedder`` (``kmer-5``, a hub id, a folder, a plugin,
+        ``random:...``), or already built embedders, whose own settings then apply.
+    tasks : str, Task or sequence of them
+        Task names or folders (``geneb.load_task``), or ``Task`` objects.
+    splits : sequence of str
+        The splits to embed (default ``("train", "test")``).
+    batch_tokens : int or None
+        Token budget of one batch (default ``default_batch_tokens(device)``: 4096 on CPU,
+        65536 on CUDA).
+    device : str
+        ``auto`` (default: CUDA when visible), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
+    dtype : str or None
+        Compute dtype (None: float32 on CPU, bfloat16 on CUDA).
+    max_length : int or None
+        Tokens per sequence at most (None: the model's context).
+    pooling : str
+        How token states become one vector (``geneb.vocabulary.POOLINGS``; default mean).
+    layer : int
+        The hidden layer pooled (-1, default: the last; 0: the embeddings).
+    layers : sequence of int or None
+        Several hidden layers from one forward, one entry each
+        (``geneb.extract.layer_entries``); not with ``layer``.
+    name : str or None
+        The store key of the model's entries (default: the model's own name); one model only.
+    trust_remote_code : bool or sequence of str
+        True for every model, or the models (as given) whose own code may run (default False:
+        none).
+    overwrite : bool
+        Replace stale, complete or incomplete entries (default False: skip identical complete
+        entries, resume partial ones, refuse stale ones).
+    data_dir : str or None
+        Where task names are looked up (default: ``GENEB_DATA_DIR``).
+    storage_dtype : str
+        ``float32`` (default) or ``float16`` in the store.
+    progress : bool
+        Show a progress bar (default False).
+    truncation : str
+        Sequences longer than the context: ``truncate`` (default: cut) or ``window``
+        (embedded as several windows, pooled).
+    seed : int or None
+        The weight seed of ``random:`` controls.
+    block_rows : int or None
+        Rows per block (default: a block fits ``geneb.extract.batching.BLOCK_BYTES``).
+    strands : str
+        ``forward`` (default) or ``both``: the mean of the forward and reverse-complement
+        embeddings (any model).
+    on_block : callable or None
+        ``on_block(key, rows_done, n_rows)``, called after each block is handed to the store
+        (for progress reporting and tests).
+    on_warning : callable or None
+        Gets the one warning line about truncated rows (default: printed to stderr).
+    recipe : str or None
+        ``"geneb"``: as GENEB's code embedded each model (``geneb.extract.geneb_recipe``);
+        None (default): geneb's own embedding.
 
-    ``batch_tokens`` defaults to ``default_batch_tokens(device)`` (4096 on CPU, 65536 on
-    CUDA). ``seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows per block
-    (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
-    block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
-    one warning line about truncated rows (default: printed to stderr). ``strands="both"``
-    stores the mean of the forward and reverse-complement embeddings (any model). ``layers``:
-    several hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
-    ``trust_remote_code``: True for every model, or the models (as given) whose code may run.
-    ``recipe="geneb"``: as GENEB's code embedded each model (``geneb.extract.geneb_recipe``).
+    Returns
+    -------
+    list of ExtractResult
+        One per (model, task, split): the action taken (write, resume, overwrite, skip), rows
+        and tokens embedded, seconds, truncated rows, and the entry's provenance.
     """
     layers_t = check_layers(layers, layer)
     models = _as_list(models)

@@ -140,11 +140,6 @@ class CatalogueEntry:
         source)."""
         return None if self.tokenization is None else _TOKENIZATION_CLASS[self.tokenization]
 
-    @property
-    def unchecked(self) -> tuple[str, ...]:
-        """The facts left null because no source could confirm them."""
-        return tuple(f for f in FACTS if getattr(self, f) is None)
-
     def to_json(self) -> dict[str, Any]:
         """Plain JSON object (the schema of ``geneb models list --json``)."""
         return {

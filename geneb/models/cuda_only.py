@@ -15,6 +15,7 @@ import importlib.util
 from collections.abc import Sequence
 
 from geneb.errors import ModelError
+from geneb.vocabulary import DEFAULT_DEVICE
 
 DEVICE = "an NVIDIA GPU with CUDA"
 
@@ -31,7 +32,9 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def check_cuda_only(label: str, packages: Sequence[str], device: str | None = "auto") -> None:
+def check_cuda_only(
+    label: str, packages: Sequence[str], device: str | None = DEFAULT_DEVICE
+) -> None:
     """Refuse ``label`` unless it can run where asked: a CUDA device, the packages importable.
 
     ``device`` is the device option as given ("auto" lets CUDA be chosen); any other device

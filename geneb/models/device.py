@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterator
 
 from geneb.errors import ModelError, unknown_name
+from geneb.vocabulary import CPU_COMPUTE_DTYPE, DEFAULT_DEVICE
 
 DTYPES = {
     "float32": "float32",
@@ -21,13 +22,13 @@ DTYPES = {
 DEVICE_KINDS: tuple[str, ...] = ("cpu", "cuda", "mps")
 
 
-def resolve_device(device: str = "auto", kinds: tuple[str, ...] = DEVICE_KINDS) -> str:
+def resolve_device(device: str = DEFAULT_DEVICE, kinds: tuple[str, ...] = DEVICE_KINDS) -> str:
     """Concrete torch device string for ``device`` (auto picks the best available), the one
     resolver of geneb: ``kinds`` narrows the device kinds a caller supports (the probe
     solvers: cpu and cuda, no MPS), and ``auto`` picks among those only."""
     import torch
 
-    d = (device or "auto").lower()
+    d = (device or DEFAULT_DEVICE).lower()
     if d == "auto":
         if "cuda" in kinds and torch.cuda.is_available():
             return "cuda"
@@ -53,7 +54,7 @@ def resolve_device(device: str = "auto", kinds: tuple[str, ...] = DEVICE_KINDS) 
 def resolve_dtype(dtype: str | None, device: str) -> str:
     """Canonical dtype name; default float32 on CPU/MPS and bfloat16 on CUDA."""
     if dtype is None or dtype == "auto":
-        return "bfloat16" if device.startswith("cuda") else "float32"
+        return "bfloat16" if device.startswith("cuda") else CPU_COMPUTE_DTYPE
     key = dtype.lower()
     if key not in DTYPES:
         raise unknown_name("dtype", dtype, sorted(DTYPES))

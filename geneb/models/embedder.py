@@ -18,6 +18,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from geneb.vocabulary import (
+    CPU_COMPUTE_DTYPE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_STRANDS,
+    DEFAULT_TRUNCATION,
+)
+
 
 @dataclass(frozen=True)
 class ModelInfo:
@@ -29,13 +37,13 @@ class ModelInfo:
     n_params: int | None = None
     model_type: str = ""
     tokenizer: str = ""
-    pooling: str = "mean"
-    layer: int = -1
+    pooling: str = DEFAULT_POOLING
+    layer: int = DEFAULT_LAYER
     max_length: int | None = None
-    truncation: str = "truncate"
-    dtype: str = "float32"
+    truncation: str = DEFAULT_TRUNCATION
+    dtype: str = CPU_COMPUTE_DTYPE
     device: str = "cpu"
-    strands: str = "forward"  # "both": mean of forward and reverse-complement embeddings
+    strands: str = DEFAULT_STRANDS  # "both": mean of forward and reverse-complement embeddings
     recipe: str = ""  # "geneb": embedded by GENEB's recipe (geneb.extract.geneb_recipe)
     extra: Mapping[str, Any] = field(default_factory=dict)
 

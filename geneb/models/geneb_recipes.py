@@ -114,8 +114,8 @@ def _checked(raw: Any, schema: dict[str, c.Constraint], where: str,
 
 
 def parse_recipes(data: Any, where: str = RECIPES_FILE) -> dict[str, GenebRecipe]:
-    """Check a decoded recipes file; GENEB model id -> recipe (None-extractor ids left out,
-    listed by :func:`unembedded`)."""
+    """Check a decoded recipes file; GENEB model id -> recipe (ids GENEB's code did not
+    embed, with a null extractor, left out)."""
     if not isinstance(data, dict) or data.get("schema_version") != 1:
         raise GenebError(f"{where}: expected an object with schema_version 1")
     main = data["source"]["main"]
@@ -151,11 +151,6 @@ def _data() -> dict[str, Any]:
 def load_recipes() -> dict[str, GenebRecipe]:
     """The shipped recipes by GENEB model id, read and checked once per process."""
     return parse_recipes(_data())
-
-
-def unembedded() -> dict[str, str]:
-    """Leaderboard ids GENEB's code did not embed (no extractor), with the reason."""
-    return {k: v.get("note", "") for k, v in _data()["models"].items() if v["extractor"] is None}
 
 
 def find_recipe(name: str, model_type: str = "") -> GenebRecipe | None:

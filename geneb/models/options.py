@@ -14,21 +14,28 @@ from typing import Any, Protocol
 
 from geneb import constraints as c
 from geneb.errors import ModelError
+from geneb.vocabulary import (
+    DEFAULT_DEVICE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_STRANDS,
+    DEFAULT_TRUNCATION,
+)
 
 ANY_OPTION = "**"  # in an options tuple: the adapter accepts any keyword option
 
 #: Every option an adapter may take, with the value that means "not set".
 OPTION_DEFAULTS: dict[str, Any] = {
-    "device": "auto",
+    "device": DEFAULT_DEVICE,
     "dtype": None,
     "max_length": None,
-    "pooling": "mean",
-    "layer": -1,
+    "pooling": DEFAULT_POOLING,
+    "layer": DEFAULT_LAYER,
     "layers": None,  # several hidden layers from one forward, one store entry each
-    "truncation": "truncate",
+    "truncation": DEFAULT_TRUNCATION,
     "trust_remote_code": False,
     "seed": None,
-    "strands": "forward",
+    "strands": DEFAULT_STRANDS,
 }
 #: Options every model takes, whatever its adapter (applied around it by the registry).
 UNIVERSAL_OPTIONS: tuple[str, ...] = ("strands",)
@@ -96,14 +103,16 @@ def check_options(meta: _Described, options: dict[str, Any]) -> dict[str, Any]:
             "models that take different options go in separate runs or plan model entries"
         )
     if options.get("layers") is not None:  # values, duplicates, and not with ``layer``
-        check_layers(options["layers"], options.get("layer", -1))
+        check_layers(options["layers"], options.get("layer", DEFAULT_LAYER))
     return out
 
 
 _LAYER_LIST = c.ListOf(c.LAYER, scalar_ok=False)  # in Python, ``layers=3`` is not a list
 
 
-def check_layers(layers: Sequence[int] | None, layer: int = -1) -> tuple[int, ...] | None:
+def check_layers(
+    layers: Sequence[int] | None, layer: int = DEFAULT_LAYER
+) -> tuple[int, ...] | None:
     """The ``layers`` option as a tuple (None: not set), checked before any model loads.
 
     ``layers`` and a non-default ``layer`` cannot both be set: they would disagree on which
@@ -115,6 +124,6 @@ def check_layers(layers: Sequence[int] | None, layer: int = -1) -> tuple[int, ..
     dup = sorted({x for x in out if out.count(x) > 1})
     if dup:
         raise ModelError(f"layers lists {dup[0]} twice: {list(out)}")
-    if layer != -1:
+    if layer != DEFAULT_LAYER:
         raise ModelError(f"give layer ({layer}) or layers ({list(out)}), not both")
     return out

@@ -49,6 +49,7 @@ from geneb.models.spec import (
     KMER_RE,
     RANDOM_PREFIX,
 )
+from geneb.vocabulary import DEFAULT_DEVICE, DEFAULT_STRANDS
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,13 @@ class ModelMeta:
     base: ModelMeta | None = field(default=None, repr=False)  # random: the model it copies
 
     def to_json(self) -> dict[str, Any]:
+        """The facts as plain JSON (``geneb models info --json``).
+
+        Returns
+        -------
+        dict
+            Every field but ``base``; tuples as lists, the catalogue entry by its name.
+        """
         out = {
             k: getattr(self, k)
             for k in (
@@ -255,9 +263,23 @@ def _hf_meta(spec: str, source: str) -> ModelMeta:
 
 
 # ------------------------------------------------------------------------- readiness
-def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False, device: str = "auto") -> None:
-    """Refuse, before any download or load, what the catalogue says cannot work as asked
-    (CUDA-only packages first: without the device nothing else could help)."""
+def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False,
+                device: str = DEFAULT_DEVICE) -> None:
+    """Refuse, before any download or load, what the catalogue says cannot work as asked.
+
+    CUDA-only packages are checked first: without the device nothing else could help. Then a
+    model geneb cannot load, a missing hub id, code that would run without permission, and
+    missing packages; each is a ``ModelError`` saying what to do.
+
+    Parameters
+    ----------
+    meta : ModelMeta
+        The model (``get_model_meta``).
+    trust_remote_code : bool
+        Whether the model's own code may run (default False).
+    device : str
+        The device asked for (``auto`` lets CUDA be chosen).
+    """
     m = meta.base if meta.kind == "random" and meta.base is not None else meta
     label = m.name if m.hub_id is None or m.name == m.hub_id else f"{m.name} ({m.hub_id})"
     if m.catalogue is not None and m.catalogue.cuda_packages:
@@ -284,8 +306,22 @@ def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False, device: str
 
 
 def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
-    """Everything checkable about ``spec`` and ``options`` without loading: meta, options
-    (returns those that are set), and the catalogue's trust/loader/package rules."""
+    """Everything checkable about ``spec`` and ``options`` without loading.
+
+    Parameters
+    ----------
+    spec : str
+        A model spec, as ``get_embedder`` takes it.
+    **options
+        Model options (``geneb.models.options.OPTION_DEFAULTS``); each is checked against
+        its constraint and against what the model accepts, then the catalogue's
+        trust/loader/package rules (``check_ready``).
+
+    Returns
+    -------
+    tuple of (ModelMeta, dict)
+        The model's facts, and the options that are set (those at their default dropped).
+    """
     if "trust_remote_code" in options:  # "false" must never switch code on (bool("false"))
         from geneb.models.trust import check_trust_flag
 
@@ -294,7 +330,7 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
     opts = check_options(meta, options)
     if meta.kind != "plugin":
         trust = opts.get("trust_remote_code") is True
-        check_ready(meta, trust_remote_code=trust, device=opts.get("device", "auto"))
+        check_ready(meta, trust_remote_code=trust, device=opts.get("device", DEFAULT_DEVICE))
     return meta, opts
 
 
@@ -318,7 +354,7 @@ def get_embedder(spec: str, **options: Any) -> Embedder:
     from geneb.models.strands import BothStrands, check_strands
 
     meta, opts = check_spec(spec, **options)
-    strands = check_strands(opts.pop("strands", "forward"))
+    strands = check_strands(opts.pop("strands", DEFAULT_STRANDS))
     embedder = _embedder_for(meta, opts)
     return BothStrands(embedder) if strands == "both" else embedder
 
@@ -366,7 +402,14 @@ def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
 
 # ------------------------------------------------------------------------- listing
 def list_embedders() -> list[str]:
-    """Names and patterns ``--model`` accepts (built-ins, catalogue, then plugins)."""
+    """Names and patterns a model spec may take.
+
+    Returns
+    -------
+    list of str
+        The built-ins, the patterns (``hf:<folder or hub id>``, ``random:<model>``), the
+        catalogue's names, then the installed plugins.
+    """
     from geneb.models.adapters import minilm
 
     names = [f"kmer-{k}" for k in range(1, 9)]
@@ -379,7 +422,13 @@ def list_embedders() -> list[str]:
 
 
 def describe_embedders() -> list[tuple[str, str]]:
-    """(name, one-line description) of the built-in adapters and installed plugins."""
+    """The built-in adapters and installed plugins, described.
+
+    Returns
+    -------
+    list of (str, str)
+        (name or pattern, one-line description), built-ins first.
+    """
     from geneb.models.adapters import minilm
 
     rows = [(f"kmer-{k}", f"normalised {k}-mer spectrum ({4**k} features)") for k in range(1, 9)]

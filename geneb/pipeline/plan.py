@@ -57,6 +57,7 @@ from geneb.errors import PlanError
 from geneb.params import PLAN_SECTIONS, check_table, section_label
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_SEEDS, REGIMES
 from geneb.vep.pipeline import VepPlan, parse_vep
+from geneb.vocabulary import DEFAULT_DEVICE
 
 #: Allowed top-level keys, derived from the one declaration in :data:`PLAN_SECTIONS`.
 TOP_KEYS = {*PLAN_SECTIONS[""], "models", "tasks", "probe", "report", "extract", "vep"}
@@ -103,7 +104,7 @@ class Plan:
     report_compare: str | None = None  # [report] compare = "geneb": among GENEB's published
     splits: tuple[str, ...] = ("train", "test")
     batch_tokens: int | None = None
-    device: str = "auto"
+    device: str = DEFAULT_DEVICE
     overwrite: bool = False
     extract_workers: int | None = None  # [extract] workers: a local Dask cluster
     extract_scheduler: str | None = None  # [extract] scheduler: a running one
@@ -167,7 +168,7 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
         **_report_fields(rep, path, src, probe),
         splits=tuple(ex.get("splits", ["train", "test"])),
         batch_tokens=ex.get("batch_tokens"),
-        device=ex.get("device", "auto"),
+        device=ex.get("device", DEFAULT_DEVICE),
         overwrite=ex.get("overwrite", False),
         extract_workers=_extract_workers(ex, src),
         extract_scheduler=ex.get("scheduler"),

@@ -1,6 +1,6 @@
 """``geneb.probe_arrays``: the GENEB probe protocol on numpy arrays, with no feature store.
 
-For a user who has ``X, y`` arrays and no store (issue 19 case 17). Nothing here is a second
+For a user who has ``X, y`` arrays and no store. Nothing here is a second
 implementation: the cells are planned by ``geneb.probe.plan.plan_pair`` (the same row draws,
 the same de-duplication of identical fits), solved and scored by
 ``geneb.probe.worker.solve_fits`` (the same backends and metrics), and the rows have the
@@ -115,11 +115,40 @@ def probe_arrays(
     class ids 0..K-1 (``n_classes`` defaults to the largest id + 1); features are probed as
     float32, as stored.
 
-    ``task_fingerprint`` and ``rows`` (each train row's index in its file) fix which rows the
-    k-shot draws pick: pass a store entry's (``entry.provenance.task_fingerprint``,
-    ``entry.rows``) to reproduce that store's run; by default a fingerprint of the labels and
-    rows ``0..n-1`` (what a store without a task fingerprint uses). ``model`` and ``task``
-    only name the rows. Nothing is written anywhere.
+    ``task_fingerprint`` and ``rows`` fix which rows the k-shot draws pick: pass a store
+    entry's (``entry.provenance.task_fingerprint``, ``entry.rows``) to reproduce that store's
+    run. Nothing is written anywhere.
+
+    Parameters
+    ----------
+    X_train, X_test : array-like
+        ``(n, dim)`` features of the train and test rows (probed as float32).
+    y_train, y_test : array-like
+        Their class ids 0..K-1.
+    shots, seeds, C : str or iterable
+        Regimes (k-shot counts and/or ``"full"``), seeds of the k-shot draws, inverse L2
+        penalties of the logistic probe (comma strings accepted).
+    probe, backend, protocol : str
+        The probe (``linear``, ``mlp``), its solver backend (``auto`` chooses) and the
+        protocol (``converged``, ``paper``), as for ``run_probes``.
+    standardize, take_all : bool
+        As for ``run_probes``: standardise features on the training rows; take every row of a
+        class smaller than k (recorded) instead of refusing the sample.
+    n_classes : int or None
+        The number of classes (default: the largest id + 1).
+    task_fingerprint : str or None
+        The task's fingerprint, which seeds the k-shot draws (default: a fingerprint of the
+        labels and rows, what a store without a task fingerprint uses).
+    rows : sequence of int or None
+        Each train row's index in its file (default ``0..n-1``).
+    model, task : str
+        Only name the rows (default ``"arrays"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell (regime x seed x C), with the columns of the results table
+        (``geneb.results.schema.RESULTS_SCHEMA``): MCC, accuracy, macro-F1, AUROC, ...
     """
     Xtr = _matrix("X_train", X_train)
     Xte = _matrix("X_test", X_test)

@@ -39,7 +39,6 @@ from geneb.constraints import (
 )
 from geneb.errors import ProbeError
 from geneb.probe.plan import (
-    REGRESSION,
     Done,
     check_finite,
     inspect_pair,
@@ -56,6 +55,7 @@ from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_PROTOCOL, DEF
 from geneb.results.schema import RESULTS_SCHEMA
 from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
+from geneb.vocabulary import REGRESSION
 
 __all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_pair"]
 
@@ -89,7 +89,18 @@ class ProbeRunSummary:
         return sum(n for _, _, n in self.not_converged)
 
     def convergence_note(self, shown: int = 4) -> str:
-        """One line naming the non-converged cells and where to look ('' when none)."""
+        """One line naming the non-converged cells and where to look.
+
+        Parameters
+        ----------
+        shown : int
+            Name at most this many pairs, worst first (default 4).
+
+        Returns
+        -------
+        str
+            The line; ``""`` when every fit converged.
+        """
         if not self.not_converged:
             return ""
         worst = sorted(self.not_converged, key=lambda x: (-x[2], x[0], x[1]))

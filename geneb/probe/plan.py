@@ -25,11 +25,7 @@ from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedle
 from geneb.results.table import cell_ids, indices
 from geneb.store import FeatureStore, StoreEntry, StoreKey
 from geneb.store.provenance import LABEL_VALUES, SOURCE_ROWS
-
-#: ``Pair.kind`` of a regression task (ridge probes: ``geneb.probe.ridge_probe``) and of a
-#: classification task (the kinds of ``TaskSpec.kind`` and the solver registry's TASK_PROBES).
-REGRESSION = "regression"
-CLASSIFICATION = "classification"
+from geneb.vocabulary import CLASSIFICATION, REGRESSION
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from geneb.probe.metrics import _average_ranks
+from geneb.protocol import BOOT_SEED, CI_LEVEL, N_BOOT_METRIC
 
 REGRESSION_METRICS: tuple[str, ...] = ("spearman", "pearson", "r2")
 
@@ -45,8 +46,8 @@ def regression_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, floa
 
 
 def bootstrap_intervals(
-    y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int = 1000, seed: int = 0,
-    level: float = 0.95,
+    y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int = N_BOOT_METRIC,
+    seed: int = BOOT_SEED, level: float = CI_LEVEL,
 ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap interval of each metric over rows (``default_rng(seed)``)."""
     y = np.asarray(y_true, dtype=np.float64)

@@ -15,7 +15,7 @@ nothing for them. A full-data ridge fit
 draws no rows and is deterministic, so every seed's row carries the same single fit (one row
 per seed, as for the full regime of the logistic probe). Metrics: Spearman, Pearson and R^2 on
 the whole test split (``geneb.probe.regression_metrics``), each with a 95% percentile
-bootstrap interval over test rows (``N_BOOT`` resamples, ``BOOT_SEED``); the classification
+bootstrap interval over test rows (``N_BOOT_METRIC`` resamples, ``BOOT_SEED``); the classification
 columns (MCC, accuracy, ...) are null on these rows, so a regression score is never averaged
 with an MCC.
 """
@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from geneb.probe.plan import REGRESSION, PlannedFit
+from geneb.probe.plan import PlannedFit
 from geneb.probe.regression_metrics import bootstrap_intervals, regression_metrics
 from geneb.probe.solvers import serving
-from geneb.protocol import BOOT_SEED  # the metric intervals' bootstrap: seed, resamples
-from geneb.protocol import N_BOOT_METRIC as N_BOOT
+from geneb.protocol import BOOT_SEED, N_BOOT_METRIC  # the metric intervals' bootstrap
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, cell_id
+from geneb.vocabulary import REGRESSION
 
 
 def plan_ridge_pair(
@@ -102,7 +102,8 @@ def ridge_metrics(y_test: np.ndarray, pred: np.ndarray) -> dict[str, Any]:
     """The metric columns of one ridge fit: Spearman, Pearson, R^2 with their bootstrap
     intervals (NaN recorded as null); the classification columns null."""
     m = regression_metrics(y_test, pred)
-    for k, (lo, hi) in bootstrap_intervals(y_test, pred, n_boot=N_BOOT, seed=BOOT_SEED).items():
+    intervals = bootstrap_intervals(y_test, pred, n_boot=N_BOOT_METRIC, seed=BOOT_SEED)
+    for k, (lo, hi) in intervals.items():
         m[f"{k}_lo"], m[f"{k}_hi"] = lo, hi
     return {**{k: (None if v != v else v) for k, v in m.items()},
             "mcc": None, "accuracy": None, "macro_f1": None, "auroc": None}

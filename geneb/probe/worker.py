@@ -16,11 +16,12 @@ import numpy as np
 
 from geneb.errors import GenebError, StoreError
 from geneb.probe.metrics import compute_metrics
-from geneb.probe.plan import CLASSIFICATION, REGRESSION, PlannedFit, is_regression_labels
+from geneb.probe.plan import PlannedFit, is_regression_labels
 from geneb.probe.solvers import serving
 from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem
 from geneb.protocol import DEFAULT_PROTOCOL, MAX_ITER
 from geneb.store import FeatureStore, StoreEntry
+from geneb.vocabulary import CLASSIFICATION, REGRESSION
 
 
 def solve_pair(

@@ -7,22 +7,6 @@ Depends on nothing above it in the data flow (never imports ``geneb.probe``).
 
 from __future__ import annotations
 
-from geneb.results.table import (
-    ResultsTable,
-    append_results,
-    append_table,
-    compact,
-    read_results,
-    read_table,
-    write_results,
-)
+from geneb.results.table import ResultsTable, read_results
 
-__all__ = [
-    "ResultsTable",
-    "append_results",
-    "append_table",
-    "compact",
-    "read_results",
-    "read_table",
-    "write_results",
-]
+__all__ = ["ResultsTable", "read_results"]

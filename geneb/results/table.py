@@ -35,18 +35,7 @@ from geneb.results.schema import (
 if TYPE_CHECKING:  # pandas costs ~0.25 s to import; `geneb probe` never needs it
     import pandas as pd
 
-__all__ = [
-    "ResultsTable",
-    "append_results",
-    "append_table",
-    "cell_ids",
-    "compact",
-    "merge_tables",
-    "read_results",
-    "read_table",
-    "rows_to_table",
-    "write_results",
-]
+__all__ = ["ResultsTable", "cell_ids", "merge_tables", "read_results", "rows_to_table"]
 
 
 def _conform(table: pa.Table, f: Path) -> pa.Table:
@@ -89,7 +78,19 @@ def _migrate(p: Path) -> pa.Table:
 
 
 def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Result rows (dicts with every schema column) as an arrow table; names missing keys."""
+    """Result rows as an arrow table of the results schema.
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        Dicts with every column of ``RESULT_COLUMNS`` (rows made for schema version 1 get the
+        later columns' defaults); a row lacking one is an error naming the row and columns.
+
+    Returns
+    -------
+    pyarrow.Table
+        The rows, in order, with ``RESULTS_SCHEMA``.
+    """
     if any(c not in r for r in rows for c in LEGACY_DEFAULTS):  # rows made for version 1
         rows = [{**LEGACY_DEFAULTS, **r, "schema_version": RESULTS_SCHEMA_VERSION} for r in rows]
     for i, r in enumerate(rows):
@@ -159,7 +160,18 @@ def _column(values: list[Any], typ: pa.DataType) -> pa.Array | None:
 
 
 def cell_ids(table: pa.Table) -> list[CellId]:
-    """``cell_id`` of every row, computed column-wise (``geneb.results.schema.identities``)."""
+    """The cell identity of every row (``geneb.results.schema.identities``), column-wise.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        A results-schema table.
+
+    Returns
+    -------
+    list of CellId
+        One per row, in order: rows with equal ids are the same fit.
+    """
     return identities({c: table.column(c).to_pylist() for c in CELL_IDENTITY}, native=True)
 
 
@@ -167,7 +179,20 @@ def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> p
     """Concatenate; for duplicate cell identities keep the newest row (at its own position).
 
     Newest: from the later table (part); within one table, the later ``created`` time, then
-    the later row (hand-made or legacy single files may hold several rows of a cell)."""
+    the later row (hand-made or legacy single files may hold several rows of a cell).
+
+    Parameters
+    ----------
+    tables : iterable of pyarrow.Table or None
+        Results-schema tables, oldest first (None entries are skipped).
+    dedupe : bool
+        Keep only the newest row of each cell (default True); False: every row.
+
+    Returns
+    -------
+    pyarrow.Table
+        The rows kept, in their order (an empty results table when there is none).
+    """
     present: list[pa.Table] = [t for t in tables if t is not None]
     if not present:
         return RESULTS_SCHEMA.empty_table()
@@ -187,8 +212,20 @@ def merge_tables(tables: Iterable[pa.Table | None], *, dedupe: bool = True) -> p
 
 
 def indices(positions: Sequence[int]) -> pa.Array:
-    """Row positions as an int64 arrow array without ``pa.array`` (which imports pandas,
-    ~0.25 s of a ``geneb probe`` start)."""
+    """Row positions as an int64 arrow array, for ``Table.take``.
+
+    Built without ``pa.array``, which imports pandas (~0.25 s of a ``geneb probe`` start).
+
+    Parameters
+    ----------
+    positions : sequence of int
+        Row positions.
+
+    Returns
+    -------
+    pyarrow.Array
+        The positions, int64.
+    """
     buf = pa.py_buffer(np.asarray(positions, dtype=np.int64))
     return pa.Array.from_buffers(pa.int64(), len(positions), [None, buf])
 
@@ -219,7 +256,14 @@ class ResultsTable:
     and the commands read it (:meth:`read`, :meth:`read_frame`); ``geneb results compact``
     folds its parts (:meth:`compact`); a single-file table of geneb <= 0.1 is read in place
     and turned into a folder by the first write, or now by :meth:`migrate`. Every write holds
-    the table's lock and is atomic (see ``geneb.results.parts``)."""
+    the table's lock and is atomic (see ``geneb.results.parts``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The table: a folder of parts, a single-file table of geneb <= 0.1, or a published
+        source (``published:geneb``, read-only).
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -239,12 +283,24 @@ class ResultsTable:
                              "(write results to a folder of your own)")
 
     def exists(self) -> bool:
-        """Whether a table (folder, legacy file or interrupted migration) is at the path."""
+        """Whether a table is at the path.
+
+        Returns
+        -------
+        bool
+            True for a folder of parts, a single file of geneb <= 0.1 or an interrupted
+            migration.
+        """
         return parts.resolve(self.path) is not None
 
     def read(self) -> pa.Table:
-        """One row per cell, the newest; rows in write order. Clear errors for a missing
-        path, foreign or corrupt files."""
+        """The table's current rows; a missing path, foreign or corrupt files are errors.
+
+        Returns
+        -------
+        pyarrow.Table
+            One row per cell, the newest; rows in write order.
+        """
         p = self.path
         if self._published():  # the schema's columns of the published rows
             from geneb.results.published import read_published
@@ -265,21 +321,49 @@ class ResultsTable:
         return merge_tables(tables)
 
     def read_frame(self) -> pd.DataFrame:
-        """:meth:`read` as a DataFrame with the columns of ``RESULTS_SCHEMA``."""
+        """:meth:`read` as a DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per cell, with the columns of ``RESULTS_SCHEMA``.
+        """
         return self.read().to_pandas()
 
     def append(self, new: pa.Table | Sequence[Mapping[str, Any]]) -> Path:
-        """Add ``new`` (a results-schema table, or result rows) as one new part; return it.
+        """Add rows to the table as one new part.
 
         Costs what ``new`` costs, whatever the table holds; safe against concurrent writers
-        and kill -9 (see ``geneb.results.parts``)."""
+        and kill -9 (see ``geneb.results.parts``). A row of a cell the table holds supersedes
+        it when read.
+
+        Parameters
+        ----------
+        new : pyarrow.Table or sequence of mapping
+            A results-schema table, or result rows (dicts with every schema column).
+
+        Returns
+        -------
+        pathlib.Path
+            The new part's file.
+        """
         self.check_writable()
         table = new if isinstance(new, pa.Table) else rows_to_table(list(new))
         return parts.append_part(self.path, _as_schema(table), _migrate)
 
     def write(self, rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame) -> Path:
-        """Make ``rows_or_df`` (rows, or a DataFrame with the schema's columns) the whole table
-        (a folder; what was there before is replaced)."""
+        """Make ``rows_or_df`` the whole table (a folder; what was there before is replaced).
+
+        Parameters
+        ----------
+        rows_or_df : sequence of mapping or pandas.DataFrame
+            Result rows, or a DataFrame with the schema's columns.
+
+        Returns
+        -------
+        pathlib.Path
+            The table's path.
+        """
         self.check_writable()
         pd_mod = sys.modules.get("pandas")  # not imported yet: cannot be a DataFrame
         if pd_mod is not None and isinstance(rows_or_df, pd_mod.DataFrame):
@@ -290,8 +374,15 @@ class ResultsTable:
         return self.path
 
     def compact(self) -> tuple[int, int]:
-        """Fold every part into one holding the newest row per cell; return (parts before,
-        rows kept). Atomic and safe while other runs write the table."""
+        """Fold every part into one holding the newest row per cell.
+
+        Atomic and safe while other runs write the table.
+
+        Returns
+        -------
+        tuple of (int, int)
+            The number of parts before, and the rows kept.
+        """
         self.check_writable()
         if not self.exists():
             raise GenebError(f"no results table at {str(self.path)!r} (nothing to compact)")
@@ -299,9 +390,16 @@ class ResultsTable:
         return n, table.num_rows
 
     def migrate(self) -> bool:
-        """Turn a single-file table of geneb <= 0.1 into a folder of parts now (the first
-        write does it anyway); True when there was one to migrate. Rows are kept as stored
-        (``read`` still returns the newest per cell)."""
+        """Turn a single-file table of geneb <= 0.1 into a folder of parts now.
+
+        The first write does it anyway. Rows are kept as stored (``read`` still returns the
+        newest per cell).
+
+        Returns
+        -------
+        bool
+            True when there was a single-file table to migrate.
+        """
         self.check_writable()
         if not self.path.is_file():
             return False
@@ -309,11 +407,6 @@ class ResultsTable:
             was_file = self.path.is_file()
             parts.ensure_folder(self.path, _migrate)
         return was_file
-
-
-def read_table(path: str | os.PathLike[str]) -> pa.Table:
-    """The table at ``path`` (folder or legacy file): ``ResultsTable(path).read()``."""
-    return ResultsTable(path).read()
 
 
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -340,22 +433,3 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     return ResultsTable(path).read_frame()
 
 
-def append_table(path: str | os.PathLike[str], new: pa.Table) -> Path:
-    """Add ``new`` (a results-schema table) to the table at ``path`` as one new part."""
-    return ResultsTable(path).append(new)
-
-
-def append_results(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
-    """Add result rows (dicts with every schema column) to the table at ``path``."""
-    return ResultsTable(path).append(rows)
-
-
-def compact(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """Fold the parts of the table at ``path`` into one: ``ResultsTable(path).compact()``."""
-    return ResultsTable(path).compact()
-
-
-def write_results(rows_or_df: Sequence[Mapping[str, Any]] | pd.DataFrame,
-                  path: str | os.PathLike[str]) -> Path:
-    """Make ``rows_or_df`` the whole table at ``path``: ``ResultsTable(path).write(...)``."""
-    return ResultsTable(path).write(rows_or_df)

@@ -36,7 +36,6 @@ from geneb.store._layout import (  # noqa: F401 - part of this module's API
     crc32c,
     digest_of,
     layout_from_meta,
-    read_layout,
 )
 from geneb.store._pool import parallel
 

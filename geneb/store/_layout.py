@@ -8,7 +8,6 @@ None for anything else, which zarr then reads): unsharded ``[bytes(little), crc3
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,15 +79,6 @@ class Layout:
     def rows_of(self, i: int) -> tuple[int, int]:
         a = i * self.chunk_rows
         return a, min(a + self.chunk_rows, self.n_rows)
-
-
-def read_layout(array_dir: Path) -> Layout | None:
-    """Parse ``zarr.json`` of an array; None when the direct path does not apply."""
-    try:
-        meta = json.loads((array_dir / "zarr.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return layout_from_meta(array_dir, meta)
 
 
 def layout_from_meta(array_dir: Path, meta: dict) -> Layout | None:

@@ -18,6 +18,7 @@ import numpy as np
 from geneb.errors import CorruptEntryError
 from geneb.store._layout import Digest, crc32c, digest_of
 from geneb.store.keys import StoreKey
+from geneb.vocabulary import DEFAULT_STORAGE_DTYPE
 
 STORE_FORMAT_VERSION = 1
 #: Bytes per inner chunk (the unit read for a random row and checked by crc32c).
@@ -79,7 +80,7 @@ def expected(attrs: dict[str, Any], name: str) -> tuple[tuple[int, ...], str]:
     """(shape, dtype) that array ``name`` must have according to the entry's attributes."""
     n = int(attrs.get("n_rows", 0))
     if name == "embeddings":
-        return (n, int(attrs.get("dim", 0))), str(attrs.get("storage_dtype", "float32"))
+        return (n, int(attrs.get("dim", 0))), str(attrs.get("storage_dtype", DEFAULT_STORAGE_DTYPE))
     if name == "labels" and attrs.get(LABELS_DTYPE) == "float64":
         return (n,), "float64"
     return (n,), "int64"

@@ -46,6 +46,7 @@ from geneb.store.entry_io import (  # noqa: F401 - re-exported for callers
 from geneb.store.keys import StoreKey, unknown_store_key
 from geneb.store.provenance import Provenance
 from geneb.store.writer import PROGRESS_EVERY_S, EntryWriter, WritePlan  # noqa: F401 - re-exported
+from geneb.vocabulary import DEFAULT_STORAGE_DTYPE
 
 if TYPE_CHECKING:  # zarr is imported when first needed: ~0.18 s that reading a local
     import zarr  # store (``geneb probe``) never pays
@@ -54,7 +55,24 @@ if TYPE_CHECKING:  # zarr is imported when first needed: ~0.18 s that reading a 
 
 @dataclass(frozen=True, eq=False)
 class StoreEntry:
-    """An entry (or some of its rows) read into memory."""
+    """A store entry (or some of its rows) read into memory (``FeatureStore.get``,
+    ``get_rows``, ``geneb.read_entry``).
+
+    Attributes
+    ----------
+    key : StoreKey
+        The entry's (model, task, split).
+    embeddings : numpy.ndarray
+        ``(n_rows, dim)``, in the storage dtype (float32 or float16).
+    labels : numpy.ndarray
+        ``(n_rows,)``: class ids 0..K-1, or the targets of a regression task.
+    rows : numpy.ndarray
+        ``(n_rows,)``: each row's index in the task's split file.
+    provenance : Provenance
+        How the entry was made (model, revision, pooling, task fingerprint, ...).
+    attrs : dict
+        Every attribute of the entry as stored.
+    """
 
     key: StoreKey
     embeddings: np.ndarray
@@ -96,7 +114,16 @@ class FeatureStore:
     """A feature store at a local path or fsspec URL. ``mode='r'`` never writes.
 
     A local path must be a new or empty folder, or an existing store: geneb never creates a
-    store inside a folder that holds other things."""
+    store inside a folder that holds other things.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store's folder, or an fsspec URL (``memory://...``, ``s3://...``; ``file://`` is
+        opened as a local path).
+    mode : {"r", "a"}
+        ``"r"`` (default) reads only; ``"a"`` may create the store and write entries.
+    """
 
     def __init__(self, path: str | os.PathLike[str], mode: Literal["r", "a"] = "r") -> None:
         self.path = str(path)
@@ -135,30 +162,87 @@ class FeatureStore:
 
     # ---------------------------------------------------------------- listing
     def keys(self, complete_only: bool = False) -> list[StoreKey]:
-        """Every entry (sorted), optionally only the complete ones. Entries whose metadata is
-        broken are not listed: ``verify`` reports them."""
+        """Every entry of the store, sorted.
+
+        Parameters
+        ----------
+        complete_only : bool
+            Only the complete (verified) entries (default False: incomplete ones too).
+
+        Returns
+        -------
+        list of StoreKey
+            The entries; those whose metadata is broken are not listed (``verify`` reports
+            them).
+        """
         return self._io.keys(complete_only)
 
     def status(self, key: StoreKey) -> Literal["missing", "incomplete", "complete"]:
+        """Whether an entry exists and is complete.
+
+        Parameters
+        ----------
+        key : StoreKey
+            The entry.
+
+        Returns
+        -------
+        {"missing", "incomplete", "complete"}
+            ``incomplete``: written in part (an interrupted extraction; resumable).
+        """
         a = self._io.attrs(key)
         if a is None:
             return "missing"
         return "complete" if a.get("complete") is True else "incomplete"
 
     def entry_attrs(self, key: StoreKey) -> dict[str, Any] | None:
-        """Attributes of an entry (None when there is none)."""
+        """The attributes of an entry.
+
+        Parameters
+        ----------
+        key : StoreKey
+            The entry.
+
+        Returns
+        -------
+        dict or None
+            Every attribute as stored; None when there is no such entry.
+        """
         return self._io.attrs(key)
 
     def provenance(self, key: StoreKey) -> Provenance | None:
+        """How an entry was made, without reading its arrays.
+
+        Parameters
+        ----------
+        key : StoreKey
+            The entry.
+
+        Returns
+        -------
+        Provenance or None
+            None when there is no such entry (or it records no provenance).
+        """
         a = self._io.attrs(key)
         if a is None or "provenance" not in a:
             return None
         return Provenance.from_dict(dict(a["provenance"]))
 
     def info(self, key: StoreKey) -> dict[str, Any]:
-        """Status, shape, dtype, chunking and every attribute (provenance included). Array
-        metadata that is unreadable or disagrees with the attributes gives status
-        ``"corrupt"`` and a ``problem`` (no chunk is read: ``verify`` checks the data)."""
+        """What ``geneb store info`` shows of an entry; no chunk is read.
+
+        Parameters
+        ----------
+        key : StoreKey
+            The entry (an unknown key raises, naming the nearest ones).
+
+        Returns
+        -------
+        dict
+            Status, shape, dtype, chunking and every attribute (provenance included). Array
+            metadata that is unreadable or disagrees with the attributes gives status
+            ``"corrupt"`` and a ``problem`` (``verify`` checks the data).
+        """
         attrs = self._io.attrs(key)
         if attrs is None:
             raise unknown_store_key(str(key), (str(k) for k in self.keys()), self.path)
@@ -198,9 +282,23 @@ class FeatureStore:
     def get(
         self, model: str, task: str, split: str, *, allow_incomplete: bool = False
     ) -> StoreEntry:
-        """The whole entry, every chunk checksum and position digest verified, each array's
-        metadata checked against the entry's attributes. Incomplete entries raise unless
-        ``allow_incomplete`` (then only the rows recorded as written are returned)."""
+        """The whole entry, every chunk checksum and position digest verified.
+
+        Each array's metadata is checked against the entry's attributes first.
+
+        Parameters
+        ----------
+        model, task, split : str
+            The entry: the model's store key, the task name and the split.
+        allow_incomplete : bool
+            Read an incomplete entry too: only the rows recorded as written are returned
+            (default False: an incomplete entry raises ``EntryIncompleteError``).
+
+        Returns
+        -------
+        StoreEntry
+            Embeddings, labels, rows, provenance and attributes.
+        """
         key = StoreKey(model, task, split)
         attrs = self._entry_attrs(key, allow_incomplete)
         complete = attrs.get("complete") is True
@@ -226,8 +324,20 @@ class FeatureStore:
         return out
 
     def labels_rows(self, model: str, task: str, split: str) -> tuple[np.ndarray, np.ndarray, int]:
-        """(labels, row indices, embedding width) of a complete entry, checksums verified,
-        without reading its embeddings (what planning a probe run needs)."""
+        """The labels and rows of a complete entry, without reading its embeddings.
+
+        What planning a probe run needs; checksums verified.
+
+        Parameters
+        ----------
+        model, task, split : str
+            The entry: the model's store key, the task name and the split.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, numpy.ndarray, int)
+            The labels, the split-file row indices and the embedding width.
+        """
         key = StoreKey(model, task, split)
         attrs = self._entry_attrs(key, allow_incomplete=False)
         out = {name: self._read_array(key, name, attrs, True) for name in ("labels", "row")}
@@ -237,9 +347,24 @@ class FeatureStore:
     def get_rows(
         self, model: str, task: str, split: str, positions: Sequence[int] | np.ndarray
     ) -> StoreEntry:
-        """Some rows of a complete entry, by position 0..n-1 (not split-file row ids), in the
-        order given. Reads only the ~64 KiB inner chunks holding them (k-shot sampling), and
-        ties each file touched to its position by its first chunk's recorded checksum."""
+        """Some rows of a complete entry, in the order given, reading only their chunks.
+
+        Reads only the ~64 KiB inner chunks holding the rows (a k-shot sample of a large
+        entry: 20 random rows in a few ms), and ties each file touched to its position by its
+        first chunk's recorded checksum.
+
+        Parameters
+        ----------
+        model, task, split : str
+            The entry: the model's store key, the task name and the split.
+        positions : sequence of int or numpy.ndarray
+            Row positions 0..n-1 in the entry (not split-file row ids); repeats allowed.
+
+        Returns
+        -------
+        StoreEntry
+            Those rows' embeddings, labels and file rows, with the entry's provenance.
+        """
         key = StoreKey(model, task, split)
         attrs = self._entry_attrs(key, False)
         n = int(attrs["n_rows"])
@@ -260,10 +385,28 @@ class FeatureStore:
     def plan(self, key: StoreKey, provenance: Provenance, *, overwrite: bool = False) -> WritePlan:
         """Decide write/skip/resume/overwrite/refuse for ``key`` without changing anything.
 
+        Parameters
+        ----------
+        key : StoreKey
+            The entry to write.
+        provenance : Provenance
+            What the new entry would be made from.
+        overwrite : bool
+            Replace a stale, complete or incomplete entry (default False).
+
+        Returns
+        -------
+        WritePlan
+            ``action`` (write, skip, resume, overwrite or refuse), ``reason`` and, for a
+            resume, ``start_row``.
+
+        Notes
+        -----
         Everything that changes the stored numbers is compared (the provenance identity,
         storage dtype included): a difference is a stale entry, refused unless ``overwrite``.
         ``start_row`` of a resume is the attribute ``rows_written``; the writer re-verifies the
-        shards on disk and may start later (``EntryWriter.start_row`` is authoritative)."""
+        shards on disk and may start later (``EntryWriter.start_row`` is authoritative).
+        """
         try:
             a = self._io.attrs(key)
         except CorruptEntryError as e:
@@ -297,19 +440,44 @@ class FeatureStore:
         labels: np.ndarray,
         rows: np.ndarray,
         dim: int,
-        storage_dtype: str = "float32",
+        storage_dtype: str = DEFAULT_STORAGE_DTYPE,
         overwrite: bool = False,
         verify: Literal["files", "full"] = "files",
         label_names: Sequence[str] | None = None,
     ) -> EntryWriter:
         """Open a streaming writer (use as a context manager). Raises if the plan is 'refuse'.
 
-        ``verify`` decides what is checked before ``complete`` is set: ``"files"`` (every
-        shard file present, exact size, index checksum; data checksums come from the rows in
-        memory) or ``"full"`` (also re-read every byte and check every chunk checksum, about
-        a full read's time more). The stored provenance records ``storage_dtype``.
-        ``label_names[i]`` is the task's original label of class id ``i`` (attribute
-        ``label_names``; :attr:`StoreEntry.label_names` and ``store export`` use it)."""
+        Parameters
+        ----------
+        key : StoreKey
+            The entry to write.
+        provenance : Provenance
+            How the embeddings are made (the stored copy records ``storage_dtype``).
+        labels : numpy.ndarray
+            One label per row (class ids 0..K-1, or regression targets).
+        rows : numpy.ndarray
+            Each row's index in the task's split file.
+        dim : int
+            The embedding width.
+        storage_dtype : str
+            ``float32`` (default) or ``float16`` in the store.
+        overwrite : bool
+            Replace a stale, complete or incomplete entry (default False).
+        verify : {"files", "full"}
+            What is checked before ``complete`` is set: ``"files"`` (default: every shard
+            file present, exact size, index checksum; data checksums come from the rows in
+            memory) or ``"full"`` (also re-read every byte and check every chunk checksum,
+            about a full read's time more).
+        label_names : sequence of str or None
+            ``label_names[i]`` is the task's original label of class id ``i`` (attribute
+            ``label_names``; :attr:`StoreEntry.label_names` and ``store export`` use it).
+
+        Returns
+        -------
+        EntryWriter
+            ``append(block)`` the embeddings in row order; the entry is complete on a clean
+            exit from the ``with`` block.
+        """
         self._require_writable()
         if verify not in ("files", "full"):
             raise StoreError(f"verify must be 'files' or 'full', got {verify!r}")
@@ -323,7 +491,13 @@ class FeatureStore:
             raise StoreError(f"store {self.path} is open read-only; open it with mode='a' to write")
 
     def delete(self, key: StoreKey) -> None:
-        """Remove an entry (under its lock)."""
+        """Remove an entry (under its lock); nothing happens when there is none.
+
+        Parameters
+        ----------
+        key : StoreKey
+            The entry.
+        """
         self._require_writable()
         try:
             if self._io.attrs(key) is None:
@@ -335,24 +509,50 @@ class FeatureStore:
 
     @contextmanager
     def lock(self, key: StoreKey) -> Iterator[None]:
-        """Exclusive per-key lock; EntryLockedError at once if another writer holds it."""
+        """Exclusive per-key lock; EntryLockedError at once if another writer holds it.
+
+        Parameters
+        ----------
+        key : StoreKey
+            The entry.
+
+        Yields
+        ------
+        None
+            While the lock is held.
+        """
         self._require_writable()
         with self._io.lock(key):
             yield
 
     # ---------------------------------------------------------------- verification
     def scan(self) -> list[tuple[str, str]]:
-        """Cheap store-level check (no chunk is read): folders whose metadata is missing or
-        broken (their entries are not listed) and symlinks, as (path in the store, what).
-        Empty for fsspec stores."""
+        """Cheap store-level check: no chunk is read.
+
+        Returns
+        -------
+        list of (str, str)
+            Folders whose metadata is missing or broken (their entries are not listed) and
+            symlinks, as (path in the store, what); empty for fsspec stores.
+        """
         return self._io.scan()
 
     def verify(self, keys: Sequence[StoreKey] | None = None) -> list[tuple[StoreKey | str, str]]:
-        """Problems found (empty list = all good): missing or incomplete entries, metadata
-        that disagrees with an entry's attributes, checksum failures, files not at their
-        recorded position, non-finite values; with ``keys=None`` also every folder with
-        missing or broken metadata and every symlink (reported by its path in the store).
-        Reads every chunk."""
+        """Check entries by reading every chunk.
+
+        Parameters
+        ----------
+        keys : sequence of StoreKey or None
+            The entries to check (default None: every entry, and also every folder with
+            missing or broken metadata and every symlink).
+
+        Returns
+        -------
+        list of (StoreKey or str, str)
+            Problems found (empty: all good): missing or incomplete entries, metadata that
+            disagrees with an entry's attributes, checksum failures, files not at their
+            recorded position, non-finite values; a folder or symlink by its path in the store.
+        """
         from geneb.store.verify import verify_store
 
         return verify_store(self._io, keys)

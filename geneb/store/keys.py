@@ -21,6 +21,16 @@ def safe_name(name: str) -> str:
     was lossy or could be read two ways (the id contains ``--``, or a ``/`` next to a ``-``),
     ``~`` and a short hash of the original are appended, so two ids never share a folder.
     Path traversal (``..``, absolute paths, empty segments) is rejected, not rewritten.
+
+    Parameters
+    ----------
+    name : str
+        A model or task id (``org/name``, ``gue_mouse_0``).
+
+    Returns
+    -------
+    str
+        The path segment.
     """
     if not isinstance(name, str) or not name.strip():
         raise StoreError(f"a store key part must be a non-empty string, got {name!r}")
@@ -51,6 +61,18 @@ def layer_key(model: str, layer: int) -> str:
     The last layer (-1) keeps the bare model key, so a default extraction and the last layer
     of a ``--layers`` run are the same entry (and stores made before ``--layers`` stay valid);
     any other layer is ``<model>@L<layer>``, the index as given (``@L-4``, ``@L6``).
+
+    Parameters
+    ----------
+    model : str
+        The model's store key.
+    layer : int
+        The hidden layer.
+
+    Returns
+    -------
+    str
+        The entry's model key.
     """
     return model if int(layer) == -1 else f"{model}{LAYER_MARK}{int(layer)}"
 
@@ -84,8 +106,23 @@ NEAREST_KEYS = 5
 
 def unknown_store_key(key: str, keys: Iterable[str], store: str | os.PathLike[str]
                       ) -> UnknownNameError:
-    """The error for a key the store does not have: the nearest ``NEAREST_KEYS`` of its keys
-    and how many more there are (a store can hold thousands: never all of them)."""
+    """The error for a key the store does not have.
+
+    Parameters
+    ----------
+    key : str
+        The key asked for (``model/task/split``).
+    keys : iterable of str
+        The store's keys.
+    store : str or os.PathLike
+        The store, as the message names it.
+
+    Returns
+    -------
+    UnknownNameError
+        To raise: it lists the nearest ``NEAREST_KEYS`` of the store's keys and how many more
+        there are (a store can hold thousands: never all of them).
+    """
     import difflib
 
     valid = sorted(set(keys))

@@ -8,6 +8,15 @@ import socket
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from geneb.vocabulary import (
+    CPU_COMPUTE_DTYPE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_STORAGE_DTYPE,
+    DEFAULT_STRANDS,
+    DEFAULT_TRUNCATION,
+)
+
 #: Fields that define *what* was computed: everything the stored numbers depend on. Two
 #: entries with equal identity are interchangeable; a difference in any of these makes a
 #: stored entry stale for a new request (and gives it another ``entry_fingerprint``). The
@@ -57,14 +66,14 @@ class Provenance:
     n_params: int | None = None
     model_type: str = ""
     tokenizer: str = ""
-    pooling: str = "mean"
-    layer: int = -1
+    pooling: str = DEFAULT_POOLING
+    layer: int = DEFAULT_LAYER
     max_length: int | None = None
-    truncation: str = "truncate"
+    truncation: str = DEFAULT_TRUNCATION
     #: "both": the mean of the forward and reverse-complement embeddings (``--strands both``)
-    strands: str = "forward"
-    dtype: str = "float32"  # compute dtype of the model
-    storage_dtype: str = "float32"
+    strands: str = DEFAULT_STRANDS
+    dtype: str = CPU_COMPUTE_DTYPE  # compute dtype of the model
+    storage_dtype: str = DEFAULT_STORAGE_DTYPE
     device: str = "cpu"
     adapter: str = ""
     #: "geneb": embedded as GENEB's extractor embedded the model (``geneb extract --recipe
@@ -78,16 +87,44 @@ class Provenance:
     host: str = field(default_factory=socket.gethostname)
 
     def to_dict(self) -> dict[str, Any]:
+        """The provenance as stored (the entry's ``provenance`` attribute).
+
+        Returns
+        -------
+        dict
+            Every field, JSON-ready.
+        """
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Provenance:
+        """The provenance read back from an entry's attribute.
+
+        Parameters
+        ----------
+        d : dict
+            As :meth:`to_dict` wrote it; keys of no field (a later geneb's) are ignored, and
+            fields it lacks (an earlier geneb's) take their defaults.
+
+        Returns
+        -------
+        Provenance
+            The record.
+        """
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def identity(self) -> dict[str, Any]:
+        """What the stored numbers depend on: two entries with equal identity are
+        interchangeable.
+
+        Returns
+        -------
+        dict
+            The :data:`IDENTITY_FIELDS`, and ``strands`` and ``recipe`` when they are set.
+        """
         out = {k: getattr(self, k) for k in IDENTITY_FIELDS}
-        if self.strands != "forward":
+        if self.strands != DEFAULT_STRANDS:
             # only when set: entries made before the option keep their fingerprints
             out["strands"] = self.strands
         if self.recipe:  # likewise: GENEB's recipe makes other numbers than geneb's embedding
@@ -95,7 +132,18 @@ class Provenance:
         return out
 
     def differences(self, other: Provenance) -> dict[str, tuple[Any, Any]]:
-        """Identity fields that differ: ``{field: (self value, other value)}``."""
+        """The identity fields that differ from another provenance's.
+
+        Parameters
+        ----------
+        other : Provenance
+            The other record (a requested extraction, against a stored entry).
+
+        Returns
+        -------
+        dict
+            ``{field: (self value, other value)}``; empty when the two are interchangeable.
+        """
         a, b = self.identity(), other.identity()
         keys = [*IDENTITY_FIELDS, "strands", "recipe"]
         return {k: (a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)}

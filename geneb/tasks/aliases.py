@@ -53,11 +53,6 @@ def catalogue_name_for(name: str) -> str | None:
     return hit[0] if hit else None
 
 
-def aliases_of(catalogue_name: str) -> dict[str, str]:
-    """The aliases of one catalogue task, by study (``{"GENEB": "leannmlindsey_GUE_mouse_0"}``)."""
-    return {study: alias for alias, (name, study) in alias_map().items() if name == catalogue_name}
-
-
 def study_names(study: str) -> list[str]:
     """The catalogue names of every task a study names, in the study's order."""
     if study not in ALIAS_TABLES:

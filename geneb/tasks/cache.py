@@ -25,6 +25,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from geneb.vocabulary import CLASSIFICATION, VARIANTS
+
 CACHE_ENV = "GENEB_CACHE"
 #: written last into every fetched folder; its presence marks the folder complete
 FETCH_RECORD = "fetch.json"
@@ -43,10 +45,10 @@ def cache_root(cache: str | os.PathLike[str] | None = None) -> Path:
 
 def kind_dir(root: Path, kind: str) -> Path:
     """``tasks/`` for classification tasks, ``variants/`` for variant sets."""
-    return root / ("variants" if kind == "variants" else "tasks")
+    return root / ("variants" if kind == VARIANTS else "tasks")
 
 
-def fetched_folders(kind: str = "classification", cache: str | None = None) -> dict[str, Path]:
+def fetched_folders(kind: str = CLASSIFICATION, cache: str | None = None) -> dict[str, Path]:
     """Complete fetched folders of one kind, by name (sorted); {} when nothing was fetched."""
     base = kind_dir(cache_root(cache), kind)
     if not base.is_dir():

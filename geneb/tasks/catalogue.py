@@ -25,9 +25,9 @@ from geneb.tasks.gfmbench_list import expand_gfmbench_names
 from geneb.tasks.loader import check_task_name
 from geneb.tasks.sources import Source, parse_source
 from geneb.tasks.spec import CATEGORIES
+from geneb.vocabulary import CATALOGUE_KINDS, CLASSIFICATION
 
 CATALOGUE_FILE = Path(__file__).with_name("catalogue.json")
-KINDS = ("classification", "variants")
 SPLITS = ("train", "valid", "test")
 #: converters geneb has (see ``geneb.tasks.convert``); ``null`` = none (not fetchable)
 FORMATS = ("csv", "tsv", "parquet", "fasta_label_in_id", "variants_table")
@@ -76,7 +76,7 @@ class TaskCatalogueEntry:
         """Facts that are null or stated without a check, by name."""
         out = []
         facts: dict[str, Any] = {"license": self.license}
-        if self.kind == "classification":
+        if self.kind == CLASSIFICATION:
             facts["n_classes"] = self.n_classes
         if self.source.hub:
             facts["source.revision"] = self.source.revision
@@ -124,7 +124,7 @@ _FREE_TEXT = c.Nullable(c.TEXT)
 #: are checked in :func:`parse_entry`.
 _ENTRY: dict[str, c.Constraint] = {
     "suite": c.String(),
-    "kind": c.StrOptions(KINDS),
+    "kind": c.StrOptions(CATALOGUE_KINDS),
     "category": c.Nullable(c.StrOptions(CATEGORIES)),
     "category_reason": c.String(),
     "format": c.Nullable(c.StrOptions(FORMATS)),
@@ -176,7 +176,7 @@ def parse_entry(obj: Any, where: str) -> TaskCatalogueEntry:
     check_task_name(name, where)
     where = f"{where} ({name})"
     v = {key: _check(obj, key, where) for key in _ENTRY if key != "sources"}
-    if v["category"] is None and v["kind"] == "classification":
+    if v["category"] is None and v["kind"] == CLASSIFICATION:
         raise TaskError(f"{where}: a classification task needs a 'category' (one of the 13)")
     return TaskCatalogueEntry(
         name=name,

@@ -61,6 +61,7 @@ from geneb.tasks.loader import TASK_JSON, load_task_folder
 from geneb.tasks.reference import UserReference
 from geneb.tasks.sources import FileSource
 from geneb.tasks.variants import load_variant_task
+from geneb.vocabulary import VARIANTS
 
 __all__ = ["FetchError", "FetchPlan", "FetchStep", "plan_fetch", "run_fetch"]
 
@@ -117,7 +118,7 @@ def _convert(
     return the row counts, what the load subsampled and (variant sets fetched with the
     user's genome) that reference's provenance."""
     assert e.format is not None
-    if e.kind == "variants":
+    if e.kind == VARIANTS:
         counts, provenance = convert_variants(files, e.columns, tmp, limits, reference)
         try:
             load_variant_task(tmp)  # reference.fa parsed, every ref allele checked against it
@@ -163,7 +164,7 @@ def _fetch_one(
     step: FetchStep, root: Path, limits: FetchLimits, reference: UserReference | None = None
 ) -> dict[str, Any]:
     e = step.entry
-    if not (e.kind == "variants" and e.source.needs_reference()):
+    if not (e.kind == VARIANTS and e.source.needs_reference()):
         reference = None  # only a reference genome without a published sha256 is replaced
     step.target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=partial_prefix(e.name), dir=step.target.parent))

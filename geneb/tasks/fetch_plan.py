@@ -22,6 +22,7 @@ from geneb.tasks.catalogue import TaskCatalogueEntry
 from geneb.tasks.hub_files import FetchError
 from geneb.tasks.reference import UserReference
 from geneb.tasks.sources import REVISION
+from geneb.vocabulary import VARIANTS
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def _check_reference(reference: UserReference, entries: list[TaskCatalogueEntry]
                          ".gz); nothing was downloaded")
     if reference.flank < 1:
         raise FetchError(f"flank must be a positive number of bases, got {reference.flank}")
-    if not any(e.kind == "variants" and e.source.needs_reference() for e in entries):
+    if not any(e.kind == VARIANTS and e.source.needs_reference() for e in entries):
         raise FetchError(
             "reference given, but none of the asked entries needs one (only variant sets whose "
             "reference genome has no published sha256 do); nothing was downloaded"

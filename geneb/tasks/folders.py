@@ -38,6 +38,7 @@ from geneb.tasks.synthetic import (
     build_synthetic_task,
     synthetic_spec,
 )
+from geneb.vocabulary import CLASSIFICATION
 
 DATA_DIR_ENV = "GENEB_DATA_DIR"
 
@@ -191,7 +192,7 @@ def _catalogue_hint(name: str) -> str:
     entry = next((e for e in load_task_catalogue() if e.name == name), None)
     if entry is None:
         return ""
-    if entry.kind != "classification":
+    if entry.kind != CLASSIFICATION:
         return f". {name!r} is a variant set of the task catalogue, not a classification task"
     why = entry.fetchable()
     # a GENEB id also names GENEB's own copy of the task (geneb.tasks.geneb_copies)

@@ -20,6 +20,7 @@ from typing import Any
 from geneb.errors import UnknownNameError
 from geneb.tasks.catalogue import TaskCatalogueEntry, parse_entry
 from geneb.tasks.geneb_list import GENEB_LIST_FILE, catalogue_names, geneb_tasks
+from geneb.vocabulary import CLASSIFICATION
 
 #: the suite of GENEB's own copies
 SUITE = "geneb_copies"
@@ -39,7 +40,7 @@ def geneb_copy_entries() -> tuple[TaskCatalogueEntry, ...]:
         obj = {
             "name": t.id,
             "suite": SUITE,
-            "kind": "classification",
+            "kind": CLASSIFICATION,
             "category": t.category,
             "category_reason": "GENEB's own category for its task",
             "source": {"hub": ds["hub"], "revision": ds["revision"],

@@ -19,6 +19,7 @@ from typing import Any
 
 from geneb.errors import TaskError
 from geneb.tasks.spec import CATEGORIES
+from geneb.vocabulary import CLASSIFICATION
 
 GENEB_LIST_FILE = Path(__file__).with_name("geneb_list.json")
 
@@ -68,7 +69,7 @@ def compare_categories(entries: Sequence[Any]) -> dict[str, Any]:
     geneb, catalogue, shared}], "disagreements": [{task, catalogue_category,
     geneb_category}], "missing": [GENEB task ids the catalogue lacks]}``.
     """
-    cls = [e for e in entries if e.kind == "classification"]
+    cls = [e for e in entries if e.kind == CLASSIFICATION]
     by_name = {e.name: e for e in cls}
     tasks = geneb_tasks()
     shared = [t for t in tasks if t.catalogue_name in by_name]

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from geneb import constraints as c
 from geneb.errors import TaskError
+from geneb.vocabulary import GFMBENCH_KINDS
 
 GFMBENCH_LIST_FILE = Path(__file__).with_name("gfmbench_list.json")
-GENEB_KINDS = ("classification", "zero_shot_variant", "supervised_variant")
 MATCHES = ("same", "differs", "none")
 BASES = ("BaseGFMSupervisedSingleSeqTask", "BaseGFMSupervisedVariantEffectTask",
          "BaseGFMZeroShotSNVTask", "BaseGFMZeroShotGeneralIndelTask")
@@ -34,7 +34,7 @@ _ENTRY: dict[str, c.Constraint] = {
     "gfmbench_name": _NAME,
     "module": c.String(),
     "base": c.StrOptions(BASES),
-    "geneb_kind": c.StrOptions(GENEB_KINDS),
+    "geneb_kind": c.StrOptions(GFMBENCH_KINDS),
     "default_max_seq_len": c.Interval(int, 1, None),
     "n_labels": c.Nullable(c.Interval(int, 2, None)),
     "source": c.String(),

@@ -22,6 +22,7 @@ from typing import Any
 
 from geneb.errors import GenebError, did_you_mean
 from geneb.tasks.spec import Task
+from geneb.vocabulary import CLASSIFICATION
 
 #: what a task's sizes are compared on (a valid split is compared only where both have one)
 COMPARED_SPLITS = ("train", "valid", "test")
@@ -88,7 +89,7 @@ def catalogue_match(task: Task) -> dict[str, Any]:
     classification task (see the module docstring)."""
     from geneb.tasks.catalogue import load_task_catalogue
 
-    by_name = {e.name: e for e in load_task_catalogue() if e.kind == "classification"}
+    by_name = {e.name: e for e in load_task_catalogue() if e.kind == CLASSIFICATION}
     rec = _fetch_record(task)
     if rec is not None and rec.get("name") in by_name:
         how = f"fetched from {rec.get('source', '?')} by geneb tasks fetch"

@@ -18,17 +18,15 @@ import pandas as pd
 
 from geneb.errors import TaskError
 from geneb.tasks.readers import RawSplit
-
-KINDS: tuple[str, ...] = ("classification", "regression")
-CLASSIFICATION, REGRESSION = KINDS
+from geneb.vocabulary import CLASSIFICATION, REGRESSION, SEQUENCE_TASK_KINDS
 
 
 def task_kind(meta: Mapping[str, Any], json_file: str) -> str:
     """The task's kind from its task.json (default classification), checked."""
     kind = meta.get("kind", CLASSIFICATION)
-    if kind not in KINDS:
-        raise TaskError(f"{json_file}: field 'kind' must be one of {', '.join(map(repr, KINDS))},"
-                        f" got {kind!r}")
+    if kind not in SEQUENCE_TASK_KINDS:
+        kinds = ", ".join(map(repr, SEQUENCE_TASK_KINDS))
+        raise TaskError(f"{json_file}: field 'kind' must be one of {kinds}, got {kind!r}")
     if kind == REGRESSION:
         for key in ("n_classes", "label_names"):
             if key in meta:

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from geneb.vocabulary import CLASSIFICATION, REGRESSION
+
 #: The 13 GENEB task categories, in the order GENEB lists them.
 CATEGORIES: tuple[str, ...] = (
     "tf_binding",
@@ -33,6 +35,18 @@ def split_fingerprint(sequences: Sequence[str], labels: np.ndarray) -> str:
 
     Exactly: for each row, ``sequence + "\\t" + str(label) + "\\n"`` encoded as ASCII. Any change
     to a sequence, a label or the order changes it, so a stale store entry is detectable.
+
+    Parameters
+    ----------
+    sequences : sequence of str
+        The split's sequences, normalised, in row order.
+    labels : numpy.ndarray
+        Their labels (class ids or targets).
+
+    Returns
+    -------
+    str
+        ``"sha256:<hex>"``.
     """
     h = hashlib.sha256()
     for seq, lab in zip(sequences, labels.tolist(), strict=True):
@@ -56,7 +70,7 @@ class TaskSpec:
     description: str = ""
     #: "classification" (labels are class ids 0..K-1) or "regression" (labels are real-valued
     #: targets; n_classes 0, no label names): see ``geneb.tasks.regression``.
-    kind: str = "classification"
+    kind: str = CLASSIFICATION
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,9 +99,22 @@ class Task:
 
     @property
     def name(self) -> str:
+        """The task's name (``spec.name``)."""
         return self.spec.name
 
     def split(self, name: str) -> SplitData:
+        """One split of the task.
+
+        Parameters
+        ----------
+        name : str
+            ``train``, ``test``, ... (an unknown name raises, listing the task's splits).
+
+        Returns
+        -------
+        SplitData
+            Its sequences, labels, file rows and fingerprint.
+        """
         from geneb.errors import unknown_name
 
         if name not in self.splits:
@@ -95,18 +122,32 @@ class Task:
         return self.splits[name]
 
     def fingerprints(self) -> dict[str, str]:
+        """The fingerprint of every split.
+
+        Returns
+        -------
+        dict
+            Split name -> ``split_fingerprint`` of it.
+        """
         return {name: s.fingerprint for name, s in self.splits.items()}
 
     # ------------------------------------------------ the task API (GFMBench's interface)
     def attributes(self) -> dict[str, Any]:
-        """What the task is: name, kind, classes or targets, split sizes, metrics it gives."""
+        """What the task is.
+
+        Returns
+        -------
+        dict
+            Name, kind, category, split sizes, source and license; the classes (or nothing,
+            for targets); and the metrics ``evaluate`` gives per model method.
+        """
         spec = self.spec
         attrs: dict[str, Any] = {
             "name": spec.name, "kind": spec.kind, "category": spec.category,
             "n_train": len(self.split("train")), "n_test": len(self.split("test")),
             "splits": list(self.splits), "source": spec.source, "license": spec.license,
         }
-        if spec.kind == "regression":
+        if spec.kind == REGRESSION:
             attrs["metrics"] = {"embed": ["spearman", "pearson", "r2"],
                                 "predict": ["predict_spearman", "predict_pearson",
                                             "predict_r2"]}
@@ -119,7 +160,13 @@ class Task:
         return attrs
 
     def train_data(self) -> tuple[list[str], np.ndarray]:
-        """The finetune set: (train sequences, train labels: class ids or float targets)."""
+        """The finetune set.
+
+        Returns
+        -------
+        tuple of (list of str, numpy.ndarray)
+            The train sequences and their labels (class ids or float targets).
+        """
         tr = self.split("train")
         return list(tr.sequences), tr.labels.copy()
 
@@ -129,9 +176,22 @@ class Task:
 
         The evaluation fits probes and scores variants, which live above this layer, so it is
         the evaluator registered for ``spec.kind`` (:func:`register_evaluator`; geneb's are
-        in ``geneb.evaluation``, registered whenever ``geneb.load_task`` is used). Options of
-        sequence tasks: ``C`` (logistic probe, default 1), ``alpha`` (ridge, default 1),
-        ``standardize``; of a supervised variant task: ``folds``, ``Cs``, ``features``."""
+        in ``geneb.evaluation``, registered whenever ``geneb.load_task`` is used).
+
+        Parameters
+        ----------
+        model : object
+            A model with any of the task API's methods (``embed``, ``predict``, ...) or
+            GFMBench-API's.
+        **options
+            Of sequence tasks: ``C`` (logistic probe, default 1), ``alpha`` (ridge, default 1),
+            ``standardize``; of a supervised variant task: ``folds``, ``Cs``, ``features``.
+
+        Returns
+        -------
+        dict
+            Metric name -> value, and ``skipped`` (method -> why nothing came from it).
+        """
         evaluator = _EVALUATORS.get(self.spec.kind)
         if evaluator is None:
             from geneb.errors import GenebError
@@ -149,7 +209,15 @@ _EVALUATORS: dict[str, Callable[..., dict[str, Any]]] = {}
 
 
 def register_evaluator(kind: str, evaluator: Callable[..., dict[str, Any]]) -> None:
-    """Make ``evaluator(task, model, **options)`` the ``evaluate`` of tasks of ``kind``."""
+    """Make ``evaluator(task, model, **options)`` the ``evaluate`` of tasks of ``kind``.
+
+    Parameters
+    ----------
+    kind : str
+        A task kind (``geneb.vocabulary``: ``classification``, ``zero_shot_variant``, ...).
+    evaluator : callable
+        Called as ``evaluator(task, model, **options)``; returns the metrics dict.
+    """
     _EVALUATORS[kind] = evaluator
 
 
@@ -164,6 +232,18 @@ class RegressionTask(Task):
 
 
 def typed_task(task: Task) -> Task:
-    """The task as its kind's subclass (the same spec, splits and metadata)."""
-    cls = RegressionTask if task.spec.kind == "regression" else ClassificationTask
+    """The task as its kind's subclass.
+
+    Parameters
+    ----------
+    task : Task
+        A task of any class.
+
+    Returns
+    -------
+    Task
+        A ``ClassificationTask`` or ``RegressionTask`` with the same spec, splits and metadata
+        (``task`` itself when it already is one).
+    """
+    cls = RegressionTask if task.spec.kind == REGRESSION else ClassificationTask
     return task if isinstance(task, cls) else cls(task.spec, task.splits, task.metadata)

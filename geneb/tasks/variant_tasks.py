@@ -38,8 +38,8 @@ import numpy as np
 
 from geneb.errors import GenebError
 from geneb.tasks.spec import Task, TaskSpec
+from geneb.vocabulary import DEFAULT_VEP_WINDOW, SUPERVISED_VARIANT, ZERO_SHOT_VARIANT
 
-DEFAULT_WINDOW = 1024
 VARIANT_CATEGORY = "variant_effect"
 
 
@@ -48,12 +48,12 @@ class _VariantTask(Task):
     """Shared part: the variant table, the window, the windows (made on first use)."""
 
     variants: Any = None  # geneb.tasks.variants.VariantTask
-    window: int = DEFAULT_WINDOW
+    window: int = DEFAULT_VEP_WINDOW
     kind = "variant"  # the subclasses name theirs
     METRICS: ClassVar[dict[str, list[str]]] = {}
 
     @classmethod
-    def from_folder(cls, folder: str, window: int = DEFAULT_WINDOW) -> _VariantTask:
+    def from_folder(cls, folder: str, window: int = DEFAULT_VEP_WINDOW) -> _VariantTask:
         from geneb.tasks.variants import load_variant_task
         from geneb.tasks.windows import check_window
 
@@ -95,12 +95,19 @@ class _VariantTask(Task):
 class ZeroShotVariantTask(_VariantTask):
     """Zero-shot variant scoring from a model's embeddings or likelihoods (module doc)."""
 
-    kind = "zero_shot_variant"
+    kind = ZERO_SHOT_VARIANT
     METRICS = {"embed": ["cosine_auroc", "cosine_auprc", "l2_auroc", "l2_auprc"],
                "log_likelihood": ["llr_auroc", "llr_auprc"],
                "masked_log_probs": ["masked_llr_auroc", "masked_llr_auprc"]}  # noqa: RUF012
 
     def train_data(self) -> tuple[list[str], np.ndarray]:
+        """A zero-shot task has no finetune set: always raises.
+
+        Raises
+        ------
+        GenebError
+            Saying to load the task with ``supervised=True`` for a probe's finetune set.
+        """
         raise GenebError(f"task {self.name!r} is zero-shot: it has no training data (use "
                          "load_task(..., supervised=True) for a probe's finetune set)")
 
@@ -109,11 +116,18 @@ class ZeroShotVariantTask(_VariantTask):
 class SupervisedVariantTask(_VariantTask):
     """A logistic probe on (reference, alternate) embeddings, genomic-block CV (module doc)."""
 
-    kind = "supervised_variant"
+    kind = SUPERVISED_VARIANT
     METRICS = {"embed": ["auroc", "auprc"]}  # noqa: RUF012
 
     def train_data(self) -> tuple[list[tuple[str, str]], np.ndarray]:
-        """(reference window, alternate window) of every variant with a window, and labels."""
+        """The finetune set of the probe.
+
+        Returns
+        -------
+        tuple of (list of (str, str), numpy.ndarray)
+            (reference window, alternate window) of every variant with a window, and their
+            labels.
+        """
         win, ok = self.windows, self.ok_rows()
         pairs = [(win.ref_windows[win.ref_id[i]], win.alt_windows[i]) for i in ok]
         return pairs, self.variants.table["label"].to_numpy()[ok].copy()

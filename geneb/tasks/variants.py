@@ -27,6 +27,7 @@ import pandas as pd
 
 from geneb.errors import TaskError
 from geneb.tasks.variant_rows import check_unique_variants, row_location
+from geneb.vocabulary import VARIANTS
 
 REQUIRED = ("chrom", "pos", "ref", "alt", "label")
 ALLELE = re.compile(r"^[ACGTN]+$")
@@ -240,7 +241,7 @@ def fetched_variant_folder(name: str) -> Path | None:
     (``$GENEB_CACHE/variants/NAME``, complete)."""
     from geneb.tasks.cache import fetched_folders
 
-    return fetched_folders("variants").get(name)
+    return fetched_folders(VARIANTS).get(name)
 
 
 def _not_found(name: str) -> TaskError:
@@ -249,7 +250,7 @@ def _not_found(name: str) -> TaskError:
 
     entry = next((e for e in load_task_catalogue() if e.name == name), None)
     hint = ""
-    if entry is not None and entry.kind == "variants":
+    if entry is not None and entry.kind == VARIANTS:
         why = entry.fetchable(reference_given=True)
         if why is not None:
             hint = f"; {name!r} is a catalogue variant set that cannot be fetched ({why})"

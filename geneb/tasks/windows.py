@@ -53,6 +53,7 @@ class Windows:
     ref_keys: list[tuple[int, int]]  # (record, window start) of each distinct ref window
 
     def ref_of(self, i: int) -> str | None:
+        """The reference window of variant ``i`` (None: the variant has no window)."""
         j = int(self.ref_id[i])
         return self.ref_windows[j] if j >= 0 else None
 

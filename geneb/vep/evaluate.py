@@ -27,9 +27,7 @@ from scipy import stats
 
 from geneb.probe.metrics import _binary_auroc
 from geneb.probe.regression_metrics import pearson, r2
-from geneb.protocol import BOOT_SEED
-from geneb.protocol import CI_LEVEL as LEVEL
-from geneb.protocol import N_BOOT_METRIC as N_BOOT
+from geneb.protocol import BOOT_SEED, CI_LEVEL, N_BOOT_METRIC
 from geneb.vep.scorers import ORIENTATION
 
 GROUP = ["task", "model", "scorer", "window"]
@@ -135,7 +133,8 @@ def _skipped(obs: dict[str, float], y: np.ndarray, why_spearman: str) -> str:
 
 
 def evaluate(
-    scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED, level: float = LEVEL
+    scores: pd.DataFrame, *, n_boot: int = N_BOOT_METRIC, seed: int = BOOT_SEED,
+    level: float = CI_LEVEL,
 ) -> pd.DataFrame:
     """One row per (task, model, scorer, window): counts, metrics and their CIs, on the
     variants common to every table of the task (:func:`common_variants`)."""

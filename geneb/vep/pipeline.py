@@ -7,7 +7,7 @@
     scorers = ["cosine", "l2", "llr"]                  # zero-shot scorers (default: all three)
     probe = ["diff", "concat"]                         # supervised probes (default: none)
     folds = 5                                          # their genomic-block folds (optional)
-    window = 1024                                      # default 1024
+    window = 1024                                      # the default
     limit = 200                                        # optional: first N variants only
 
 Every plan model scores every variant task with every zero-shot scorer it supports (``llr``
@@ -37,13 +37,14 @@ import pandas as pd
 
 from geneb.errors import GenebError, PlanError
 from geneb.vep.capabilities import SCORERS
+from geneb.vocabulary import DEFAULT_VEP_WINDOW
 
 
 @dataclass(frozen=True)
 class VepPlan:
     tasks: tuple[Path, ...]
     scorers: tuple[str, ...] = SCORERS
-    window: int = 1024
+    window: int = DEFAULT_VEP_WINDOW
     limit: int | None = None
     probe: tuple[str, ...] = ()  # supervised feature sets (geneb.vep.capabilities.FEATURES)
     folds: int | None = None  # None: geneb.vep.folds' default
@@ -64,7 +65,7 @@ def parse_vep(raw: dict[str, Any], path: Callable[[Any, str], Path], src: str) -
             raise PlanError(f"{src}: vep.tasks items {seen[f.resolve()] + 1} and {k + 1} are the "
                             f"same folder {str(f)!r}; expected each variant task once")
         seen[f.resolve()] = k
-    window = raw.get("window", 1024)
+    window = raw.get("window", DEFAULT_VEP_WINDOW)
     try:
         check_window(window)
     except GenebError:

@@ -44,6 +44,7 @@ from geneb.vep.supervised import (
     ridge_learner,
     variant_features,
 )
+from geneb.vocabulary import DEFAULT_DEVICE, DEFAULT_VEP_WINDOW
 
 #: Status of a variant with a window whose fold could not be scored (never happens when the
 #: checks pass; kept so that no row is ever silently dropped).
@@ -87,7 +88,7 @@ def plan_variant_probe(
     *,
     features: Sequence[str] = tuple(FEATURES),
     Cs: Sequence[float] = DEFAULT_C_SWEEP,  # noqa: N803 - C is the conventional name
-    window: int = 1024,
+    window: int = DEFAULT_VEP_WINDOW,
     folds: int | None = None,
     limit: int | None = None,
     batch_tokens: int | None = None,
@@ -134,12 +135,12 @@ def probe_variants(
     *,
     features: Sequence[str] = tuple(FEATURES),
     Cs: Sequence[float] = DEFAULT_C_SWEEP,  # noqa: N803 - C is the conventional name
-    window: int = 1024,
+    window: int = DEFAULT_VEP_WINDOW,
     folds: int | None = None,
     store: str | Path | None = None,
     limit: int | None = None,
     name: str | None = None,
-    device: str = "auto",
+    device: str = DEFAULT_DEVICE,
     batch_tokens: int | None = None,
     trust_remote_code: bool = False,
     backend: str = "sklearn",
@@ -166,7 +167,7 @@ def run_variant_probe(
     *,
     store: str | Path | None = None,
     name: str | None = None,
-    device: str = "auto",
+    device: str = DEFAULT_DEVICE,
     batch_tokens: int | None = None,
     trust_remote_code: bool = False,
     run: ScoreRun | None = None,

@@ -42,6 +42,7 @@ from geneb.vep.context import (
     mark_unseeable,
 )
 from geneb.vep.scorers import ORIENTATION, distance_scores, llr_scores
+from geneb.vocabulary import DEFAULT_DEVICE, DEFAULT_VEP_WINDOW
 
 #: Token budget per batch on CPU for VEP (``--batch-tokens`` overrides it). Larger than the
 #: extraction default (4096): windows of one length batch without padding, and batching is
@@ -80,11 +81,11 @@ def score_variants(
     model: str,
     scorers: Sequence[str],
     *,
-    window: int = 1024,
+    window: int = DEFAULT_VEP_WINDOW,
     store: str | Path | None = None,
     limit: int | None = None,
     name: str | None = None,
-    device: str = "auto",
+    device: str = DEFAULT_DEVICE,
     batch_tokens: int | None = None,
     trust_remote_code: bool = False,
     run: ScoreRun | None = None,
@@ -175,7 +176,7 @@ def window_embeddings(
     task: str | Path | VariantTask,
     model: str,
     *,
-    window: int = 1024,
+    window: int = DEFAULT_VEP_WINDOW,
     store: str | Path | None = None,
     limit: int | None = None,
     name: str | None = None,

@@ -11,9 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from geneb.protocol import BOOT_SEED, N_BOOT_METRIC
 from geneb.vep.evaluate import (
-    BOOT_SEED,
-    N_BOOT,
     auroc,
     common_variants,
     evaluate,
@@ -35,7 +34,7 @@ def _curves(scores: pd.DataFrame, task: str) -> list[tuple[str, Any, Any]]:
     return out
 
 
-def summarise(scores: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = BOOT_SEED
+def summarise(scores: pd.DataFrame, *, n_boot: int = N_BOOT_METRIC, seed: int = BOOT_SEED
               ) -> dict[str, Any]:
     """Metrics (bootstrap CIs), per-status counts, notes and ROC curves of the score tables.
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
+from geneb.analysis.capacity import check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
 from geneb.analysis.metadata import read_model_info
 from geneb.analysis.properties import Catalogue, read_model_properties
@@ -39,6 +39,7 @@ from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.constraints import (
     ALPHA,
     C_VALUE,
+    N_BOOT_RULE,
     SEED,
     SHOT,
     TEXT,
@@ -48,12 +49,11 @@ from geneb.constraints import (
     Pattern,
     validate_params,
 )
-from geneb.constraints import N_BOOT as N_BOOT_RULE
 from geneb.errors import GenebError
 from geneb.protocol import BOOT_SEED
-from geneb.protocol import N_BOOT_REPORT as N_BOOT
 from geneb.results.published import is_published, read_published
 from geneb.tasks.cache import terminate_cleanly
+from geneb.vocabulary import CAPACITY_TIER_EDGES, N_BOOT_REPORT
 
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
@@ -79,13 +79,13 @@ def build_report(
     regimes: Sequence[str] | None = None,
     Cs: Sequence[float] | None = None,
     scaling_exclude: Sequence[str] = (),
-    n_boot: int = N_BOOT,
+    n_boot: int = N_BOOT_REPORT,
     boot_seed: int = BOOT_SEED,
     alpha: float = 0.05,
     sections: Sequence[Section] | None = None,
     model_properties: str | os.PathLike[str] | None = None,
     task_organisms: str | os.PathLike[str] | None = None,
-    tier_edges: Sequence[float] = DEFAULT_EDGES,
+    tier_edges: Sequence[float] = CAPACITY_TIER_EDGES,
     summary: dict[str, Any] | None = None,
     subsampling: str | os.PathLike[str] | None = None,
     audits: str | os.PathLike[str] | None = None,
@@ -96,23 +96,62 @@ def build_report(
 ) -> Path:
     """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
 
-    ``regimes`` and ``Cs`` restrict the table (unknown values are an error); the headline C is
-    1 when present, else the first of ``Cs``. ``sections`` defaults to :data:`SECTIONS`.
-    ``model_properties`` (CSV/TOML, :mod:`geneb.analysis.properties`) overrides the catalogue
-    for the models it names; ``task_organisms`` (CSV task,organism) gives the tasks' organism
-    classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
-    when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
-    of ``geneb probe-subsample --out`` (a section of its own).
-    ``out_dir``: new, empty, or a previous report's (manifest ``.geneb-report.json``: only its
-    files are replaced). ``audits``: task audits (``geneb tasks audit --out``; default cache).
-    ``catalogue``: published model facts by store key (``geneb.models.catalogue.
-    published_facts``, what ``geneb report`` passes); None: the results' measured counts and
-    the user's file only, so the numbers depend on the inputs, not on the installed geneb.
-    ``compare``: ``"geneb"`` ranks the models among GENEB's published 41.
-    ``in_domain_models``: the in-domain set of the smaller-beats-larger count (None: the
-    models whose pretraining data covers human tasks).
-    ``standardize``: the standardised fits, or those as stored (default: these when present).
-    Returns the path of ``index.html``.
+    Parameters
+    ----------
+    results : str, os.PathLike or pandas.DataFrame
+        The results table (``geneb probe --out``), a ``published:SOURCE`` leaderboard, or the
+        table read.
+    out_dir : str or os.PathLike
+        New, empty, or a previous report's folder (manifest ``.geneb-report.json``: only its
+        files are replaced).
+    model_info : str, os.PathLike, pandas.DataFrame or None
+        A model-info CSV (parameter counts and other facts per model).
+    regimes, Cs : sequence or None
+        Restrict the table to these regimes and C values (unknown values are an error); the
+        headline C is 1 when present, else the first of ``Cs``.
+    scaling_exclude : sequence of str
+        Models left out of the scaling fits.
+    n_boot : int
+        Bootstrap resamples of the intervals (at least 100; default
+        ``geneb.vocabulary.N_BOOT_REPORT``).
+    boot_seed : int
+        Seed of the bootstrap.
+    alpha : float
+        Significance level of the paired tests of adjacent models (Wilcoxon, Holm-corrected)
+        and of the tier-gain intervals (1 - alpha; default 0.05).
+    sections : sequence of Section or None
+        The report's sections, in order (default :data:`SECTIONS`).
+    model_properties : str, os.PathLike or None
+        A CSV/TOML of model properties (:mod:`geneb.analysis.properties`), overriding the
+        catalogue for the models it names.
+    task_organisms : str, os.PathLike or None
+        A CSV task,organism: the tasks' organism classes for the in-domain comparison.
+    tier_edges : sequence of float
+        Parameter counts cutting the capacity tiers (default
+        ``geneb.vocabulary.CAPACITY_TIER_EDGES``).
+    summary : dict or None
+        When given, receives what ``geneb report --json`` prints.
+    subsampling : str, os.PathLike or None
+        A curve CSV of ``geneb probe-subsample --out`` (a section of its own).
+    audits : str, os.PathLike or None
+        Task audits (``geneb tasks audit --out``; default: the audit cache).
+    catalogue : Catalogue or None
+        Published model facts by store key (``geneb.models.catalogue.published_facts``, what
+        ``geneb report`` passes); None: the results' measured counts and the user's file only,
+        so the numbers depend on the inputs, not on the installed geneb.
+    compare : str or None
+        ``"geneb"`` (or ``published:SOURCE``) ranks the models among that leaderboard's.
+    in_domain_models : sequence of str or None
+        The in-domain set of the smaller-beats-larger count (None: the models whose
+        pretraining data covers human tasks).
+    standardize : bool or None
+        The standardised fits (True), or those as stored (False); None: those as stored when
+        the table has them.
+
+    Returns
+    -------
+    pathlib.Path
+        The path of ``index.html``.
     """
     edges = check_edges(tier_edges)
     if is_published(results):  # "published:geneb": read once, then a table like any other

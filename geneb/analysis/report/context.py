@@ -28,6 +28,8 @@ from geneb.analysis.table import (
 )
 from geneb.analysis.uncertainty import bootstrap_over_seeds, bootstrap_over_tasks
 from geneb.errors import GenebError
+from geneb.protocol import BOOT_SEED
+from geneb.vocabulary import CAPACITY_TIER_EDGES, N_BOOT_REPORT
 
 
 @dataclass
@@ -42,13 +44,13 @@ class ReportContext:
     info: pd.DataFrame | None
     Cs: Sequence[float] | None = None
     scaling_exclude: Sequence[str] = ()
-    n_boot: int = 2000
-    boot_seed: int = 0
+    n_boot: int = N_BOOT_REPORT
+    boot_seed: int = BOOT_SEED
     alpha: float = 0.05
     user_props: pd.DataFrame | None = None  # --model-properties, read and checked
     catalogue: Catalogue | None = None  # published facts handed in (geneb.analysis.properties)
     task_organisms: dict[str, str] | None = None  # --task-organisms, read and checked
-    tier_edges: tuple[float, ...] = (200e6, 1e9)
+    tier_edges: tuple[float, ...] = CAPACITY_TIER_EDGES
     #: which fits the analyses use: standardised (True), as stored (False), None: as stored
     #: when the table has such fits, else standardised (``choose_standardize``)
     standardize: bool | None = None

@@ -23,7 +23,7 @@ from geneb.errors import GenebError
 #: The manifest of a report folder: which files the last report wrote there.
 MANIFEST = ".geneb-report.json"
 #: staging folders: ``.geneb-report-staging.partial-<host>-<pid>-<random>`` (the owner's
-#: pid, so the next report removes those of a killed report; ``-<random>`` was the old form)
+#: host and pid, so the next report removes those of a killed report on this host)
 _STAGING_PREFIX = ".geneb-report-staging"
 #: Sub-folders a report writes into (never followed when they are symlinks).
 SUBDIRS = ("tables", "figures")
@@ -104,15 +104,10 @@ def staging_dir(out: Path) -> Path:
 
 def sweep_staging(out: Path) -> list[Path]:
     """Remove the staging folders in ``out`` left by killed reports on this host (a live
-    report's is left alone), and those of the old unowned form; return what went."""
+    report's is left alone); return what went."""
     from geneb.tasks.cache import PARTIAL, sweep_partials
 
-    gone = sweep_partials(out, subs=(".",), prefix=_STAGING_PREFIX + PARTIAL)
-    for p in out.glob(_STAGING_PREFIX + "-*"):
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-            gone.append(p)
-    return gone
+    return sweep_partials(out, subs=(".",), prefix=_STAGING_PREFIX + PARTIAL)
 
 
 def commit(out: Path, staged: Path, owned: set[str]) -> None:

@@ -44,7 +44,13 @@ from geneb.models.selftest import (
     tolerance_for,
 )
 from geneb.models.trust import check_trust_flag, enforce_trust
-from geneb.vocabulary import TRUNCATIONS
+from geneb.vocabulary import (
+    DEFAULT_DEVICE,
+    DEFAULT_LAYER,
+    DEFAULT_POOLING,
+    DEFAULT_TRUNCATION,
+    TRUNCATIONS,
+)
 
 
 @dataclass(frozen=True)
@@ -68,13 +74,13 @@ class HFEmbedder:
         self,
         model: str,
         *,
-        device: str = "auto",
+        device: str = DEFAULT_DEVICE,
         dtype: str | None = None,
         max_length: int | None = None,
-        pooling: str = "mean",
-        layer: int = -1,
+        pooling: str = DEFAULT_POOLING,
+        layer: int = DEFAULT_LAYER,
         layers: Sequence[int] | None = None,
-        truncation: str = "truncate",
+        truncation: str = DEFAULT_TRUNCATION,
         trust_remote_code: bool = False,
         random_init_seed: int | None = None,
         name: str | None = None,

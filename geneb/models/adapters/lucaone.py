@@ -24,8 +24,6 @@ TOKENIZE_ONE_AT_A_TIME: frozenset[str] = frozenset({"lucaone"})
 TOKEN_SPELLING: dict[str, dict[str, str]] = {
     "lucaone": {"1": "A", "2": "T", "3": "C", "4": "G", "5": "N"},
 }
-#: the pooling that is LucaOne's documented embedding (mean between [CLS] and [SEP])
-LUCAONE_POOLING = "mean_nonspecial"
 
 
 def register_classes() -> None:

@@ -276,7 +276,7 @@ class FastBackend:
         """Float64 and float32 designs (features, then ones) of the rows, and the float64
         test features. ``float64=False`` (unstandardised float32 features only, where the
         float64 design equals the float32 one): an empty (0, 0) float64 design, the solver
-        upcasts the float32 one's row blocks (issue 30: a third of the memory).
+        upcasts the float32 one's row blocks (a third of the memory of holding both).
 
         Written in place (no hstack copy of a large matrix), in column slabs spread over the
         fit's threads: every column is standardised on its own (numpy reduces a C-ordered

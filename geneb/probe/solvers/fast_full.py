@@ -247,7 +247,7 @@ class _Problem:
         (measured on k-mer spectra); in a direction the data leave unconstrained (fewer rows
         than features, or collinear features such as k-mer frequencies, which sum to one) only
         the penalty (1) stands against them, so past C ~ 1 / (10 eps32 max G_ii) M is
-        indefinite (issue 19 case 1: C = 1000 on 421 x 1024 standardised kmer-5 spectra). Then
+        indefinite (seen at C = 1000 on 421 x 1024 standardised kmer-5 spectra). Then
         the Gram is recomputed in float64 (errors ~1e-16 C max G_ii) and kept in float64 for the
         rest of the path (C only grows along it). Should even that not factor (C ~ 1e12), the
         diagonal is damped by a shift growing tenfold (Nocedal & Wright, Alg. 3.3) until it does:

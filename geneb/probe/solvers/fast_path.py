@@ -39,7 +39,7 @@ STALE_CG = 5
 GRAM_COST_DIVISOR = 8.0
 CACHE_BYTES = 32 * 2**20
 DRAM_SLOWDOWN = 10.0
-#: First-order continuation along C (False: plain warm starts, as before issue 30), up to
+#: First-order continuation along C (False: plain warm starts from the previous C), up to
 #: this C: beyond it (outside GENEB's sweep 0.01..100) the optimum is flat in some directions
 #: and the gradient test loose, and on 421 x 1,024 standardised kmer-5 a continued path
 #: stopped at C = 1e6 with an objective 7e-5 above scikit-learn's (plain warm starts: below).

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from geneb.probe.solvers.base import PROBE_DEVICES, FitResult, ProbeFit, ProbeProblem
+from geneb.vocabulary import DEFAULT_DEVICE
 
 #: Fixed hyperparameters (scikit-learn ``MLPClassifier``); never tuned per task or model.
 MLP_PARAMS: dict[str, Any] = {
@@ -91,7 +92,7 @@ class TorchMLPProbe:
     name = "torch"
     precision = "float32"  # strict float32: TF32 off (geneb.models.device.tf32)
 
-    def __init__(self, device: str = "auto", threads: int | None = 1) -> None:
+    def __init__(self, device: str = DEFAULT_DEVICE, threads: int | None = 1) -> None:
         from geneb.models.device import resolve_device
 
         self.device = resolve_device(device, PROBE_DEVICES)

@@ -22,6 +22,7 @@ from geneb.probe.solvers.base import PROBE_DEVICES, FitResult, ProbeProblem
 from geneb.probe.solvers.batched_newton import TorchOps
 from geneb.probe.solvers.fast import FEW_SHOT_MAX_ROWS, FastBackend, proba_from_logits
 from geneb.probe.solvers.fast_full import intercept_start
+from geneb.vocabulary import DEFAULT_DEVICE
 
 
 class TorchBatchedBackend(FastBackend):
@@ -29,7 +30,7 @@ class TorchBatchedBackend(FastBackend):
 
     name = "torch"
 
-    def __init__(self, device: str = "auto", few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
+    def __init__(self, device: str = DEFAULT_DEVICE, few_shot_max_rows: int = FEW_SHOT_MAX_ROWS,
                  blas_threads: int | None = None, **_: Any) -> None:
         super().__init__(blas_threads=blas_threads, few_shot_max_rows=few_shot_max_rows)
         self.device = resolve_device(device, PROBE_DEVICES)
