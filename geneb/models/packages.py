@@ -26,6 +26,18 @@ class PackageModelType:
     args: tuple[str, ...] = ()
     #: tokenizer_class names the package provides (registered by ``register``)
     tokenizer_classes: tuple[str, ...] = ()
+    #: the pip name (default ``package``) and the install line, where the extra alone does
+    #: not install it (a package whose pins clash: installed with --no-deps)
+    pip: str = ""
+    install: str = ""
+
+    @property
+    def pip_name(self) -> str:
+        return self.pip or self.package
+
+    @property
+    def install_line(self) -> str:
+        return self.install or f"pip install 'geneb[{self.extra}]'"
 
 
 #: config.json ``model_type`` -> the package that provides it (one declaration).
@@ -39,6 +51,16 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
         "lucaone", "lucaone", "geneb.models.adapters.lucaone:register_classes",
         tokenizer_classes=("LucaGPLMTokenizer",),
     ),
+    # fixed-length track models (geneb.models.adapters.tracks): config class registered
+    "enformer": PackageModelType(
+        "enformer_pytorch", "enformer", "geneb.models.adapters.enformer:register_classes",
+        pip="enformer-pytorch",
+        install="pip install 'geneb[enformer]' && pip install --no-deps enformer-pytorch==0.8.12",
+    ),
+    "borzoi": PackageModelType(
+        "borzoi_pytorch", "borzoi", "geneb.models.adapters.borzoi:register_classes",
+        pip="borzoi-pytorch",
+    ),
 }
 
 
@@ -50,6 +72,14 @@ def provided_by_package(model_type: str) -> PackageModelType | None:
 def provided_tokenizer_class(name: str) -> bool:
     """Whether ``name`` is a tokenizer class of a package of :data:`PACKAGE_MODEL_TYPES`."""
     return any(name in e.tokenizer_classes for e in PACKAGE_MODEL_TYPES.values())
+
+
+def install_line(pip_name: str) -> str:
+    """How to install the pip package ``pip_name``: its entry's line, else ``pip install``."""
+    for entry in PACKAGE_MODEL_TYPES.values():
+        if entry.pip_name == pip_name:
+            return entry.install_line
+    return f"pip install {pip_name}"
 
 
 def register_package_model_type(model_type: str, model: str) -> None:
@@ -65,14 +95,14 @@ def register_package_model_type(model_type: str, model: str) -> None:
         module = importlib.import_module(mod_name)
     except ImportError as e:
         raise ModelError(
-            f"model {model!r} has model_type {model_type!r}, provided by the {entry.package!r} "
-            f"package, which is not installed ({e}); install it: pip install "
-            f"'geneb[{entry.extra}]'"
+            f"model {model!r} has model_type {model_type!r}, provided by the "
+            f"{entry.pip_name!r} package, which is not installed ({e}); install it: "
+            f"{entry.install_line}"
         ) from e
     try:
         getattr(module, func_name)(*entry.args)
     except Exception as e:  # a registration clash or an incompatible package version
         raise ModelError(
-            f"model {model!r}: registering the {entry.package!r} model classes failed "
+            f"model {model!r}: registering the {entry.pip_name!r} model classes failed "
             f"({type(e).__name__}: {e})"
         ) from e
