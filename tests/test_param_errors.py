@@ -102,6 +102,8 @@ ALLOWED = {
     ("probe/subsample.py", "--out"),
     ("tasks/variants.py", "--reference"),  # `geneb tasks fetch NAME --reference GENOME.fa`
     ("tasks/folders.py", "--study-data"),  # `geneb tasks fetch --study-data GENEB_ID`
+    # a pip command line to run: `pip install --no-deps enformer-pytorch==0.8.12`
+    ("models/packages.py", "--no-deps"),
     # text of the HTML report, which documents the report's own inputs
     ("analysis/report/sections/controlled.py", "--model-properties"),
     ("analysis/report/sections/scaling.py", "--model-info"),

@@ -95,7 +95,7 @@ def default_input_bp(model: Any) -> int:
     other ``num_downsamples`` keeps the 1,536 bins (the transformer's published length)."""
     from enformer_pytorch import SEQUENCE_LENGTH
 
-    published_bins = SEQUENCE_LENGTH // 2**PUBLISHED_DOWNSAMPLES
+    published_bins = int(SEQUENCE_LENGTH) // 2**PUBLISHED_DOWNSAMPLES
     return published_bins * 2 ** int(model.config.num_downsamples)
 
 
