@@ -71,7 +71,7 @@ def load(folder: Path, hub_id: str | None, seed: int | None, dtype: Any, device:
 def geometry(model: Any, input_bp: int, hub_id: str | None) -> Geometry:
     """Bins of ``model`` for an ``input_bp`` window, or one line why it cannot take it."""
     cfg = model.config
-    bin_bp = 2 ** int(cfg.num_downsamples)
+    bin_bp = 1 << int(cfg.num_downsamples)
     if input_bp < bin_bp or input_bp % bin_bp:
         raise ModelError(f"max_length: Enformer input must be a positive multiple of its "
                          f"{bin_bp}-bp bins, got {input_bp}", param="max_length")
@@ -95,8 +95,8 @@ def default_input_bp(model: Any) -> int:
     other ``num_downsamples`` keeps the 1,536 bins (the transformer's published length)."""
     from enformer_pytorch import SEQUENCE_LENGTH
 
-    published_bins = int(SEQUENCE_LENGTH) // 2**PUBLISHED_DOWNSAMPLES
-    return published_bins * 2 ** int(model.config.num_downsamples)
+    published_bins = int(SEQUENCE_LENGTH) >> PUBLISHED_DOWNSAMPLES
+    return published_bins << int(model.config.num_downsamples)
 
 
 def trunk(model: Any, x: Any) -> Any:
