@@ -246,16 +246,19 @@ def test_extract_and_run(
     assert sorted(res["model"].unique()) == ["borzoi", "enformer"]
 
 
-def test_vep_llr_is_refused_for_a_track_head(enformer_model: Path, models_dir: Path,
-                                             tmp_path: Path) -> None:
-    """Enformer's heads predict assay tracks, not bases: no likelihood for ``llr``."""
+def test_vep_llr_is_refused_for_a_track_head(enformer_model: Path, models_dir: Path) -> None:
+    """Enformer's heads predict assay tracks, not bases: no likelihood for ``llr``; the
+    refusal comes before any embedding (the CLI prints it as one line)."""
+    from geneb.vep.capabilities import ScorerUnsupported
+    from geneb.vep.runner import score_variants
+
     variants = models_dir.parent / "variants" / "brca1_findlay2018"
-    proc = geneb_cli("vep", "score", "--task", str(variants), "--model", str(enformer_model),
-                     "--limit", "2", "--window", "64", "--scorer", "llr",
-                     "--out", str(tmp_path / "s.csv"))
-    line = one_error_line(proc)
-    assert "llr" in line and "track" in line and "cosine, l2" in line, line
-    assert not (tmp_path / "s.csv").exists()
+    with pytest.raises(ScorerUnsupported) as e:
+        score_variants(variants, str(enformer_model), ["cosine", "llr"], window=64, limit=2,
+                       device="cpu")
+    line = str(e.value)
+    assert "\n" not in line and "scorer='llr'" in line and "assay tracks" in line, line
+    assert e.value.supported == ["cosine", "l2"]
 
 
 def test_catalogue_names_load_with_the_package(
