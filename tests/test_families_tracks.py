@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_families import assert_rows_close, real_sequences
-from test_families_cli import REPO, geneb_cli, one_error_line
+from test_families_cli import geneb_cli
 from test_run_real_model import capped_task
 
 import geneb
@@ -205,26 +203,21 @@ def test_options_that_do_not_apply_are_one_line(enformer_model: Path) -> None:
 @pytest.mark.parametrize("package,extra", [("enformer_pytorch", "enformer"),
                                            ("borzoi_pytorch", "borzoi")])
 def test_without_the_package_is_one_line(
-    package: str, extra: str, enformer_model: Path, borzoi_model: Path, tmp_path: Path
+    package: str, extra: str, enformer_model: Path, borzoi_model: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """In process (the CLI prints a ModelError as its one line: tests/test_families_packages.py
+    runs that path for LucaOne)."""
     model = enformer_model if extra == "enformer" else borzoi_model
-    store = tmp_path / "store.zarr"
-    script = (
-        "import sys, runpy\n"
-        f"sys.modules[{package!r}] = None  # as if not installed\n"
-        f"sys.argv = ['geneb', 'extract', '--store', {str(store)!r}, '--model', "
-        f"{str(model)!r}, '--task', 'syn_cpg_island']\n"
-        "runpy.run_module('geneb', run_name='__main__')\n"
-    )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=600)
-    line = one_error_line(proc)
+    monkeypatch.setitem(sys.modules, package, None)  # as if not installed
+    with pytest.raises(ModelError) as e:
+        geneb.get_embedder(str(model), device="cpu", max_length=INPUT_BP)
+    line = str(e.value)
     pip = package.replace("_", "-")
-    assert f"'{pip}' package" in line and f"pip install 'geneb[{extra}]'" in line, line
+    assert "\n" not in line and f"'{pip}' package" in line, line
+    assert f"pip install 'geneb[{extra}]'" in line, line
     if extra == "enformer":
         assert "pip install --no-deps enformer-pytorch==0.8.12" in line, line
-    assert not store.exists()
 
 
 def test_extract_and_run(

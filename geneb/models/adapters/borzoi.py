@@ -98,15 +98,9 @@ def default_input_bp(model: Any) -> int:
     return INPUT_BP
 
 
-def package_version() -> str:
-    from importlib.metadata import version
-
-    return version("borzoi-pytorch")
-
-
 FAMILY = TrackFamily(
     name="borzoi", title="Borzoi", model_type="borzoi", package="borzoi-pytorch",
     default_input_bp=default_input_bp, default_input_source=_DEFAULT_INPUT_SOURCE,
     recipe="final_joined_convs output (forward(return_embeddings=True)[1]), 1920 per bin",
-    load=load, geometry=geometry, trunk=trunk, package_version=package_version,
+    load=load, geometry=geometry, trunk=trunk,
 )  # fmt: skip

@@ -104,15 +104,9 @@ def trunk(model: Any, x: Any) -> Any:
     return model(x, return_only_embeddings=True)
 
 
-def package_version() -> str:
-    from importlib.metadata import version
-
-    return version("enformer-pytorch")
-
-
 FAMILY = TrackFamily(
     name="enformer", title="Enformer", model_type="enformer", package="enformer-pytorch",
     default_input_bp=default_input_bp, default_input_source=_DEFAULT_INPUT_SOURCE,
     recipe="trunk output (return_embeddings / return_only_embeddings), 2 x dim per bin",
-    load=load, geometry=geometry, trunk=trunk, package_version=package_version,
+    load=load, geometry=geometry, trunk=trunk,
 )  # fmt: skip

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,6 @@ class TrackFamily:
     geometry: Callable[[Any, int, str | None], Geometry]
     #: (model, one-hot float tensor (batch, input_bp, 4)) -> tensor (batch, target_bins, dim)
     trunk: Callable[[Any, Any], Any]
-    package_version: Callable[[], str]
 
 
 @dataclass(frozen=True)
@@ -221,7 +221,7 @@ class TrackEmbedder:
         extra: dict[str, Any] = {
             "model_source": self.source,
             "model_class": type(self.model).__name__,
-            "package": f"{self.family.package}=={self.family.package_version()}",
+            "package": f"{self.family.package}=={version(self.family.package)}",
             "embedding": self.family.recipe,
             "fixed_input": {
                 "input_bp": g.input_bp, "input_bp_source": self._input_source,
