@@ -203,12 +203,11 @@ def test_options_that_do_not_apply_are_one_line(enformer_model: Path) -> None:
 @pytest.mark.parametrize("package,extra", [("enformer_pytorch", "enformer"),
                                            ("borzoi_pytorch", "borzoi")])
 def test_without_the_package_is_one_line(
-    package: str, extra: str, enformer_model: Path, borzoi_model: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    package: str, extra: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In process (the CLI prints a ModelError as its one line: tests/test_families_packages.py
     runs that path for LucaOne)."""
-    model = enformer_model if extra == "enformer" else borzoi_model
+    model = request.getfixturevalue(f"{extra}_model")
     monkeypatch.setitem(sys.modules, package, None)  # as if not installed
     with pytest.raises(ModelError) as e:
         geneb.get_embedder(str(model), device="cpu", max_length=INPUT_BP)
