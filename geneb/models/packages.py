@@ -75,7 +75,19 @@ def provided_tokenizer_class(name: str) -> bool:
 
 
 def install_line(pip_name: str) -> str:
-    """How to install the pip package ``pip_name``: its entry's line, else ``pip install``."""
+    """How to install the pip package ``pip_name``.
+
+    Parameters
+    ----------
+    pip_name : str
+        A pip package name (a catalogue entry's ``extra_packages`` item).
+
+    Returns
+    -------
+    str
+        The install line of its :data:`PACKAGE_MODEL_TYPES` entry (the extra, and a
+        ``--no-deps`` step where its pins clash), else ``pip install <pip_name>``.
+    """
     for entry in PACKAGE_MODEL_TYPES.values():
         if entry.pip_name == pip_name:
             return entry.install_line

@@ -47,8 +47,19 @@ def _cached_model_type(hub_id: str) -> str | None:
 def track_model_type(kind: str, family_name: str | None, hub_id: str | None) -> str | None:
     """The track model_type a model spec names (None: not a track model).
 
-    ``kind`` and ``family_name`` as :class:`geneb.models.registry.ModelMeta` has them (a
-    folder's family is its config's model_type; a catalogue family is "Enformer").
+    Parameters
+    ----------
+    kind : str
+        ``ModelMeta.kind`` (folder, catalogue, hub, ...).
+    family_name : str or None
+        ``ModelMeta.family``: a folder's config model_type, or a catalogue family ("Enformer").
+    hub_id : str or None
+        ``ModelMeta.hub_id``; for an uncatalogued hub id its cached config.json is read.
+
+    Returns
+    -------
+    str or None
+        ``"enformer"``, ``"borzoi"``, or None.
     """
     fam = (family_name or "").lower()
     if fam in TRACK_MODEL_TYPES:
@@ -60,5 +71,20 @@ def track_model_type(kind: str, family_name: str | None, hub_id: str | None) -> 
 
 
 def build_track_embedder(model_type: str, source: str, **options: Any) -> TrackEmbedder:
-    """A :class:`TrackEmbedder` of ``source`` (folder or cached hub id) with ``options``."""
+    """A :class:`TrackEmbedder` of ``source`` with ``options``.
+
+    Parameters
+    ----------
+    model_type : str
+        One of :data:`TRACK_MODEL_TYPES`.
+    source : str
+        A model folder or a cached hub id.
+    **options
+        :class:`TrackEmbedder`'s keyword parameters.
+
+    Returns
+    -------
+    TrackEmbedder
+        Loaded, self-tested, ready to embed.
+    """
     return TrackEmbedder(source, family(model_type), **options)

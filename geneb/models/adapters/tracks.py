@@ -96,7 +96,21 @@ class Window:
 
 
 def centre(seq: str, width: int) -> Window:
-    """``seq`` centred in ``width`` bases: padded with N, or its central ``width`` bases."""
+    """``seq`` centred in ``width`` bases: padded with N, or its central ``width`` bases.
+
+    Parameters
+    ----------
+    seq : str
+        One DNA sequence.
+    width : int
+        The model's fixed input length in bases.
+
+    Returns
+    -------
+    Window
+        The window text, where the real sequence starts in it, how long it is there, and how
+        many bases a longer sequence lost (left ``(n - width) // 2``, the rest on the right).
+    """
     n = len(seq)
     if n >= width:
         cut = (n - width) // 2
@@ -116,7 +130,20 @@ def one_hot(texts: Sequence[str]) -> np.ndarray:
 
 
 def pooled_bins(w: Window, g: Geometry) -> tuple[int, int]:
-    """[lo, hi): the returned bins that overlap the real sequence of ``w``."""
+    """The returned bins that overlap the real sequence of ``w``.
+
+    Parameters
+    ----------
+    w : Window
+        A prepared window (:func:`centre`).
+    g : Geometry
+        The model's bins in its input window.
+
+    Returns
+    -------
+    tuple of int
+        ``(lo, hi)``: bins ``lo .. hi - 1`` of the model's output are averaged.
+    """
     lo = w.start // g.bin_bp - g.offset_bins
     hi = -(-(w.start + w.length) // g.bin_bp) - g.offset_bins
     return max(lo, 0), min(hi, g.target_bins)
@@ -149,7 +176,30 @@ def check_track_options(title: str, pooling: str, layer: int, layers: Any, trunc
 
 
 class TrackEmbedder:
-    """A frozen fixed-length track model as an embedder (see the module doc)."""
+    """A frozen fixed-length track model as an embedder (see the module doc).
+
+    Parameters
+    ----------
+    source : str
+        A model folder or a hub id in the local Hugging Face cache.
+    family : TrackFamily
+        The family module's declaration (``geneb.models.adapters.enformer.FAMILY``, ...).
+    device, dtype : str
+        As for every adapter (``auto``: CUDA with bfloat16 where available, else CPU float32).
+    max_length : int, optional
+        The fixed input length in bases (default: the family's published length).
+    pooling, layer, layers, truncation
+        Accepted at their defaults only (``mean``, -1, None, ``truncate``); anything else is
+        refused in one line: the embedding is the mean of the trunk output.
+    trust_remote_code : bool
+        Checked, never needed: the package's classes build the model, no folder code runs.
+    random_init_seed : int, optional
+        The same architecture with seeded random weights (``random:``).
+    name : str, optional
+        The store key (default: the folder name or hub id).
+    extra : dict, optional
+        More provenance fields (the catalogue's).
+    """
 
     def __init__(
         self,
