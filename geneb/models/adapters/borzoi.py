@@ -102,5 +102,5 @@ FAMILY = TrackFamily(
     name="borzoi", title="Borzoi", model_type="borzoi", package="borzoi-pytorch",
     default_input_bp=default_input_bp, default_input_source=_DEFAULT_INPUT_SOURCE,
     recipe="final_joined_convs output (forward(return_embeddings=True)[1]), 1920 per bin",
-    load=load, geometry=geometry, trunk=trunk,
+    autocast=True, load=load, geometry=geometry, trunk=trunk,
 )  # fmt: skip

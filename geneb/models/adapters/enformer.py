@@ -108,5 +108,5 @@ FAMILY = TrackFamily(
     name="enformer", title="Enformer", model_type="enformer", package="enformer-pytorch",
     default_input_bp=default_input_bp, default_input_source=_DEFAULT_INPUT_SOURCE,
     recipe="trunk output (return_embeddings / return_only_embeddings), 2 x dim per bin",
-    load=load, geometry=geometry, trunk=trunk,
+    autocast=False, load=load, geometry=geometry, trunk=trunk,
 )  # fmt: skip

@@ -73,6 +73,9 @@ class TrackFamily:
     default_input_bp: Callable[[Any], int]
     default_input_source: str  # where the fixed input length is documented
     recipe: str  # what the per-bin vector is (provenance)
+    #: half precision as the family's own scripts run it: float32 weights under
+    #: ``torch.autocast`` (Borzoi caches float32 relative positions: bf16 weights fail)
+    autocast: bool
     #: (folder, hub_id, random_init_seed, torch dtype, device) -> model in eval mode
     load: Callable[[Path, str | None, int | None, Any, str], Any]
     #: (model, input_bp, hub_id) -> Geometry; a ModelError for an input it cannot take
@@ -232,8 +235,11 @@ class TrackEmbedder:
         register_package_model_type(family.model_type, self.source)  # one line if missing
         self.device = resolve_device(device)
         self.dtype_name = resolve_dtype(dtype, self.device)
+        # autocast families keep float32 weights; their half dtype applies in the forward
+        self._autocast = family.autocast and self.dtype_name != "float32"
+        weights = "float32" if family.autocast else self.dtype_name
         self.model = family.load(self._source.folder, self._source.hub_id, random_init_seed,
-                                 torch_dtype(self.dtype_name), self.device)
+                                 torch_dtype(weights), self.device)
         input_bp = family.default_input_bp(self.model) if max_length is None else int(max_length)
         self._input_source = family.default_input_source if max_length is None else "max_length"
         self.geometry = family.geometry(self.model, input_bp, self._source.hub_id)
@@ -251,8 +257,15 @@ class TrackEmbedder:
         return base if seed is None else f"random-init:seed={int(seed)}:config-of:{base}"
 
     def _self_test(self) -> BatchPolicy:
-        with selftest_precision(self.model, self.dtype_name) as test_dtype:
-            return generic_policy(self, tolerance_for(test_dtype))
+        """The generic self-test in float32 (autocast off: a padding leak is the code's, half
+        precision rounding would hide it; ``geneb.models.selftest``)."""
+        autocast, self._autocast = self._autocast, False
+        try:
+            weights = "float32" if self.family.autocast else self.dtype_name
+            with selftest_precision(self.model, weights) as test_dtype:
+                return generic_policy(self, tolerance_for(test_dtype))
+        finally:
+            self._autocast = autocast
 
     # ------------------------------------------------------------------ protocol
     @property
@@ -285,6 +298,8 @@ class TrackEmbedder:
             "batch_invariance": self.batch_policy.describe(),
             "trust_remote_code": False,
         }
+        if self.family.autocast and self.dtype_name != "float32":
+            extra["autocast"] = f"float32 weights, forward under torch.autocast({self.dtype_name})"
         if self._source.hub_id is not None:
             extra.update(hub_id=self._source.hub_id, hub_commit=self._source.commit)
         if self.random_init_seed is not None:
@@ -313,11 +328,14 @@ class TrackEmbedder:
         """One forward pass over ``items``: (len(items), dim) float32."""
         import torch
 
+        from geneb.models.device import torch_dtype
         from geneb.models.model_code import model_code_errors
 
         x = torch.from_numpy(one_hot([w.text for w in items])).to(self.device)
         x = x.to(next(self.model.parameters()).dtype)
-        with torch.inference_mode(), model_code_errors(self.source, "running its trunk"):
+        with torch.inference_mode(), model_code_errors(self.source, "running its trunk"), \
+                torch.autocast(self.device.split(":")[0], dtype=torch_dtype(self.dtype_name),
+                               enabled=self._autocast):
             bins = self.family.trunk(self.model, x).float().cpu().numpy()
         expected = (len(items), self.geometry.target_bins, self.geometry.dim)
         if bins.shape != expected:
