@@ -53,7 +53,7 @@ def load(folder: Path, hub_id: str | None, seed: int | None, dtype: Any, device:
 
     from geneb.models.model_code import model_code_errors
 
-    with model_code_errors(str(folder), "loading its model code and weights"):
+    with model_code_errors(hub_id or str(folder), "loading its model code and weights"):
         if seed is None:
             model = Enformer.from_pretrained(str(folder), dtype=dtype, local_files_only=True)
         else:
