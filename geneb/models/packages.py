@@ -26,17 +26,19 @@ class PackageModelType:
     args: tuple[str, ...] = ()
     #: tokenizer_class names the package provides (registered by ``register``)
     tokenizer_classes: tuple[str, ...] = ()
-    #: the pip name (default ``package``) and the install line, where the extra alone does
-    #: not install it (a package whose pins clash: installed with --no-deps)
-    pip: str = ""
+    #: the pip distribution, where its name is not the module's (ai2-olmo: ``hf_olmo``)
+    distribution: str = ""
+    #: the install line, where ``pip install 'geneb[extra]'`` is not all of it
     install: str = ""
 
     @property
     def pip_name(self) -> str:
-        return self.pip or self.package
+        """The name ``pip install`` knows the package by."""
+        return self.distribution or self.package
 
     @property
     def install_line(self) -> str:
+        """What installs it."""
         return self.install or f"pip install 'geneb[{self.extra}]'"
 
 
@@ -54,12 +56,12 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
     # fixed-length track models (geneb.models.adapters.tracks): config class registered
     "enformer": PackageModelType(
         "enformer_pytorch", "enformer", "geneb.models.adapters.enformer:register_classes",
-        pip="enformer-pytorch",
+        distribution="enformer-pytorch",
         install="pip install 'geneb[enformer]' && pip install --no-deps enformer-pytorch==0.8.12",
     ),
     "borzoi": PackageModelType(
         "borzoi_pytorch", "borzoi", "geneb.models.adapters.borzoi:register_classes",
-        pip="borzoi-pytorch",
+        distribution="borzoi-pytorch",
     ),
 }
 
@@ -72,26 +74,6 @@ def provided_by_package(model_type: str) -> PackageModelType | None:
 def provided_tokenizer_class(name: str) -> bool:
     """Whether ``name`` is a tokenizer class of a package of :data:`PACKAGE_MODEL_TYPES`."""
     return any(name in e.tokenizer_classes for e in PACKAGE_MODEL_TYPES.values())
-
-
-def install_line(pip_name: str) -> str:
-    """How to install the pip package ``pip_name``.
-
-    Parameters
-    ----------
-    pip_name : str
-        A pip package name (a catalogue entry's ``extra_packages`` item).
-
-    Returns
-    -------
-    str
-        The install line of its :data:`PACKAGE_MODEL_TYPES` entry (the extra, and a
-        ``--no-deps`` step where its pins clash), else ``pip install <pip_name>``.
-    """
-    for entry in PACKAGE_MODEL_TYPES.values():
-        if entry.pip_name == pip_name:
-            return entry.install_line
-    return f"pip install {pip_name}"
 
 
 def register_package_model_type(model_type: str, model: str) -> None:

@@ -283,10 +283,10 @@ def check_ready(meta: ModelMeta, *, trust_remote_code: bool = False, device: str
         )
     missing = [p for p in m.extra_packages if importlib.util.find_spec(module_of(p)) is None]
     if missing:
-        from geneb.models.packages import install_line
-
-        how = " && ".join(dict.fromkeys(install_line(p) for p in missing))
-        raise ModelError(f"model {label!r} needs the package(s) {', '.join(missing)}: {how}")
+        raise ModelError(
+            f"model {label!r} needs the package(s) {', '.join(missing)}: "
+            f"pip install {' '.join(missing)}"
+        )
 
 
 def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
