@@ -48,11 +48,6 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
     "ConvNet": _GPN,  # legacy GPN (gpn-brassicales, the fixture)
     "GPNRoFormer": _GPN,
     "GPN": _GPN,
-    # LucaOne: importing the package registers config and models; geneb adds its tokenizer
-    "lucaone": PackageModelType(
-        "lucaone", "lucaone", "geneb.models.adapters.lucaone:register_classes",
-        tokenizer_classes=("LucaGPLMTokenizer",),
-    ),
     # fixed-length track models (geneb.models.adapters.tracks): config class registered
     "enformer": PackageModelType(
         "enformer_pytorch", "enformer", "geneb.models.adapters.enformer:register_classes",
@@ -62,6 +57,11 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
     "borzoi": PackageModelType(
         "borzoi_pytorch", "borzoi", "geneb.models.adapters.borzoi:register_classes",
         distribution="borzoi-pytorch",
+    ),
+    # LucaOne: importing the package registers config and models; geneb adds its tokenizer
+    "lucaone": PackageModelType(
+        "lucaone", "lucaone", "geneb.models.adapters.lucaone:register_classes",
+        tokenizer_classes=("LucaGPLMTokenizer",),
     ),
 }
 
