@@ -31,6 +31,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
+#: also the fixed-length track models (Enformer, Borzoi), built tiny with their packages' classes
+#: (tests/test_families_tracks.py): name -> (builder there, the package's import name); run
+#: at the tests' short input (TRACK_INPUT_BP bp, 128-bp target window) as --max-length
+TRACK_FAMILIES = {"Enformer": ("build_tiny_enformer", "enformer_pytorch"),
+                  "Borzoi": ("build_tiny_borzoi", "borzoi_pytorch")}
+TRACK_INPUT_BP = 256
 FIXTURES = {
     "DNABERT-2": ("families/dnabert2-117m-tiny", True),
     "GENA-LM": ("families/gena-lm-bert-t2t-tiny", True),
@@ -66,17 +72,31 @@ def package_family_path(fam: str, tmp: Path, shared: Path = Path("../shared")) -
     return root / "models" / "dataset2" / "finetuned_hyenadna"
 
 
+def track_family_path(fam: str, tmp: Path) -> Path:
+    """The tiny Enformer or Borzoi folder, built with its package's classes."""
+    if str(_TESTS) not in sys.path:
+        sys.path.insert(0, str(_TESTS))
+    builder, module = TRACK_FAMILIES[fam]
+    if importlib.util.find_spec(module) is None:
+        raise RuntimeError(f"{module} is not installed: see docs/models.md ({fam})")
+    import test_families_tracks
+
+    return getattr(test_families_tracks, builder)(tmp / f"{fam.lower()}-tiny")
+
+
 def timed(fn) -> tuple[float, float, object]:
     w0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     return time.perf_counter() - w0, time.process_time() - c0, out
 
 
-def bench_family(path: Path, trust: bool, task, repeats: int, pooling: str = "mean") -> dict:
+def bench_family(path: Path, trust: bool, task, repeats: int, pooling: str = "mean",
+                 **options) -> dict:
     import geneb
     from geneb.store import FeatureStore
 
-    emb = geneb.get_embedder(str(path), trust_remote_code=trust, device="cpu", pooling=pooling)
+    emb = geneb.get_embedder(str(path), trust_remote_code=trust, device="cpu", pooling=pooling,
+                             **options)
     seqs = list(task.split("test").sequences)
 
     def pipeline() -> np.ndarray:
@@ -141,6 +161,17 @@ def main() -> None:
             try:
                 path = package_family_path(fam, Path(d), shared)
                 out[fam] = bench_family(path, trust, task, args.repeats, pooling)
+            except (geneb.GenebError, RuntimeError) as e:  # package absent or failing
+                out[fam] = {"error": str(e)}
+            print(fam, json.dumps(out[fam]), flush=True)
+    with tempfile.TemporaryDirectory() as d:
+        for fam in TRACK_FAMILIES:
+            if only and fam not in only:
+                continue
+            try:
+                path = track_family_path(fam, Path(d))
+                out[fam] = bench_family(path, False, task, args.repeats,
+                                        max_length=TRACK_INPUT_BP)
             except (geneb.GenebError, RuntimeError) as e:  # package absent or failing
                 out[fam] = {"error": str(e)}
             print(fam, json.dumps(out[fam]), flush=True)

@@ -72,7 +72,9 @@ def _call_builder(via: str, out: Path) -> tuple[str, dict[str, Any]]:
 
 #: the options a family's documented embedding needs (LucaOne: between [CLS] and [SEP])
 FAMILY_OPTIONS = {"builder:tests/test_families_packages.py::build_tiny_lucaone":
-                  {"pooling": "mean_nonspecial"}}
+                  {"pooling": "mean_nonspecial"},
+                  "builder:tests/test_families_tracks.py::build_tiny_enformer":
+                  {"max_length": 256}}
 
 
 @cache

@@ -50,8 +50,13 @@ def truncation_warning(results: Sequence[Any]) -> str | None:
     where = ", ".join(f"{r.key} ({r.truncated_rows})" for r in hit)
     ctxs = {r.provenance.max_length for r in hit if r.provenance is not None}
     ctx = f" ({ctxs.pop()} tokens)" if len(ctxs) == 1 else ""
+    from geneb.models.adapters.track_models import TRACK_MODEL_TYPES
+
+    types = {r.provenance.model_type for r in hit if r.provenance is not None}
+    fixed = bool(types) and types <= set(TRACK_MODEL_TYPES)  # Enformer, Borzoi: no windowing
+    hint = ("their central bases were embedded (the model's fixed input window)" if fixed
+            else "truncation='window' embeds them whole")
     return (
         f"warning: {rows:,} of {total:,} rows were longer than the model context{ctx} "
-        f"and were truncated, {toks:,} tokens dropped: {where}; "
-        "truncation='window' embeds them whole"
+        f"and were truncated, {toks:,} tokens dropped: {where}; {hint}"
     )

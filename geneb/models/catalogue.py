@@ -68,7 +68,7 @@ _TOKENIZATION_CLASS = {"BPE": "BPE", "k-mer": "k-mer", "single base": "single-nu
                        "other": "other"}  # fmt: skip
 CAPABILITIES = ("embeddings", "masked_lm", "causal_lm")
 CONTEXT_UNITS = ("tokens", "bp")
-LOADERS = ("transformers", "external")
+LOADERS = ("transformers", "package", "external")
 STUDIES = ("GENEB", "GFMBench-API")
 #: How geneb runs a model here (``runs``), set by tests/test_models_coverage.py, never assumed:
 #: ``native``: its transformers class (``runs_via``), run on a tiny config of that class;
@@ -118,7 +118,8 @@ class CatalogueEntry:
     extra_packages: tuple[str, ...] | None
     quirks: str | None
     capabilities: tuple[str, ...] | None
-    loader: str | None  # transformers: geneb's hf adapter can load it; external: needs a plugin
+    loader: str | None  # transformers: geneb's hf adapter; package: geneb's adapter on the
+    # family's pip package (Enformer, Borzoi: geneb.models.adapters.tracks); external: a plugin
     revision: str | None = None  # pinned hub commit (40 hex); None: the hub's main ref
     cuda_packages: tuple[str, ...] | None = None  # pip packages whose kernels need CUDA
     test_fixture: str | None = None  # shared/models folder covering this family's code path

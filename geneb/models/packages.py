@@ -50,6 +50,16 @@ PACKAGE_MODEL_TYPES: dict[str, PackageModelType] = {
     "ConvNet": _GPN,  # legacy GPN (gpn-brassicales, the fixture)
     "GPNRoFormer": _GPN,
     "GPN": _GPN,
+    # fixed-length track models (geneb.models.adapters.tracks): config class registered
+    "enformer": PackageModelType(
+        "enformer_pytorch", "enformer", "geneb.models.adapters.enformer:register_classes",
+        distribution="enformer-pytorch",
+        install="pip install 'geneb[enformer]' && pip install --no-deps enformer-pytorch==0.8.12",
+    ),
+    "borzoi": PackageModelType(
+        "borzoi_pytorch", "borzoi", "geneb.models.adapters.borzoi:register_classes",
+        distribution="borzoi-pytorch",
+    ),
     # LucaOne: importing the package registers config and models; geneb adds its tokenizer
     "lucaone": PackageModelType(
         "lucaone", "lucaone", "geneb.models.adapters.lucaone:register_classes",

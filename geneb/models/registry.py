@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -379,16 +380,20 @@ def _build(meta: ModelMeta, opts: dict[str, Any], name: str | None) -> Embedder:
 
         return minilm.make_minilm_control(**opts)
     from geneb.models.adapters.hf import HFEmbedder
+    from geneb.models.adapters.track_models import build_track_embedder, track_model_type
 
+    track = track_model_type(meta.kind, meta.family, meta.hub_id)  # Enformer, Borzoi
     if meta.kind == "folder":
-        return HFEmbedder(meta.path, name=name, **opts)  # type: ignore[arg-type]
+        cls = HFEmbedder if track is None else partial(build_track_embedder, track)
+        return cls(meta.path, name=name, **opts)  # type: ignore[arg-type]
     extra = None
     if meta.catalogue is not None:
         extra = {"catalogue": meta.catalogue.name, "hub_id": meta.hub_id}
         if meta.n_params is not None:
             extra["n_params_published"] = meta.n_params
             extra["n_params_published_source"] = meta.catalogue.sources["n_params"]
-    return HFEmbedder(meta.hub_id, name=name or meta.key, extra=extra, **opts)  # type: ignore[arg-type]
+    cls = HFEmbedder if track is None else partial(build_track_embedder, track)
+    return cls(meta.hub_id, name=name or meta.key, extra=extra, **opts)  # type: ignore[arg-type]
 
 
 def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:

@@ -127,6 +127,12 @@ def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool
     except OSError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ModelError(f"cannot load model {src!r}: {first}") from e
+    from geneb.models.adapters.track_models import TRACK_MODEL_TYPES
+
+    if getattr(config, "model_type", None) in TRACK_MODEL_TYPES:  # Enformer, Borzoi
+        caps.notes.append("a sequence-to-track model: its heads predict assay tracks, not "
+                          "bases, so there is no likelihood to score")
+        return
     auto_map = getattr(config, "auto_map", None) or {}
     plans = {
         "causal_lm": ("AutoModelForCausalLM", ma.MODEL_FOR_CAUSAL_LM_MAPPING),
