@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from geneb.constraints import validate_params
 from geneb.errors import GenebError
 from geneb.results import parts
 from geneb.results.schema import (
@@ -316,6 +317,7 @@ def read_table(path: str | os.PathLike[str]) -> pa.Table:
     return ResultsTable(path).read()
 
 
+@validate_params({})  # a call that does not fit is an ArgumentError
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell).
 
