@@ -134,15 +134,16 @@ def test_store_info_takes_the_options_of_store_export(tmp_path) -> None:
                    labels=np.array([0, 1]), rows=np.array([0, 1]), dim=2) as w:
         w.append(np.ones((2, 2), dtype=np.float32))
     store = str(tmp_path / "S")
-    new = runner.invoke(app, ["store", "info", store, "--model", "m", "--task", "t",
+    new = runner.invoke(app, ["store", "info", "--store", store, "--model", "m", "--task", "t",
                               "--split", "train"])
-    short = runner.invoke(app, ["store", "info", store, "-m", "m", "-t", "t", "-s", "train"])
+    short = runner.invoke(app, ["store", "info", "--store", store, "-m", "m", "-t", "t",
+                                "-s", "train"])
     assert new.exit_code == 0, new.output
     assert new.output == short.output
     assert json.loads(new.output)["shape"] == [2, 2]
     for args, msg in ((["m", "t", "train"], "unexpected extra argument"),
                       (["--model", "m", "--task", "t"], "--split: expected")):
-        r = runner.invoke(app, ["store", "info", store, *args])
+        r = runner.invoke(app, ["store", "info", "--store", store, *args])
         assert r.exit_code == 2 and msg in r.output, r.output
 
 

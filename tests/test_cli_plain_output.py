@@ -105,9 +105,9 @@ def test_disk_error_message(exc, expected):
 
 
 def test_other_os_errors_are_not_hidden(monkeypatch):
-    import geneb.probe.engine as engine
+    import geneb.probe.each as each
 
-    monkeypatch.setattr(engine, "run_probes", _raiser(ConnectionRefusedError(111, "refused")))
+    monkeypatch.setattr(each, "run_probes", _raiser(ConnectionRefusedError(111, "refused")))
     r = runner.invoke(app, ["probe", "--store", "s", "--out", "o.parquet"])
     assert isinstance(r.exception, ConnectionRefusedError)
 

@@ -48,7 +48,7 @@ import functools
 import math
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -332,8 +332,28 @@ def _extract_workers(ex: dict[str, Any], src: str) -> int | None:
     return ex.get("workers")
 
 
-def load_plan(path: str | Path) -> Plan:
-    """Read and validate ``PLAN.toml``; nothing is computed here."""
+def load_plan(path: str | Path, *, workers: int | None = None,
+              scheduler: str | None = None) -> Plan:
+    """Read and validate ``PLAN.toml``; nothing is computed here.
+
+    Parameters
+    ----------
+    path : str or Path
+        The plan file (TOML).
+    workers : int, optional
+        Run extraction and probing on this many local Dask workers, whatever the plan's
+        ``[extract]`` / ``[probe]`` ``workers`` / ``scheduler`` say.
+    scheduler : str, optional
+        Run them on the Dask cluster at this address instead (not with ``workers``).
+
+    Returns
+    -------
+    Plan
+        The checked plan, its relative paths resolved against the plan's folder.
+    """
+    if workers is not None and scheduler is not None:
+        raise PlanError(f"give workers or scheduler, not both (got workers={workers} and "
+                        f"scheduler={scheduler!r})")
     p = Path(path)
     if not p.is_file():
         raise PlanError(f"plan file {str(p)!r} does not exist")
@@ -342,4 +362,8 @@ def load_plan(path: str | Path) -> Plan:
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{p}: not valid TOML: {e}") from e
     plan = parse_plan(data, base=p.resolve().parent, src=str(p))
-    return Plan(**{**plan.__dict__, "path": p.resolve()})
+    plan = replace(plan, path=p.resolve())
+    if workers is not None or scheduler is not None:
+        plan = replace(plan, extract_workers=workers, extract_scheduler=scheduler,
+                       probe=replace(plan.probe, workers=workers, scheduler=scheduler))
+    return plan
