@@ -63,7 +63,7 @@ def test_report_takes_shots(monkeypatch, tmp_path) -> None:
     seen: list[object] = []
 
     def fake_build_report(results, out, **kw):  # noqa: ANN001, ANN003, ANN202
-        seen.append(kw["regimes"])
+        seen.append(kw["shots"])
         return out
 
     monkeypatch.setattr("geneb.analysis.report.build_report", fake_build_report)
@@ -155,7 +155,7 @@ def test_plan_report_shots(tmp_path) -> None:
             'names = ["syn_tata"]\n[probe]\nshots = ["1", "full"]\n[report]\n')
     p = tmp_path / "plan.toml"
     p.write_text(base + 'shots = ["full"]\n')
-    assert load_plan(p).report_regimes == ("full",)
+    assert load_plan(p).report_shots == ("full",)
     p.write_text(base + 'regimes = ["1"]\n')  # the old name is an unknown key now
     with pytest.raises(PlanError, match="regimes"):
         load_plan(p)

@@ -242,7 +242,7 @@ def test_rerun_removes_stale_figures(tmp_path):
 def test_restrict_regimes_and_cs(tmp_path):
     out = tmp_path / "restricted"
     index = build_report(
-        example_results(), out, regimes=["10", "full"], Cs=[0.1, 10.0], n_boot=N_BOOT
+        example_results(), out, shots=["10", "full"], Cs=[0.1, 10.0], n_boot=N_BOOT
     )
     html = index.read_text(encoding="utf-8")
     assert "headline C = 0.1" in html  # C = 1 excluded: the first given is the headline

@@ -82,8 +82,8 @@ StrandsOpt = Annotated[
 NameOpt = Annotated[
     str | None, typer.Option("--name", help="Store key for the model (one model only).")
 ]
-SeedOpt = Annotated[
-    int | None, typer.Option("--seed", help="Weight seed of random:<model> (default 0).")
+WeightSeedOpt = Annotated[
+    int | None, typer.Option("--weight-seed", help="Weight seed of random:<model> (default 0).")
 ]
 TrustRemoteCodeOpt = Annotated[
     bool,
@@ -147,7 +147,7 @@ def extract(
     truncation: TruncationOpt = "truncate",
     strands: StrandsOpt = "forward",
     name: NameOpt = None,
-    seed: SeedOpt = None,
+    weight_seed: WeightSeedOpt = None,
     trust_remote_code: TrustRemoteCodeOpt = False,
     trust_remote_code_for: TrustRemoteCodeForOpt = None,
     overwrite: OverwriteOpt = False,
@@ -218,7 +218,7 @@ def _warn(line: str) -> None:
 _RUNNER_KEYS = (
     "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name", "overwrite",
     "data_dir", "storage_dtype", "truncation", "strands",
-    "seed", "block_rows", "layers", "recipe",
+    "weight_seed", "block_rows", "layers", "recipe",
 )  # fmt: skip
 
 

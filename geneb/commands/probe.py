@@ -23,9 +23,10 @@ ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "probes": "probe
 
 
 # Options of `geneb probe`, declared once (the signature stays short).
-StoreOpt = Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")]
-OutOpt = Annotated[
-    Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
+StoreOpt = Annotated[str, typer.Option("--store", help="Feature store to read embeddings from "
+                                       "(a folder or fsspec URL).")]
+ResultsOpt = Annotated[
+    Path, typer.Option("--results", help="Results table: a folder of parquet parts (e.g. "
                        "results.parquet), created or extended; a single-file table of an "
                        "older geneb is migrated.")
 ]
@@ -101,7 +102,7 @@ TakeAllOpt = Annotated[
 @cli_errors(aliases=ALIASES)
 def probe(
     store: StoreOpt,
-    out: OutOpt,
+    results: ResultsOpt,
     model: ModelOpt = None,
     task: TaskOpt = None,
     shots: ShotsOpt = None,
@@ -139,12 +140,12 @@ def _run(opts: dict[str, Any]) -> None:
             f"{probe_name + ': ' if n_probes > 1 else ''}"
             f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_pairs} "
             f"model x task pairs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
-            f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
+            f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.results}"
         )
         if s.not_converged:
             typer.echo(f"note: {s.convergence_note()}")
 
     given = {p: opts[o] for o, p in _PASSED.items() if opts[o]}  # None / []: the default
-    run_each_probe(opts["store"], opts["out"], **given, backend=opts["backend"],
+    run_each_probe(opts["store"], opts["results"], **given, backend=opts["backend"],
                    protocol=opts["protocol"], standardize=opts["standardize"],
                    take_all=opts["take_all"], progress=show_progress(), on_probe_done=say)

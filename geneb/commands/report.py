@@ -126,7 +126,7 @@ AuditsOpt = Annotated[
 ]
 
 
-@cli_errors(aliases={"out_dir": "out", "Cs": "C"})
+@cli_errors(aliases={"Cs": "C"})
 def report(
     results: ResultsOpt,
     out: OutOpt,
@@ -155,7 +155,7 @@ def report(
         typer.echo(f"report written to {index}")
 
 
-def _regimes(opts: dict[str, Any]) -> list[str]:
+def _shots(opts: dict[str, Any]) -> list[str]:
     """--shots, checked by ``build_report``'s own declaration under the option's name, so an
     error names ``--shots`` (its other options are checked by ``build_report``)."""
     from geneb.analysis.report.build import REPORT_PARAMS
@@ -163,7 +163,7 @@ def _regimes(opts: dict[str, Any]) -> list[str]:
 
     if not opts["shots"]:
         return []
-    return list(dict.fromkeys(validate(REPORT_PARAMS["regimes"], opts["shots"], "shots")))
+    return list(dict.fromkeys(validate(REPORT_PARAMS["shots"], opts["shots"], "shots")))
 
 
 def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
@@ -176,7 +176,7 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
         opts["results"],
         opts["out"],
         model_info=opts["model_info"],
-        regimes=_regimes(opts) or None,
+        shots=_shots(opts) or None,
         Cs=opts["C"] or None,
         scaling_exclude=tuple(_split(opts["exclude_from_scaling"])),
         n_boot=opts["n_boot"],

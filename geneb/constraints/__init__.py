@@ -44,9 +44,9 @@ from geneb.constraints.rules import (
 from geneb.errors import GenebError, did_you_mean
 
 __all__ = [
-    "ALPHA", "BACKEND", "BATCH_TOKENS", "BOOL", "COMPUTE_DTYPE", "C_VALUE", "DEVICE", "LAYER",
-    "LAYERS", "MAX_LENGTH", "N_BOOT", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
-    "RIDGE_ALPHA", "SCHEDULER", "SEED", "SHOT", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TEXT",
+    "BACKEND", "BATCH_TOKENS", "BOOL", "COMPUTE_DTYPE", "C_VALUE", "DEVICE", "LAYER", "LAYERS",
+    "MAX_LENGTH", "N_BOOT", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL", "RIDGE_ALPHA",
+    "SCHEDULER", "SEED", "SHOT", "SIGNIFICANCE", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TEXT",
     "TIER_EDGE", "TRUNCATION", "WORKERS", "ArgumentError", "Boolean", "Constraint", "Interval",
     "ListOf", "MappingOf", "Nullable", "ParamError", "PathParam", "Pattern", "Regime",
     "StrOptions", "String", "UnknownOptionError", "bind_arguments", "check_as", "param_of",
@@ -172,7 +172,7 @@ def validate_params(spec: Mapping[str, Constraint]) -> Callable[[F], F]:
 # (geneb.params.PLAN_SECTIONS) and CLI options check against the same objects.
 SEED = Interval(int, 0, None)
 POSITIVE_INT = Interval(int, 1, None)
-ALPHA = Interval(float, 0, 1, closed="neither")  # a significance level
+SIGNIFICANCE = Interval(float, 0, 1, closed="neither")  # a significance level (0.05)
 C_VALUE = Interval(float, 0, None, closed="neither")  # inverse L2 strength of the probe
 RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
 SHOT = Regime()

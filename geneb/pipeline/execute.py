@@ -49,8 +49,10 @@ def check_model(mp: ModelPlan, src: str) -> None:
     from geneb.models.options import OPTION_DEFAULTS
     from geneb.models.registry import check_spec
 
-    # adapter options only: batch_tokens and storage_dtype are run settings
-    opts = {k: v for k, v in mp.options.items() if k in OPTION_DEFAULTS}
+    # adapter options only: batch_tokens and storage_dtype are run settings; the plan's
+    # weight_seed is the random: models' option seed (as extract hands it on)
+    named = {"seed" if k == "weight_seed" else k: v for k, v in mp.options.items()}
+    opts = {k: v for k, v in named.items() if k in OPTION_DEFAULTS}
     try:
         check_spec(mp.model, **opts)
         check_recipe([mp.model], opts, mp.options.get("recipe"))  # GENEB's recipe applies
@@ -256,7 +258,7 @@ def run_plan(
             model_info=plan.model_info,
             model_properties=plan.model_properties,
             task_organisms=plan.task_organisms,
-            regimes=plan.report_regimes,
+            shots=plan.report_shots,
             Cs=plan.report_Cs,
             catalogue=published_facts,
             compare=plan.report_compare,

@@ -98,7 +98,7 @@ class Plan:
     model_info: Path | None = None
     model_properties: Path | None = None
     task_organisms: Path | None = None
-    report_regimes: tuple[str, ...] | None = None
+    report_shots: tuple[str, ...] | None = None
     report_Cs: tuple[float, ...] | None = None
     report_compare: str | None = None  # [report] compare = "geneb": among GENEB's published
     splits: tuple[str, ...] = ("train", "test")
@@ -294,10 +294,10 @@ def _report_fields(
         path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None
         for k in ("model_properties", "task_organisms")
     )
-    report_regimes = (tuple(dict.fromkeys(_regime(r) for r in rep["shots"]))
+    report_shots = (tuple(dict.fromkeys(_regime(r) for r in rep["shots"]))
                       if "shots" in rep else None)
     report_Cs = tuple(float(c) for c in rep["C"]) if "C" in rep else None  # noqa: N806
-    for j, r in enumerate(report_regimes or ()):
+    for j, r in enumerate(report_shots or ()):
         if r not in shots:
             raise PlanError(
                 f"{src}: [report] shots[{j}]: expected one of the probed [probe] shots "
@@ -319,7 +319,7 @@ def _report_fields(
         "model_info": model_info,
         "model_properties": model_properties,
         "task_organisms": task_organisms,
-        "report_regimes": report_regimes,
+        "report_shots": report_shots,
         "report_Cs": report_Cs,
         "report_compare": rep.get("compare"),
     }

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from geneb.constraints import ListOf, validate_params
-from geneb.probe.engine import PROBE_PARAMS, ProbeRunSummary, run_probes
+from geneb.probe import engine
+from geneb.probe.engine import PROBE_PARAMS, ProbeRunSummary
 from geneb.probe.solvers import resolve_backend
 from geneb.protocol import DEFAULT_PROTOCOL
 from geneb.store import FeatureStore
@@ -93,8 +94,9 @@ def run_each_probe(
     done: list[tuple[str, ProbeRunSummary]] = []
     checked = check_probes(probes, backend, protocol)
     for probe in checked:
-        summary = run_probes(store, results, probe=probe, backend=backend, protocol=protocol,
-                             **grid)
+        # looked up at call time: a caller (or a test) that replaces engine.run_probes is used
+        summary = engine.run_probes(store, results, probe=probe, backend=backend,
+                                    protocol=protocol, **grid)
         done.append((probe, summary))
         if on_probe_done is not None:
             on_probe_done(probe, summary, len(checked))

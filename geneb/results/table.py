@@ -253,7 +253,7 @@ class ResultsTable:
             frame = read_published(p)[list(RESULT_COLUMNS)]
             return pa.Table.from_pandas(frame, schema=RESULTS_SCHEMA, preserve_index=False)
         if not self.exists():
-            raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
+            raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --results {p}` first)")
         if p.is_dir() and not parts.list_parts(p) and any(
                 n.endswith(".parquet") for n in os.listdir(p)):
             raise GenebError(
@@ -327,7 +327,7 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     Parameters
     ----------
     path : str or os.PathLike
-        A results folder (as ``run_probes(out=...)`` writes), a single-file table of an older
+        A results folder (as ``run_probes(store, results)`` writes), a single-file table of an older
         geneb, or a published source such as ``"published:geneb"``.
 
     Returns

@@ -37,10 +37,10 @@ from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
 from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.constraints import (
-    ALPHA,
     C_VALUE,
     SEED,
     SHOT,
+    SIGNIFICANCE,
     TEXT,
     TIER_EDGE,
     ListOf,
@@ -58,11 +58,11 @@ from geneb.tasks.cache import terminate_cleanly
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
 REPORT_PARAMS = {
-    "regimes": ListOf(SHOT, unique=True),
+    "shots": ListOf(SHOT, unique=True),
     "Cs": ListOf(C_VALUE, unique=True),
     "n_boot": N_BOOT_RULE,
     "boot_seed": SEED,
-    "alpha": ALPHA,
+    "significance": SIGNIFICANCE,
     "tier_edges": ListOf(TIER_EDGE),
     # GENEB's published leaderboard to compare with (geneb.analysis.compare_published)
     "compare": Nullable(Pattern(r"geneb|published:.+", "geneb or a published:SOURCE")),
@@ -73,15 +73,15 @@ REPORT_PARAMS = {
 @validate_params(REPORT_PARAMS)
 def build_report(
     results: str | os.PathLike[str] | pd.DataFrame,
-    out_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
     *,
     model_info: str | os.PathLike[str] | pd.DataFrame | None = None,
-    regimes: Sequence[str] | None = None,
+    shots: Sequence[str] | None = None,
     Cs: Sequence[float] | None = None,
     scaling_exclude: Sequence[str] = (),
     n_boot: int = N_BOOT,
     boot_seed: int = BOOT_SEED,
-    alpha: float = 0.05,
+    significance: float = 0.05,
     sections: Sequence[Section] | None = None,
     model_properties: str | os.PathLike[str] | None = None,
     task_organisms: str | os.PathLike[str] | None = None,
@@ -94,16 +94,16 @@ def build_report(
     in_domain_models: Sequence[str] | None = None,
     standardize: bool | None = None,
 ) -> Path:
-    """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
+    """Write ``out/index.html``, ``out/tables/*.csv`` and ``out/figures/*.png``.
 
-    ``regimes`` and ``Cs`` restrict the table (unknown values are an error); the headline C is
-    1 when present, else the first of ``Cs``. ``sections`` defaults to :data:`SECTIONS`.
+    ``shots`` (the regimes) and ``Cs`` restrict the table (unknown values are an error); the
+    headline C is 1 when present, else the first of ``Cs``. ``sections`` defaults to :data:`SECTIONS`.
     ``model_properties`` (CSV/TOML, :mod:`geneb.analysis.properties`) overrides the catalogue
     for the models it names; ``task_organisms`` (CSV task,organism) gives the tasks' organism
     classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
     when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
     of ``geneb probe-subsample --out`` (a section of its own).
-    ``out_dir``: new, empty, or a previous report's (manifest ``.geneb-report.json``: only its
+    ``out``: new, empty, or a previous report's (manifest ``.geneb-report.json``: only its
     files are replaced). ``audits``: task audits (``geneb tasks audit --out``; default cache).
     ``catalogue``: published model facts by store key (``geneb.models.catalogue.
     published_facts``, what ``geneb report`` passes); None: the results' measured counts and
@@ -111,7 +111,8 @@ def build_report(
     ``compare``: ``"geneb"`` ranks the models among GENEB's published 41.
     ``in_domain_models``: the in-domain set of the smaller-beats-larger count (None: the
     models whose pretraining data covers human tasks).
-    ``standardize``: the standardised fits, or those as stored (default: these when present).
+    ``standardize``: the standardised cells, or those as stored (default: these when present).
+    ``significance``: the significance level of the paired tests and the tier intervals.
     Returns the path of ``index.html``.
     """
     edges = check_edges(tier_edges)
@@ -120,12 +121,12 @@ def build_report(
     user_props = None if model_properties is None else read_model_properties(model_properties)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
     curve = None if subsampling is None else _read_curve(subsampling)
-    owned = output.check_output(out := Path(out_dir))
+    owned = output.check_output(out_p := Path(out))
     reg = load_regression(results)
     if len(reg) and is_regression_row(_raw(results)).all():  # regression tasks only
-        return _regression_only(out, owned, reg)
+        return _regression_only(out_p, owned, reg)
     df_all = load_results(results)
-    df = restrict(df_all, regimes=regimes, Cs=Cs)
+    df = restrict(df_all, regimes=shots, Cs=Cs)
     if df.empty:
         raise GenebError("no results rows left after restricting to the asked regimes and Cs")
     ctx = ReportContext(
@@ -136,7 +137,7 @@ def build_report(
         scaling_exclude=tuple(scaling_exclude),
         n_boot=n_boot,
         boot_seed=boot_seed,
-        alpha=alpha,
+        alpha=significance,
         user_props=user_props,
         catalogue=catalogue,
         task_organisms=organisms,
@@ -147,10 +148,10 @@ def build_report(
                **_compare(df, compare, model_info, n_boot, boot_seed)},
     )
     _check_context(ctx, in_domain_models)
-    _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
+    _write_page(out_p, owned, ctx, SECTIONS if sections is None else sections)
     if summary is not None:
         summary.update(ctx.summary)
-    return out / "index.html"
+    return out_p / "index.html"
 
 
 def _optional(**values: Any) -> dict[str, Any]:
