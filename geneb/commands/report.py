@@ -115,7 +115,7 @@ StandardizeOpt = Annotated[
     bool | None,
     typer.Option(
         "--standardize/--no-standardize",
-        help="Analyse the fits probed on standardised features, or those on features as "
+        help="Analyse the cells probed on standardised features, or those on features as "
         "stored; default: as stored when the table has them, else standardised.",
     ),
 ]

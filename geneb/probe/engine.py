@@ -99,7 +99,7 @@ class ProbeRunSummary:
                 f"converge (the solver stopped at its iteration limit; the scores are the last "
                 f"iterate's, kept with converged = false and n_iter in {self.results}): {where}"
                 f"{more}. Common for MLP fits on few rows; geneb report lists them under "
-                "'Fits that did not converge'")
+                "'Cells that did not converge'")
 
 
 #: ``run_probes``' parameters, declared once: checked before any work (``validate_params``),

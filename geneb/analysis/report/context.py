@@ -70,7 +70,7 @@ class ReportContext:
         if df_std.empty:
             raise GenebError(
                 f"standardize={self.std}: the results have no "
-                f"{'standardised' if self.std else 'as-stored (unstandardised)'} fits left "
+                f"{'standardised' if self.std else 'as-stored (unstandardised)'} cells left "
                 f"(expected some; got {len(self.df)} with standardize={not self.std})"
             )
         #: fits per probe with the other setting (named where a section lacks that probe)
@@ -98,7 +98,7 @@ class ReportContext:
             return ""
         setting, flag = ("as stored", "--no-standardize") if self.std else (
             "standardised", "--standardize")  # fmt: skip
-        return (f"; {n} {probe} fits with features {setting} exist but this report uses the "
+        return (f"; {n} {probe} cells with features {setting} exist but this report uses the "
                 f"other setting (geneb report {flag}, or standardize={not self.std})")
 
     @cached_property
