@@ -14,7 +14,8 @@ from geneb.vocabulary import DEFAULT_C, DEFAULT_SEEDS, as_list_text
 
 @cli_errors(aliases={"Cs": "C", "models": "model", "tasks": "task"})
 def probe_subsample(
-    store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
+    store: Annotated[str, typer.Option("--store", help="Feature store to read embeddings from "
+                                       "(a folder or fsspec URL).")],
     model: Annotated[list[str], typer.Option("--model", help="Model id (repeat for several).")],
     task: Annotated[list[str], typer.Option("--task", help="Task id (repeat for several).")],
     sizes: Annotated[

@@ -87,9 +87,12 @@ def probe(
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N variants.")
                      ] = None,
     name: NameOpt = None,
-    backend: Annotated[str, typer.Option("--backend", help="Logistic-regression solver "
-                                         "(as for geneb probe; default sklearn, the "
-                                         "reference).")] = "sklearn",
+    backend: Annotated[str, typer.Option("--backend", help="Logistic-regression solver, as "
+                                         "for geneb probe. Default sklearn, not auto: the "
+                                         "reference solver, fast enough for a few thousand "
+                                         "variants, and immune to the fast solver's failure "
+                                         "on some window embeddings (docs/vep.md).")
+                   ] = "sklearn",
     standardize: Annotated[bool, typer.Option("--standardize", help="Standardise features on "
                                               "each fit's training rows.")] = False,
     target: Annotated[str, typer.Option("--target", help="label (logistic probe of 0/1) or "
