@@ -169,7 +169,7 @@ def _run(opts: dict[str, Any]) -> list[Any]:
     from geneb.extract.runner import extract as run_extract
 
     workers, scheduler = opts["workers"], opts["scheduler"]
-    cluster: dict[str, object] = {}
+    cluster: dict[str, Any] = {}
     if workers is not None or scheduler is not None:  # same options, run on a Dask cluster
         from geneb.extract import distributed
 

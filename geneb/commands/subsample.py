@@ -50,7 +50,8 @@ def probe_subsample(
     each size, and say whether MCC has stabilised (docs/probing.md)."""
     from geneb.pipeline.subsample import subsample_study
 
-    given = {k: v for k, v in (("sizes", sizes), ("seeds", seeds), ("Cs", C)) if v}
+    given: dict[str, Any] = {k: v for k, v in (("sizes", sizes), ("seeds", seeds), ("Cs", C))
+                             if v}
     study = subsample_study(store, model, task, **given, backend=backend,
                             standardize=standardize, tol=tol, out=out)
     if as_json:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -80,16 +81,19 @@ def subsample_study(
     from geneb.store import FeatureStore
 
     if out is not None:
-        check_curve_out(out)
+        check_curve_out(os.fspath(out))
+    # validate_params gave each list its canonical form: a tuple of ints / floats
+    size_list = list(cast("Sequence[int]", sizes or ()))
+    seed_list, c_list = list(cast("Sequence[int]", seeds)), list(cast("Sequence[float]", Cs))
     fs = FeatureStore(store, "r")
     curves, skipped = [], []
     for m in models:
         for t in tasks:
-            chosen = list(sizes or ()) or default_sizes(len(fs.labels_rows(m, t, "train")[0]))
+            chosen = size_list or default_sizes(len(fs.labels_rows(m, t, "train")[0]))
             if not chosen:
                 skipped.append(f"{m}/{t}: the train split is not above the cap")
                 continue
-            curves.append(subsample_curve(str(store), m, t, chosen, list(seeds), Cs=list(Cs),
+            curves.append(subsample_curve(str(store), m, t, chosen, seed_list, Cs=c_list,
                                           backend=backend, standardize=standardize))
     curve = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
     summary = stability_summary(curve, tol) if len(curve) else pd.DataFrame()
