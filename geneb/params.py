@@ -74,7 +74,6 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
         },
         "report": {
             "enabled": BOOL,
-            "model_info": PathParam("file"),
             "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
             "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
             "shots": REPORT_PARAMS["shots"],  # as [probe] shots and `--shots`

@@ -104,7 +104,7 @@ ALLOWED = {
     ("tasks/folders.py", "--study-data"),  # `geneb tasks fetch --study-data GENEB_ID`
     # text of the HTML report, which documents the report's own inputs
     ("analysis/report/sections/controlled.py", "--model-properties"),
-    ("analysis/report/sections/scaling.py", "--model-info"),
+    ("analysis/report/sections/scaling.py", "--model-properties"),
     ("analysis/report/sections/stability.py", "--probe"),
     # which fits the report analyses (`geneb report --standardize / --no-standardize`)
     ("analysis/report/context.py", "--standardize"),

@@ -27,14 +27,6 @@ ResultsOpt = Annotated[
 OutOpt = Annotated[
     Path, typer.Option("--out", "-o", help="Output folder for index.html, tables/, figures/.")
 ]
-ModelInfoOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--model-info",
-        help="CSV with a `model` column and e.g. architecture, tokenization, "
-        "pretraining_data; adds matched comparisons.",
-    ),
-]
 ShotsOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -64,7 +56,9 @@ ModelPropertiesOpt = Annotated[
         "--model-properties",
         help="CSV or TOML of model properties (model, n_params, architecture_class, "
         "tokenization_class, pretraining_data_class, organisms, source); overrides the "
-        "model catalogue for the models it names (matched by store key).",
+        "model catalogue for the models it names (matched by store key). Columns of your "
+        "own (e.g. architecture, tokenization, pretraining_data, pooling, recipe) add "
+        "matched comparisons and the comparison with GENEB.",
     ),
 ]
 TaskOrganismsOpt = Annotated[
@@ -130,7 +124,6 @@ AuditsOpt = Annotated[
 def report(
     results: ResultsOpt,
     out: OutOpt,
-    model_info: ModelInfoOpt = None,
     shots: ShotsOpt = None,
     C: COpt = None,  # noqa: N803
     exclude_from_scaling: ExcludeFromScalingOpt = None,
@@ -175,7 +168,6 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
     return build_report(
         opts["results"],
         opts["out"],
-        model_info=opts["model_info"],
         shots=_shots(opts) or None,
         Cs=opts["C"] or None,
         scaling_exclude=tuple(_split(opts["exclude_from_scaling"])),

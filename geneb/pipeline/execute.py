@@ -86,7 +86,7 @@ def validate(plan: Plan) -> list[Task]:
 
     Types and ranges of every plan value were checked when the plan was parsed
     (:data:`geneb.params.PLAN_SECTIONS`); here come the checks that read files: model specs,
-    tasks and their splits, the model-info table, and the report folder (it must be one the
+    tasks and their splits, the model-properties file, and the report folder (it must be one the
     report may write into), so that nothing fails after extraction has started.
     """
     src = str(plan.path or "plan")
@@ -109,14 +109,11 @@ def validate(plan: Plan) -> list[Task]:
         raise PlanError(f"{src}: out: {e}") from e
     if plan.report:
         from geneb.analysis.domain import read_task_organisms
-        from geneb.analysis.metadata import read_model_info
         from geneb.analysis.properties import read_model_properties
         from geneb.analysis.report.output import check_output
 
         try:
             check_output(plan.report_dir)
-            if plan.model_info is not None:
-                read_model_info(plan.model_info)
             if plan.model_properties is not None:
                 read_model_properties(plan.model_properties)
             if plan.task_organisms is not None:
@@ -255,7 +252,6 @@ def run_plan(
         summary.report = build_report(
             plan.results_path,
             plan.report_dir,
-            model_info=plan.model_info,
             model_properties=plan.model_properties,
             task_organisms=plan.task_organisms,
             shots=plan.report_shots,

@@ -36,7 +36,6 @@ Example::
 
     [report]
     enabled = true
-    model_info = "model_info.csv"
     model_properties = "model_properties.csv"   # controlled comparisons (docs/analysis.md)
     task_organisms = "task_organisms.csv"       # in-domain scale comparison
     compare = "geneb"                # your models among GENEB's published 41 (protocol "paper")
@@ -95,7 +94,6 @@ class Plan:
     tasks: tuple[str, ...]  # names or folder paths, as resolve_task takes them
     probe: ProbePlan
     report: bool = True
-    model_info: Path | None = None
     model_properties: Path | None = None
     task_organisms: Path | None = None
     report_shots: tuple[str, ...] | None = None
@@ -285,11 +283,6 @@ def _report_fields(
 ) -> dict[str, Any]:
     """``[report]``'s files, regimes and C; the regimes and C must be among the probed ones."""
     shots, probes = probe.shots, probe.probes
-    model_info = (
-        path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])
-        if "model_info" in rep
-        else None
-    )
     model_properties, task_organisms = (
         path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None
         for k in ("model_properties", "task_organisms")
@@ -316,7 +309,6 @@ def _report_fields(
             f" got {probe.protocol!r}"
         )
     return {
-        "model_info": model_info,
         "model_properties": model_properties,
         "task_organisms": task_organisms,
         "report_shots": report_shots,

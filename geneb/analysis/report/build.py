@@ -28,8 +28,7 @@ import pandas as pd
 
 from geneb.analysis.capacity import DEFAULT_EDGES, check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
-from geneb.analysis.metadata import read_model_info
-from geneb.analysis.properties import Catalogue, read_model_properties
+from geneb.analysis.properties import Catalogue, own_columns, read_model_properties
 from geneb.analysis.regression import load_regression
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
@@ -75,7 +74,6 @@ def build_report(
     results: str | os.PathLike[str] | pd.DataFrame,
     out: str | os.PathLike[str],
     *,
-    model_info: str | os.PathLike[str] | pd.DataFrame | None = None,
     shots: Sequence[str] | None = None,
     Cs: Sequence[float] | None = None,
     scaling_exclude: Sequence[str] = (),
@@ -99,7 +97,8 @@ def build_report(
     ``shots`` (the regimes) and ``Cs`` restrict the table (unknown values are an error); the
     headline C is 1 when present, else the first of ``Cs``. ``sections`` defaults to :data:`SECTIONS`.
     ``model_properties`` (CSV/TOML, :mod:`geneb.analysis.properties`) overrides the catalogue
-    for the models it names; ``task_organisms`` (CSV task,organism) gives the tasks' organism
+    for the models it names, and its other columns (``architecture``, ``pooling``, ...) give
+    the matched comparisons and the comparison with GENEB; ``task_organisms`` (CSV task,organism) gives the tasks' organism
     classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
     when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
     of ``geneb probe-subsample --out`` (a section of its own).
@@ -119,6 +118,7 @@ def build_report(
     if is_published(results):  # "published:geneb": read once, then a table like any other
         results = read_published(results)
     user_props = None if model_properties is None else read_model_properties(model_properties)
+    info = None if user_props is None else own_columns(user_props)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
     curve = None if subsampling is None else _read_curve(subsampling)
     owned = output.check_output(out_p := Path(out))
@@ -132,7 +132,7 @@ def build_report(
     ctx = ReportContext(
         df_all=df_all,
         df=df,
-        info=None if model_info is None else _model_info(model_info),
+        info=info,
         Cs=Cs,
         scaling_exclude=tuple(scaling_exclude),
         n_boot=n_boot,
@@ -145,7 +145,7 @@ def build_report(
         standardize=standardize,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
                **_optional(subsampling=curve, in_domain_models=in_domain_models),
-               **_compare(df, compare, model_info, n_boot, boot_seed)},
+               **_compare(df, compare, info, n_boot, boot_seed)},
     )
     _check_context(ctx, in_domain_models)
     _write_page(out_p, owned, ctx, SECTIONS if sections is None else sections)
@@ -178,7 +178,7 @@ def _check_context(ctx: ReportContext, in_domain_models: Sequence[str] | None) -
                          param="in_domain_models")
 
 
-def _compare(df: pd.DataFrame, compare: str | None, model_info: Any, n_boot: int,
+def _compare(df: pd.DataFrame, compare: str | None, info: pd.DataFrame | None, n_boot: int,
              boot_seed: int) -> dict[str, Any]:
     """``{"compare": the comparison}`` with a published leaderboard (``"geneb"``:
     ``published:geneb``, :mod:`geneb.analysis.compare_published`), before any page is
@@ -188,7 +188,6 @@ def _compare(df: pd.DataFrame, compare: str | None, model_info: Any, n_boot: int
     from geneb.analysis.compare_published import compare_with_published
 
     source = "published:geneb" if compare == "geneb" else compare
-    info = None if model_info is None else _model_info(model_info)
     return {"compare": compare_with_published(df, source, n_boot=n_boot, seed=boot_seed,
                                               info=info)}
 
@@ -198,15 +197,6 @@ def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:
     from geneb.probe.subsample import read_curve
 
     return read_curve(Path(subsampling))
-
-
-def _model_info(model_info: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
-    """The user's model info table, from a file or a frame (copied, never changed)."""
-    if isinstance(model_info, pd.DataFrame):
-        if "model" not in model_info.columns:
-            raise GenebError("model info table: no 'model' column")
-        return model_info.copy()
-    return read_model_info(model_info)
 
 
 def _write_page(out: Path, owned: set[str], ctx: ReportContext,

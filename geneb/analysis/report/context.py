@@ -154,7 +154,7 @@ class ReportContext:
 
     @cached_property
     def meta(self) -> pd.DataFrame:
-        """Per model: parameter count used, measured count, its source, model-info columns."""
+        """Per model: parameter count used, measured count, its source, the user's own columns."""
         return self._sized[1]
 
     @cached_property
