@@ -133,8 +133,8 @@ def compare_with_published(user: pd.DataFrame, source: str = "published:geneb", 
     user : the user's validated results (:func:`geneb.analysis.table.load_results`).
     source : the published source (``published:geneb``).
     n_boot, seed : the task bootstrap of the rank intervals.
-    info : the user's own columns of ``--model-properties``: its ``pooling``/``recipe`` columns, when
-        present, fill the comparability panel.
+    info : the user's own columns of the model-properties file: its ``pooling``/``recipe``
+        columns, when present, fill the comparability panel.
 
     Returns
     -------

@@ -131,9 +131,9 @@ def extract(
     settings then apply); ``tasks`` are names/paths for ``resolve_task`` or ``Task`` objects.
 
     ``batch_tokens`` defaults to ``default_batch_tokens(device)`` (4096 on CPU, 65536 on
-    CUDA). ``weight_seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows per block
-    (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called after each
-    block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
+    CUDA). ``weight_seed`` is the weight seed of ``random:`` controls; ``block_rows`` the rows
+    per block (default: fits ``BLOCK_BYTES``); ``on_block(key, rows_done, n_rows)`` is called
+    after each block is handed to the store (for progress reporting and tests). ``on_warning`` gets the
     one warning line about truncated rows (default: printed to stderr). ``strands="both"``
     stores the mean of the forward and reverse-complement embeddings (any model). ``layers``:
     several hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).

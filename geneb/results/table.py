@@ -327,8 +327,8 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     Parameters
     ----------
     path : str or os.PathLike
-        A results folder (as ``run_probes(store, results)`` writes), a single-file table of an older
-        geneb, or a published source such as ``"published:geneb"``.
+        A results folder (as ``run_probes(store, results)`` writes), a single-file table of
+        an older geneb, or a published source such as ``"published:geneb"``.
 
     Returns
     -------

@@ -95,11 +95,12 @@ def build_report(
     """Write ``out/index.html``, ``out/tables/*.csv`` and ``out/figures/*.png``.
 
     ``shots`` (the regimes) and ``Cs`` restrict the table (unknown values are an error); the
-    headline C is 1 when present, else the first of ``Cs``. ``sections`` defaults to :data:`SECTIONS`.
-    ``model_properties`` (CSV/TOML, :mod:`geneb.analysis.properties`) overrides the catalogue
-    for the models it names, and its other columns (``architecture``, ``pooling``, ...) give
-    the matched comparisons and the comparison with GENEB; ``task_organisms`` (CSV task,organism) gives the tasks' organism
-    classes for the in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
+    headline C is 1 when present, else the first of ``Cs``. ``sections`` defaults to
+    :data:`SECTIONS`. ``model_properties`` (CSV/TOML, :mod:`geneb.analysis.properties`)
+    overrides the catalogue for the models it names, and its own columns (``architecture``,
+    ``pooling``, ...) give the matched comparisons and the comparison with GENEB;
+    ``task_organisms`` (CSV task,organism) gives the tasks' organism classes for the
+    in-domain comparison; ``tier_edges`` cut the capacity tiers. ``summary``,
     when given, receives what ``geneb report --json`` prints. ``subsampling`` is a curve CSV
     of ``geneb probe-subsample --out`` (a section of its own).
     ``out``: new, empty, or a previous report's (manifest ``.geneb-report.json``: only its
