@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from geneb.constraints import N_BOOT, SEED, validate_params
+from geneb.constraints import validate_params
 from geneb.protocol import BOOT_SEED, N_BOOT_METRIC
+from geneb.vep.evaluate import EVALUATE_PARAMS
 
 
 @dataclass
@@ -27,7 +28,7 @@ class VepEvaluation:
     files: list[Path] = field(default_factory=list)
 
 
-@validate_params({"n_boot": N_BOOT, "boot_seed": SEED})
+@validate_params(EVALUATE_PARAMS)
 def evaluate_scores(
     scores: Sequence[str | os.PathLike[str]],
     *,

@@ -136,7 +136,11 @@ def _skipped(obs: dict[str, float], y: np.ndarray, why_spearman: str) -> str:
                      if not np.isfinite(v))
 
 
-@validate_params({"n_boot": N_BOOT_RULE, "boot_seed": SEED})
+#: ``evaluate``'s parameters: the one bootstrap rule (at least 100 resamples, as the report).
+EVALUATE_PARAMS = {"n_boot": N_BOOT_RULE, "boot_seed": SEED}
+
+
+@validate_params(EVALUATE_PARAMS)
 def evaluate(
     scores: pd.DataFrame, *, n_boot: int = N_BOOT, boot_seed: int = BOOT_SEED,
     level: float = LEVEL,

@@ -13,7 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from geneb.tasks.variant_tasks import DEFAULT_WINDOW
 from geneb.tasks.variants import load_variant_task
 from geneb.vep.io import scores_path, write_scores
 from geneb.vep.runner import ScoreRun
@@ -35,7 +34,7 @@ def score_to_file(
     scorers: list[str],
     *,
     out: str | Path | None = None,
-    window: int = DEFAULT_WINDOW,
+    window: int,
     name: str | None = None,
     **options: Any,
 ) -> WrittenScores:
@@ -53,7 +52,7 @@ def score_to_file(
     out : str or Path, optional
         The table (``.parquet`` or ``.csv``); default ``vep-<task>-<model>-w<W>.parquet``.
     window : int
-        Window in bases.
+        Window in bases (the command's default is the VEP window of geneb's vocabulary).
     name : str, optional
         The model's name in the table and the store.
     **options
@@ -83,7 +82,7 @@ def probe_to_file(
     model: str,
     *,
     out: str | Path | None = None,
-    window: int = DEFAULT_WINDOW,
+    window: int,
     name: str | None = None,
     **options: Any,
 ) -> WrittenScores:
@@ -100,7 +99,7 @@ def probe_to_file(
         The table (``.parquet`` or ``.csv``); default
         ``vep-probe-<task>-<model>-w<W>.parquet``.
     window : int
-        Window in bases.
+        Window in bases (the command's default is the VEP window of geneb's vocabulary).
     name : str, optional
         The model's name in the table and the store.
     **options
