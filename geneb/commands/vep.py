@@ -49,11 +49,11 @@ def score(
     trust_remote_code: TrustOpt = False,
 ) -> None:
     """Score every variant of a task: one row per (variant, scorer), never dropped."""
-    from geneb.vep.files import score_to_file
+    from geneb.vep.files import vep_to_file
 
-    done = score_to_file(task, model, scorer, out=out, window=window, name=name, store=store,
-                         limit=limit, device=device, batch_tokens=batch_tokens,
-                         trust_remote_code=trust_remote_code)
+    done = vep_to_file(task, model, scorers=scorer, out=out, window=window, name=name,
+                       store=store, limit=limit, device=device, batch_tokens=batch_tokens,
+                       trust_remote_code=trust_remote_code)
     df, run = done.table, done.run
     for s, g in df.groupby("scorer", sort=False):
         bad = g.loc[g["status"] != "ok", "status"].value_counts()
@@ -107,13 +107,13 @@ def probe(
     trust_remote_code: TrustOpt = False,
 ) -> None:
     """Supervised VEP: a logistic-regression probe on window embeddings, out-of-fold scores."""
-    from geneb.vep.files import probe_to_file
+    from geneb.vep.files import vep_to_file
 
     sweeps = {k: v for k, v in (("features", features), ("Cs", C), ("alphas", alpha)) if v}
-    done = probe_to_file(task, model, out=out, window=window, folds=folds, store=store,
-                         limit=limit, name=name, device=device, batch_tokens=batch_tokens,
-                         trust_remote_code=trust_remote_code, backend=backend,
-                         standardize=standardize, target=target, **sweeps)
+    done = vep_to_file(task, model, supervised=True, out=out, window=window, folds=folds,
+                       store=store, limit=limit, name=name, device=device,
+                       batch_tokens=batch_tokens, trust_remote_code=trust_remote_code,
+                       backend=backend, standardize=standardize, target=target, **sweeps)
     df, run = done.table, done.run
     n_folds = int(df["fold"].max()) + 1
     console.print(f"{int((df['status'] == 'ok').sum())}/{len(df)} rows scored out of fold "

@@ -28,18 +28,19 @@ class WrittenScores:
     seconds: float = 0.0
 
 
-def score_to_file(
+def vep_to_file(
     task: str | Path,
     model: str,
-    scorers: list[str],
     *,
+    supervised: bool = False,
     out: str | Path | None = None,
     window: int,
     name: str | None = None,
     **options: Any,
 ) -> WrittenScores:
-    """Zero-shot scores of every variant of ``task`` (:func:`geneb.vep.runner.score_variants`)
-    written to ``out``.
+    """Score every variant of ``task`` and write the table to ``out``: zero-shot
+    (:func:`geneb.vep.runner.score_variants`) or, with ``supervised``, out-of-fold probe
+    scores (:func:`geneb.vep.probe_run.probe_variants`).
 
     Parameters
     ----------
@@ -47,65 +48,20 @@ def score_to_file(
         A variant task folder or the name of a fetched variant set.
     model : str
         The model spec.
-    scorers : list of str
-        ``cosine``, ``l2`` and/or ``llr``.
+    supervised : bool
+        The supervised probe instead of the zero-shot scorers.
     out : str or Path, optional
-        The table (``.parquet`` or ``.csv``); default ``vep-<task>-<model>-w<W>.parquet``.
+        The table (``.parquet`` or ``.csv``), checked before any work; default
+        ``vep-<task>-<model>-w<W>.parquet`` (``vep-probe-...`` for the probe).
     window : int
         Window in bases (the command's default is the VEP window of geneb's vocabulary).
     name : str, optional
         The model's name in the table and the store.
     **options
-        ``score_variants``' other parameters (``store``, ``limit``, ``device``,
-        ``batch_tokens``, ``trust_remote_code``).
-
-    Returns
-    -------
-    WrittenScores
-        The path written, the rows, the embedding counts and the seconds scoring took.
-    """
-    from geneb.vep.runner import score_variants
-
-    vt = load_variant_task(str(task))
-    path = scores_path(out, vt.name, model, window, name=name)
-    done = WrittenScores(path, pd.DataFrame())
-    t0 = time.perf_counter()
-    done.table = score_variants(vt, model, scorers, window=window, name=name, run=done.run,
-                                **options)
-    done.seconds = time.perf_counter() - t0
-    write_scores(done.table, path)
-    return done
-
-
-def probe_to_file(
-    task: str | Path,
-    model: str,
-    *,
-    out: str | Path | None = None,
-    window: int,
-    name: str | None = None,
-    **options: Any,
-) -> WrittenScores:
-    """Out-of-fold supervised scores of ``task`` (:func:`geneb.vep.probe_run.probe_variants`)
-    written to ``out``.
-
-    Parameters
-    ----------
-    task : str or Path
-        A variant task folder or the name of a fetched variant set.
-    model : str
-        The model spec.
-    out : str or Path, optional
-        The table (``.parquet`` or ``.csv``); default
-        ``vep-probe-<task>-<model>-w<W>.parquet``.
-    window : int
-        Window in bases (the command's default is the VEP window of geneb's vocabulary).
-    name : str, optional
-        The model's name in the table and the store.
-    **options
-        ``probe_variants``' other parameters (``features``, ``Cs``, ``alphas``, ``folds``,
-        ``store``, ``limit``, ``backend``, ``standardize``, ``target``, ``device``,
-        ``batch_tokens``, ``trust_remote_code``).
+        The other parameters of ``score_variants`` (``scorers``, ``store``, ``limit``,
+        ``device``, ``batch_tokens``, ``trust_remote_code``) or of ``probe_variants``
+        (``features``, ``Cs``, ``alphas``, ``folds``, ``backend``, ``standardize``,
+        ``target``, and the same run options).
 
     Returns
     -------
@@ -113,12 +69,15 @@ def probe_to_file(
         The path written, the rows, the embedding counts and the seconds it took.
     """
     from geneb.vep.probe_run import probe_variants
+    from geneb.vep.runner import score_variants
 
     vt = load_variant_task(str(task))
-    path = scores_path(out, vt.name, model, window, name=name, prefix="vep-probe")
+    path = scores_path(out, vt.name, model, window, name=name,
+                       prefix="vep-probe" if supervised else "vep")
     done = WrittenScores(path, pd.DataFrame())
     t0 = time.perf_counter()
-    done.table = probe_variants(vt, model, window=window, name=name, run=done.run, **options)
+    scorer = probe_variants if supervised else score_variants
+    done.table = scorer(vt, model, window=window, name=name, run=done.run, **options)
     done.seconds = time.perf_counter() - t0
     write_scores(done.table, path)
     return done
