@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from geneb.constraints import validate_params
+from geneb.tasks.regression import CLASSIFICATION
 from geneb.tasks.spec import Task
 
 
@@ -69,6 +70,6 @@ def describe_task(name: str, data_dir: str | None = None) -> dict[str, Any]:
         "splits": _split_report(task),
         "metadata": dict(task.metadata),
     }
-    if not spec.synthetic and spec.kind == "classification":
+    if not spec.synthetic and spec.kind == CLASSIFICATION:
         report["catalogue_match"] = catalogue_match(task)
     return report
