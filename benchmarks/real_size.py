@@ -111,7 +111,7 @@ def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend:
     X, y, Xte, yte = data
     t0 = time.perf_counter()
     df = geneb.probe_arrays(X, y, Xte, yte, shots=[regime], seeds=DEFAULT_SEEDS,
-                            C=DEFAULT_C_SWEEP, protocol=protocol, backend=backend)
+                            Cs=DEFAULT_C_SWEEP, protocol=protocol, backend=backend)
     seconds = time.perf_counter() - t0
     one_seed = df[df.seed == df.seed.iloc[0]]  # full regime: every seed shares the C path
     return {"seconds": seconds, "path_s": float(one_seed.fit_seconds.sum()), "cells": len(df),

@@ -12,7 +12,7 @@ pandas) and each name imports its module on first use::
     task = geneb.load_task("../shared/data/gue_mouse_0")     # a task folder, name or syn_*
     geneb.extract("S.zarr", ["kmer-5"], [task])              # embed into a store
     geneb.run_probes("S.zarr", "results.parquet", Cs=[0.1, 1, 10])
-    rows = geneb.probe_arrays(X_train, y_train, X_test, y_test, C=[0.1, 1, 10])  # no store
+    rows = geneb.probe_arrays(X_train, y_train, X_test, y_test, Cs=[0.1, 1, 10])  # no store
     df = geneb.read_results("results.parquet")
     geneb.build_report(df, "report/")
 

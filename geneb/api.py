@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Literal
 
+from geneb.constraints import validate_params
 from geneb.errors import GenebError
 from geneb.vocabulary import CLASSIFICATION, DEFAULT_VEP_WINDOW, SUPERVISED_VARIANT
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from geneb.tasks import Task
 
 
+@validate_params({})  # a call that does not fit is an ArgumentError
 def open_store(path: str | os.PathLike[str], mode: Literal["r", "a"] = "r") -> FeatureStore:
     """Open a feature store.
 
@@ -41,6 +43,7 @@ def open_store(path: str | os.PathLike[str], mode: Literal["r", "a"] = "r") -> F
     return FeatureStore(path, mode)
 
 
+@validate_params({})  # a call that does not fit is an ArgumentError
 def read_entry(
     store: str | os.PathLike[str] | FeatureStore,
     model: str,
@@ -87,6 +90,7 @@ def read_entry(
     return entry
 
 
+@validate_params({})  # a call that does not fit is an ArgumentError
 def load_task(
     name_or_path: str | os.PathLike[str],
     data_dir: str | None = None,
@@ -185,6 +189,7 @@ def _is_variant_folder(folder: os.PathLike[str]) -> bool:
         (f / n).is_file() for n in ("variants.csv", *VCF_NAMES))
 
 
+@validate_params({})  # a call that does not fit is an ArgumentError
 def as_gfmbench_model(
     spec: str,
     *,

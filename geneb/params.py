@@ -54,7 +54,7 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
 
     plan_key = {"Cs": "C", "alphas": "alpha"}  # run_probes parameter -> [probe] key
     model_keys = ("max_length", "pooling", "layer", "layers", "dtype", "device", "truncation",
-                  "strands", "batch_tokens", "storage_dtype", "seed", "block_rows", "recipe")
+                  "strands", "batch_tokens", "storage_dtype", "weight_seed", "block_rows", "recipe")
     return {
         "": {
             "store": PathParam("not_file"),
@@ -74,10 +74,9 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
         },
         "report": {
             "enabled": BOOL,
-            "model_info": PathParam("file"),
             "model_properties": PathParam("file"),  # CSV/TOML, geneb.analysis.properties
             "task_organisms": PathParam("file"),  # CSV task,organism, geneb.analysis.domain
-            "shots": REPORT_PARAMS["regimes"],  # as [probe] shots and `--shots`
+            "shots": REPORT_PARAMS["shots"],  # as [probe] shots and `--shots`
             "C": REPORT_PARAMS["Cs"],
             "compare": REPORT_PARAMS["compare"],  # "geneb": the user's models among GENEB's
         },

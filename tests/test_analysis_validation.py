@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from example_results import example_results
 
-from geneb.analysis.metadata import model_metadata, read_model_info
+from geneb.analysis.metadata import model_metadata
+from geneb.analysis.properties import read_model_properties
 from geneb.analysis.table import (
     choose_main_c,
     common_tasks,
@@ -109,19 +110,26 @@ def test_common_tasks_drops_incomplete(small):
     assert "enh_b" not in set(kept["task"])
 
 
-def test_model_info_errors(tmp_path, small):
-    with pytest.raises(GenebError, match="no model-info file"):
-        read_model_info(tmp_path / "none.csv")
+def test_model_file_errors(tmp_path, small):
+    with pytest.raises(GenebError, match="no model-properties file"):
+        read_model_properties(tmp_path / "none.csv")
     p = tmp_path / "info.csv"
     p.write_text("name,architecture\na,cnn\n")
     with pytest.raises(GenebError, match="no 'model' column"):
-        read_model_info(p)
+        read_model_properties(p)
     p.write_text("model,architecture\na,cnn\nb,cnn\na,transformer\n")
     with pytest.raises(GenebError, match="line 4: model 'a' listed twice"):
-        read_model_info(p)
+        read_model_properties(p)
     p.write_text("model,architecture\na,cnn\n ,cnn\n")
-    with pytest.raises(GenebError, match="line 3: empty model id"):
-        read_model_info(p)
+    with pytest.raises(GenebError, match="line 3: empty model"):
+        read_model_properties(p)
+    p.write_text("model,architecture_clas\na,CNN\n")  # a typo of a property is not a column
+    with pytest.raises(GenebError, match=r"unknown key\(s\) \['architecture_clas'\] \(did "
+                       r"you mean 'architecture_class'\?\)"):
+        read_model_properties(p)
+    p.write_text("model,architecture,pooling\na,cnn,mean\n")  # the user's own columns
+    assert read_model_properties(p)[["architecture", "pooling"]].values.tolist() == [
+        ["cnn", "mean"]]
     df = load_results(small)
     df.loc[df["model"] == "tiny-1m", "n_params"] = [1.0, 2.0] * int(
         (df["model"] == "tiny-1m").sum() / 2

@@ -63,7 +63,7 @@ def test_report_takes_shots(monkeypatch, tmp_path) -> None:
     seen: list[object] = []
 
     def fake_build_report(results, out, **kw):  # noqa: ANN001, ANN003, ANN202
-        seen.append(kw["regimes"])
+        seen.append(kw["shots"])
         return out
 
     monkeypatch.setattr("geneb.analysis.report.build_report", fake_build_report)
@@ -117,15 +117,16 @@ def test_store_info_takes_the_options_of_store_export(tmp_path) -> None:
                    labels=np.array([0, 1]), rows=np.array([0, 1]), dim=2) as w:
         w.append(np.ones((2, 2), dtype=np.float32))
     store = str(tmp_path / "S")
-    new = runner.invoke(app, ["store", "info", store, "--model", "m", "--task", "t",
+    new = runner.invoke(app, ["store", "info", "--store", store, "--model", "m", "--task", "t",
                               "--split", "train"])
-    short = runner.invoke(app, ["store", "info", store, "-m", "m", "-t", "t", "-s", "train"])
+    short = runner.invoke(app, ["store", "info", "--store", store, "-m", "m", "-t", "t",
+                                "-s", "train"])
     assert new.exit_code == 0, new.output
     assert new.output == short.output
     assert json.loads(new.output)["shape"] == [2, 2]
     for args, msg in ((["m", "t", "train"], "unexpected extra argument"),
                       (["--model", "m", "--task", "t"], "--split: expected")):
-        r = runner.invoke(app, ["store", "info", store, *args])
+        r = runner.invoke(app, ["store", "info", "--store", store, *args])
         assert r.exit_code == 2 and msg in r.output, r.output
 
 
@@ -137,7 +138,7 @@ def test_plan_report_shots(tmp_path) -> None:
             'names = ["syn_tata"]\n[probe]\nshots = ["1", "full"]\n[report]\n')
     p = tmp_path / "plan.toml"
     p.write_text(base + 'shots = ["full"]\n')
-    assert load_plan(p).report_regimes == ("full",)
+    assert load_plan(p).report_shots == ("full",)
     p.write_text(base + 'regimes = ["1"]\n')  # the old name is an unknown key now
     with pytest.raises(PlanError, match="regimes"):
         load_plan(p)

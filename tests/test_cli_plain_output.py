@@ -71,7 +71,7 @@ ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/data/out/results.par
 @pytest.mark.parametrize(
     ("target", "args"),
     [
-        ("geneb.probe.engine.run_probes", ["probe", "--store", "s", "--out", "o.parquet"]),
+        ("geneb.probe.engine.run_probes", ["probe", "--store", "s", "--results", "o.parquet"]),
         ("geneb.extract.runner.extract",
          ["extract", "--store", "s", "--model", "kmer-3", "--task", "syn_promoter_tata"]),
         ("geneb.analysis.report.build_report", ["report", "--results", "r", "--out", "o"]),
@@ -108,7 +108,7 @@ def test_other_os_errors_are_not_hidden(monkeypatch):
     import geneb.probe.engine as engine
 
     monkeypatch.setattr(engine, "run_probes", _raiser(ConnectionRefusedError(111, "refused")))
-    r = runner.invoke(app, ["probe", "--store", "s", "--out", "o.parquet"])
+    r = runner.invoke(app, ["probe", "--store", "s", "--results", "o.parquet"])
     assert isinstance(r.exception, ConnectionRefusedError)
 
 

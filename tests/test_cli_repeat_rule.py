@@ -26,7 +26,7 @@ def store(tmp_path):
 
 
 def _probe(store, out, *args):
-    return CliRunner().invoke(app, ["probe", "--store", str(store.path), "--out", str(out),
+    return CliRunner().invoke(app, ["probe", "--store", str(store.path), "--results", str(out),
                                     "--workers", "1", *args])
 
 

@@ -87,7 +87,7 @@ def test_real_hyenadna_every_row_equals_alone(
         assert bi["mode"] == "padded" and bi["padding_side"] == "right"
     # the decision shows in `geneb store info`
     res = CliRunner().invoke(
-        app, ["store", "info", str(store), "-m", emb.name, "-t", "dhs_idhs_fflg", "-s", "test"]
+        app, ["store", "info", "--store", str(store), "-m", emb.name, "-t", "dhs_idhs_fflg", "-s", "test"]
     )
     assert res.exit_code == 0, res.output
     info = json.loads(res.output)

@@ -70,7 +70,7 @@ def test_truncated_rows_counted_and_warned_once(
             rows, tokens = expected_counts(folder, seqs[split], room=510)
             total_rows, total_tokens = total_rows + rows, total_tokens + tokens
             info = CliRunner().invoke(
-                app, ["store", "info", str(store), "-m", folder.name, "-t", d.name, "-s", split]
+                app, ["store", "info", "--store", str(store), "-m", folder.name, "-t", d.name, "-s", split]
             )
             assert info.exit_code == 0, info.output
             got = json.loads(info.output)["provenance"]["extra"]["long_sequences"]

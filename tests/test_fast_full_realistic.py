@@ -68,7 +68,7 @@ def test_probe_arrays_full_regime_equals_sklearn(n, d, K, seed):
     that of scikit-learn's optimum on the same rows."""
     X, y = generate(n + n // 4, d, K, seed=seed + 50)
     Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
-    df = geneb.probe_arrays(Xtr, ytr, Xte, yte, shots=["full"], seeds=[13, 42], C=C_SWEEP)
+    df = geneb.probe_arrays(Xtr, ytr, Xte, yte, shots=["full"], seeds=[13, 42], Cs=C_SWEEP)
     assert len(df) == 2 * len(C_SWEEP) and df.converged.all()
     for row in df.itertuples():
         _, m = _reference(Xtr.astype(np.float64), ytr, row.C)

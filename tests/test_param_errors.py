@@ -97,14 +97,14 @@ ALLOWED = {
     ("models/adapters/hf.py", "--max-length"),
     # a shell command line for the user to copy (`huggingface-cli download ... --revision`)
     ("models/hub.py", "--revision"),
-    # whole command lines to run next (`geneb probe --out ...`, `geneb probe-subsample --out`)
-    ("results/table.py", "--out"),
+    # whole command lines to run next (`geneb probe --results ...`, `probe-subsample --out`)
+    ("results/table.py", "--results"),
     ("probe/subsample.py", "--out"),
     ("tasks/variants.py", "--reference"),  # `geneb tasks fetch NAME --reference GENOME.fa`
     ("tasks/folders.py", "--study-data"),  # `geneb tasks fetch --study-data GENEB_ID`
     # text of the HTML report, which documents the report's own inputs
     ("analysis/report/sections/controlled.py", "--model-properties"),
-    ("analysis/report/sections/scaling.py", "--model-info"),
+    ("analysis/report/sections/scaling.py", "--model-properties"),
     ("analysis/report/sections/stability.py", "--probe"),
     # which fits the report analyses (`geneb report --standardize / --no-standardize`)
     ("analysis/report/context.py", "--standardize"),

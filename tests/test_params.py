@@ -191,7 +191,7 @@ def test_cli_run_refuses_a_foreign_report_folder_before_work(tmp_path):
 def test_cli_options_checked_before_work(tmp_path, args, expected):
     store = tmp_path / "store"
     base = {
-        "probe": ["--store", str(store), "--out", str(tmp_path / "r.parquet")],
+        "probe": ["--store", str(store), "--results", str(tmp_path / "r.parquet")],
         "extract": ["--store", str(store), "--model", "kmer-3", "--task", "syn_promoter_tata"],
         "report": ["--results", str(tmp_path / "r.parquet"), "--out", str(tmp_path / "rep")],
         "demo": ["--out", str(tmp_path / "rep")],

@@ -40,7 +40,7 @@ def store_run(data_dir, tmp_path_factory):
 
 def test_same_cells_rows_and_numbers_as_a_store_run(store_run):
     df, tr, te = store_run
-    got = geneb.probe_arrays(tr.embeddings, tr.labels, te.embeddings, te.labels, C=CS,
+    got = geneb.probe_arrays(tr.embeddings, tr.labels, te.embeddings, te.labels, Cs=CS,
                              task_fingerprint=tr.provenance.task_fingerprint, rows=tr.rows,
                              **OPTS)
     assert len(got) == len(df) == 3 * 3 * 3
@@ -58,7 +58,7 @@ def test_same_cells_rows_and_numbers_as_a_store_run(store_run):
 def test_full_regime_matches_sklearn(store_run):
     _, tr, te = store_run
     got = geneb.probe_arrays(tr.embeddings, tr.labels, te.embeddings, te.labels, shots="full",
-                             seeds=[13], C=1.0, standardize=True)
+                             seeds=[13], Cs=1.0, standardize=True)
     X, Xt = tr.embeddings.astype(np.float64), te.embeddings.astype(np.float64)
     sc = StandardScaler().fit(X)
     with warnings.catch_warnings():
@@ -88,4 +88,4 @@ def test_exported_with_its_signature():
     assert "probe_arrays" in geneb.__all__
     params = inspect.signature(geneb.probe_arrays).parameters
     assert list(params)[:4] == ["X_train", "y_train", "X_test", "y_test"]
-    assert {"shots", "seeds", "C"} <= set(params)
+    assert {"shots", "seeds", "Cs"} <= set(params)

@@ -25,7 +25,7 @@ def _invoke(*args):
 
 def test_cli_runs_the_requested_grid(store, tmp_path):
     out = tmp_path / "r.parquet"
-    r = _invoke("--store", store.path, "--out", out, "--model", "org/model-a", "--task",
+    r = _invoke("--store", store.path, "--results", out, "--model", "org/model-a", "--task",
                 "t_tri", "--shots", "1,full", "--seeds", "13,17,42", "--C", "0.1,1",
                 "--C", "10", "--backend", "sklearn", "--workers", "1", "--standardize")
     assert r.exit_code == 0, r.output
@@ -35,7 +35,7 @@ def test_cli_runs_the_requested_grid(store, tmp_path):
     assert set(df.regime) == {"1", "full"} and set(df.seed) == {13, 17, 42}
     assert df.standardize.all() and (df.model == "org/model-a").all()
     assert "18 cells: 18 computed (12 fits, 1 model x task pairs" in r.output
-    r = _invoke("--store", store.path, "--out", out, "--task", "t_tri", "--shots", "1,full",
+    r = _invoke("--store", store.path, "--results", out, "--task", "t_tri", "--shots", "1,full",
                 "--seeds", "13,17,42", "--C", "0.1,1,10", "--backend", "sklearn",
                 "--standardize")
     assert r.exit_code == 0 and "0 computed" in r.output and "18 already done" in r.output
@@ -43,7 +43,7 @@ def test_cli_runs_the_requested_grid(store, tmp_path):
 
 def test_cli_mlp_probe(store, tmp_path):
     out = tmp_path / "r.parquet"
-    r = _invoke("--store", store.path, "--out", out, "--task", "t_bin", "--shots", "10",
+    r = _invoke("--store", store.path, "--results", out, "--task", "t_bin", "--shots", "10",
                 "--seeds", "13", "--probe", "mlp")
     assert r.exit_code == 0, r.output
     df = read_results(out)
@@ -65,7 +65,7 @@ def test_cli_mlp_probe(store, tmp_path):
 def test_cli_errors_are_clean(store, tmp_path, args, msg):
     out = tmp_path / "r.parquet"
     default = [] if "--backend" in args else ["--backend", "sklearn"]  # given once (repeat rule)
-    r = _invoke("--store", store.path, "--out", out, *default, *args)
+    r = _invoke("--store", store.path, "--results", out, *default, *args)
     assert r.exit_code == 2, r.output
     assert "error:" in r.output and msg in " ".join(r.output.split())
     assert "Traceback" not in r.output
@@ -73,7 +73,7 @@ def test_cli_errors_are_clean(store, tmp_path, args, msg):
 
 
 def test_missing_store_is_clean(tmp_path):
-    r = _invoke("--store", tmp_path / "nope", "--out", tmp_path / "r.parquet")
+    r = _invoke("--store", tmp_path / "nope", "--results", tmp_path / "r.parquet")
     assert r.exit_code == 2 and "no feature store" in r.output
 
 

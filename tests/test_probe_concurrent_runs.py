@@ -47,7 +47,7 @@ def test_two_concurrent_runs_on_one_table_keep_every_cell(tmp_path):
     out = tmp_path / "r.parquet"
 
     def launch(my_tasks: list[str], me: str, other: str) -> subprocess.Popen:
-        args = ["--store", str(fs.path), "--out", str(out), "--shots", "1,full",
+        args = ["--store", str(fs.path), "--results", str(out), "--shots", "1,full",
                 "--seeds", "13,17", "--C", "0.1,1", "--workers", "1", "--backend", "fast"]
         for t in my_tasks:
             args += ["--task", t]

@@ -28,7 +28,7 @@ def store(tmp_path_factory) -> str:
 
 
 def probe(store: str, out: str) -> tuple[int, str]:
-    args = ["probe", "--store", store, "--out", out, "--shots", "1,10", "--seeds", "13,17,42",
+    args = ["probe", "--store", store, "--results", out, "--shots", "1,10", "--seeds", "13,17,42",
             "--C", "1", "--workers", "1"]  # fmt: skip
     res = CliRunner().invoke(app, args)
     return res.exit_code, " ".join(res.output.split())

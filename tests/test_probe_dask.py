@@ -76,10 +76,10 @@ def test_grid_through_external_scheduler_matches_in_process(cluster, tmp_path):
     out, ref = tmp_path / "dask.parquet", tmp_path / "ref.parquet"
     base = ["probe", "--store", fs.path, "--seeds", "13,17", "--C", "0.1,1", "--backend",
             "sklearn"]
-    r = CliRunner().invoke(app, [*base, "--out", str(out), "--scheduler", cluster])
+    r = CliRunner().invoke(app, [*base, "--results", str(out), "--scheduler", cluster])
     assert r.exit_code == 0, r.output
     assert "3 model x task pairs" in r.output
-    r = CliRunner().invoke(app, [*base, "--out", str(ref), "--workers", "1"])
+    r = CliRunner().invoke(app, [*base, "--results", str(ref), "--workers", "1"])
     assert r.exit_code == 0, r.output
     key = ["model", "task", "regime", "seed", "C"]
     a = read_results(out).sort_values(key).reset_index(drop=True)
@@ -88,7 +88,7 @@ def test_grid_through_external_scheduler_matches_in_process(cluster, tmp_path):
     cols = key + ["mcc", "accuracy", "macro_f1", "auroc", "n_iter", "converged"]
     assert a[cols].equals(b[cols])
     # rerunning against the cluster computes nothing
-    r = CliRunner().invoke(app, [*base, "--out", str(out), "--scheduler", cluster])
+    r = CliRunner().invoke(app, [*base, "--results", str(out), "--scheduler", cluster])
     assert r.exit_code == 0 and "0 computed" in r.output, r.output
 
 
@@ -98,7 +98,7 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(cluster, "SCHEDULER_TIMEOUT", "2s")
     fs = FeatureStore(tmp_path / "store", "a")
     gaussian_task(fs, "m1", "t_bin", n_train=40, n_test=20, dim=4)
-    r = CliRunner().invoke(app, ["probe", "--store", fs.path, "--out", str(tmp_path / "r.pq"),
+    r = CliRunner().invoke(app, ["probe", "--store", fs.path, "--results", str(tmp_path / "r.pq"),
                                  "--backend", "sklearn", "--scheduler",
                                  f"tcp://127.0.0.1:{_free_port()}"])
     assert r.exit_code == 2

@@ -95,7 +95,7 @@ def test_disk_full_through_the_cli_is_exit_2_without_traceback(tmp_path, monkeyp
     fs = _two_pairs(tmp_path)
     out = tmp_path / "r.parquet"
     _fail_second_write(monkeypatch)
-    r = CliRunner().invoke(app, ["probe", "--store", str(fs.path), "--out", str(out), "--shots",
+    r = CliRunner().invoke(app, ["probe", "--store", str(fs.path), "--results", str(out), "--shots",
                                  "full", "--seeds", "13", "--workers", "1"])
     assert r.exit_code == 2, r.output
     assert "error: cannot write results table" in r.output and "Traceback" not in r.output
@@ -107,8 +107,8 @@ def test_results_compact_command(tmp_path):
     out = tmp_path / "r.parquet"
     run_probes(fs.path, out, shots="1,full", seeds=(13, 17), Cs=(1.0,), workers=1)
     before = read_results(out)
-    r = CliRunner().invoke(app, ["results", "compact", str(out)])
+    r = CliRunner().invoke(app, ["results", "compact", "--results", str(out)])
     assert r.exit_code == 0 and "2 part(s) folded into 1 (8 rows)" in r.output, r.output
     assert before.equals(read_results(out))
-    r = CliRunner().invoke(app, ["results", "compact", str(tmp_path / "nope")])
+    r = CliRunner().invoke(app, ["results", "compact", "--results", str(tmp_path / "nope")])
     assert r.exit_code == 2 and "no results table" in r.output

@@ -110,7 +110,7 @@ def test_the_exact_reproducer_runs(data_dir, tmp_path):
     store = tmp_path / "s.zarr"
     geneb.extract(str(store), ["kmer-5"], [str(data_dir / "dhs_idhs_fflg")])
     out = tmp_path / "r.parquet"
-    r = CliRunner().invoke(app, ["probe", "--store", str(store), "--out", str(out), "--shots",
+    r = CliRunner().invoke(app, ["probe", "--store", str(store), "--results", str(out), "--shots",
                                  "full", "--C", "1000", "--standardize", "--workers", "1",
                                  "--backend", "fast"])
     assert r.exit_code == 0, r.output

@@ -97,10 +97,10 @@ def test_paper_protocol_refuses_what_does_not_apply(synth, tmp_path):
                        match=r"protocol: expected one of .*got 'papr' \(did you mean 'paper'\?\)"):
         run_probes(synth.path, out, protocol="papr")
     assert not out.exists()
-    r = CliRunner().invoke(app, ["probe", "--store", str(synth.path), "--out", str(out),
+    r = CliRunner().invoke(app, ["probe", "--store", str(synth.path), "--results", str(out),
                                  "--protocol", "paper", "--probe", "mlp"])
     assert r.exit_code == 2 and "--probe 'linear'" in r.output, r.output
-    r = CliRunner().invoke(app, ["probe", "--store", str(synth.path), "--out", str(out),
+    r = CliRunner().invoke(app, ["probe", "--store", str(synth.path), "--results", str(out),
                                  "--protocol", "paper", "--task", "bin", "--shots", "full",
                                  "--seeds", "13", "--workers", "1"])
     assert r.exit_code == 0 and "protocol paper" in r.output, r.output

@@ -28,9 +28,11 @@ def store(tmp_path_factory) -> str:
     return str(path)
 
 
-def test_curve_matches_an_independent_fit(store) -> None:
-    curve = subsample_curve(store, "m", "t", [60, 300], [13, 17], backend="sklearn")
-    assert list(curve["size"]) == [60, 60, 300, 300] and set(curve["n_train"]) == {N_TRAIN}
+@pytest.mark.parametrize("Cs", [(1.0,), (0.05, 1.0)])
+def test_curve_matches_an_independent_fit(store, Cs) -> None:  # noqa: N803
+    curve = subsample_curve(store, "m", "t", [60, 300], [13, 17], Cs=Cs, backend="sklearn")
+    assert list(curve["size"]) == [60] * 2 * len(Cs) + [300] * 2 * len(Cs)
+    assert set(curve["n_train"]) == {N_TRAIN} and set(curve["C"]) == set(Cs)
     fs = FeatureStore(store, "r")
     tr, te = fs.get("m", "t", "train"), fs.get("m", "t", "test")
     labels, rows = np.asarray(tr.labels), np.arange(N_TRAIN)
@@ -40,14 +42,14 @@ def test_curve_matches_an_independent_fit(store) -> None:
         # stratified: 200 rows per class in the split -> size / 3 per class
         assert np.bincount(labels[pos], minlength=3).tolist() == [r.size // 3] * 3
         X = np.asarray(tr.embeddings, dtype=np.float64)[pos]
-        ref = LogisticRegression(C=1.0, max_iter=1000, tol=1e-10).fit(X, labels[pos])
+        ref = LogisticRegression(C=r.C, max_iter=1000, tol=1e-10).fit(X, labels[pos])
         pred = ref.predict(np.asarray(te.embeddings, dtype=np.float64))
         assert r.mcc == pytest.approx(matthews_corrcoef(te.labels, pred), abs=1e-9)
     # the two seeds draw different rows at a size; the same call draws the same rows again
     a, b = (full_rows(labels, rows, task_fingerprint="x", n_classes=3, cap=60,
                       rng_name="subsample-60", seed=s).positions for s in (13, 17))  # fmt: skip
     assert not np.array_equal(a, b)
-    again = subsample_curve(store, "m", "t", [60, 300], [13, 17], backend="sklearn")
+    again = subsample_curve(store, "m", "t", [60, 300], [13, 17], Cs=Cs, backend="sklearn")
     assert again["mcc"].tolist() == curve["mcc"].tolist()
 
 

@@ -79,7 +79,7 @@ def test_curve_cells_are_escaped_as_the_reports(store: str, tmp_path: Path) -> N
         ("m,t,1000,100,13,0,0.5", "line 3: C must be a number > 0, got '0'"),
         ("m,t,1000,100,1.5,1.0,0.5", "line 3: seed must be a whole number >= 0, got '1.5'"),
         ("m,t,1000,5000,13,1.0,0.5", "line 3: size 5000 is above n_train 1000"),
-        ("m,t,1000,200,13,1.0,0.7", "line 3: (m, t, size 200, seed 13) appears twice"),
+        ("m,t,1000,200,13,1.0,0.7", "line 3: (m, t, size 200, seed 13, C 1) appears twice"),
         ("m,t,1000,100,13,1.0,nan", "line 3: mcc must be a number between -1 and 1"),
         (",t,1000,100,17,1.0,0.5", "line 3: empty model or task"),
     ],

@@ -70,14 +70,14 @@ def store(tmp_path_factory) -> Path:
 def test_mlp_probe_shows_a_ticking_bar_on_a_terminal_only(store: Path, tmp_path: Path) -> None:
     args = ["probe", "--store", str(store), "--probe", "mlp", "--shots", "10,full",
             "--seeds", "13,17"]  # fmt: skip
-    code, out = run_on_terminal([*args, "--out", str(tmp_path / "a")], environment())
+    code, out = run_on_terminal([*args, "--results", str(tmp_path / "a")], environment())
     assert code == 0, out
     assert "probing (mlp)" in out and "/4" in out and "m / t" in out, out
     assert out.count("probing (mlp)") >= 3, out  # redrawn while the one pair runs
-    code, out = run_on_terminal([*args, "--out", str(tmp_path / "b")], environment(CI="true"),
+    code, out = run_on_terminal([*args, "--results", str(tmp_path / "b")], environment(CI="true"),
                                 columns=120)  # fmt: skip
     assert code == 0 and "probing" not in out and "4 cells" in out, out
-    r = subprocess.run([sys.executable, "-m", "geneb", *args, "--out", str(tmp_path / "c")],
+    r = subprocess.run([sys.executable, "-m", "geneb", *args, "--results", str(tmp_path / "c")],
                        env=environment(), capture_output=True, text=True, timeout=240)  # fmt: skip
     assert r.returncode == 0 and "probing" not in r.stderr + r.stdout, r.stderr
 

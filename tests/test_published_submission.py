@@ -179,7 +179,7 @@ def test_cli_export(rows: pd.DataFrame, tmp_path: Path) -> None:
 
     ResultsTable(tmp_path / "mine.parquet").write(rows)
     out = tmp_path / "M.json"
-    args = ["results", "export", str(tmp_path / "mine.parquet"), "--format", "geneb-submission",
+    args = ["results", "export", "--results", str(tmp_path / "mine.parquet"), "--format", "geneb-submission",
             "--model", "my-model", "--out", str(out), "--submitted-by", "A Lab"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
@@ -188,17 +188,17 @@ def test_cli_export(rows: pd.DataFrame, tmp_path: Path) -> None:
     assert json.loads(out.read_text())["meta"]["submitted_by"] == "A Lab"
     short = tmp_path / "short.parquet"
     ResultsTable(short).write(user_rows(drop=2))
-    base = ["results", "export", str(tmp_path / "mine.parquet"), "--out", str(tmp_path / "x")]
+    base = ["results", "export", "--results", str(tmp_path / "mine.parquet"), "--out", str(tmp_path / "x")]
     for bad, message in ((["--format", "csv", "--model", "my-model"],
                           "--format: expected one of 'geneb-submission'"),
                          (["--model", "nope"],
                           "error: --model 'nope' is not in the results (it has my-model)")):
         r = CliRunner().invoke(app, [*base, *bad])
         assert r.exit_code == 2 and message in r.output, r.output
-    r = CliRunner().invoke(app, ["results", "export", str(short), "--model", "my-model",
+    r = CliRunner().invoke(app, ["results", "export", "--results", str(short), "--model", "my-model",
                                  "--out", str(tmp_path / "s.json")])
     assert r.exit_code == 2 and "2 of GENEB's tasks missing" in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "s.json").exists()
-    r = CliRunner().invoke(app, ["results", "export", str(short), "--model", "my-model",
+    r = CliRunner().invoke(app, ["results", "export", "--results", str(short), "--model", "my-model",
                                  "--out", str(tmp_path / "s.json"), "--partial"])
     assert r.exit_code == 0 and "98 tasks" in r.output and "partial" in r.output, r.output

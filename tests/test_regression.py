@@ -112,7 +112,7 @@ def test_geneb_probe_ridge_cells_equal_sklearn(tmp_path):
     r = CliRunner().invoke(app, ["extract", "--store", store, "--model", "kmer-2", "--task",
                                  str(folder)])
     assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(app, ["probe", "--store", store, "--out", out, "--workers", "1",
+    r = CliRunner().invoke(app, ["probe", "--store", store, "--results", out, "--workers", "1",
                                  "--seeds", "13,17", "--alpha", "0.001,0.1,10"])
     assert r.exit_code == 0, r.output
     df = read_results(out)
@@ -136,10 +136,10 @@ def test_geneb_probe_ridge_cells_equal_sklearn(tmp_path):
                 for i in (rng.integers(0, len(yt), len(yt)) for _ in range(1000))]
         assert (row["spearman_lo"], row["spearman_hi"]) == pytest.approx(
             tuple(np.percentile(boot, [2.5, 97.5])), abs=1e-6)
-    r = CliRunner().invoke(app, ["probe", "--store", store, "--out", out, "--workers", "1",
+    r = CliRunner().invoke(app, ["probe", "--store", store, "--results", out, "--workers", "1",
                                  "--seeds", "13,17", "--alpha", "0.001,0.1,10"])
     assert r.exit_code == 0 and "already done" in r.output and "0 computed" in r.output
-    r = CliRunner().invoke(app, ["probe", "--store", store, "--out", out, "--alpha", "0"])
+    r = CliRunner().invoke(app, ["probe", "--store", store, "--results", out, "--alpha", "0"])
     assert r.exit_code == 2 and "--alpha" in r.output
 
 

@@ -109,7 +109,7 @@ def plain_report(tmp_path_factory) -> Path:
     pd.DataFrame({"model": list(EXAMPLE_MODELS), "architecture": ["kmer", "bert", "bert",
                                                                    "hyena", "hyena"]}).to_csv(
         info, index=False)
-    return build_report(example_results(), out, model_info=info, n_boot=100)
+    return build_report(example_results(), out, model_properties=info, n_boot=100)
 
 
 @pytest.mark.parametrize("width", [1280, 480])
@@ -175,7 +175,7 @@ def test_vep_tables_fit_the_page(chromium, hostile_report, tmp_path):
     shutil.copytree(hostile_report.parent, report)
     add_to_report(report / "index.html", summarise(scores))  # the section `geneb run` appends
     # `geneb vep evaluate --out`
-    _, files = vep_page(summarise(scores, n_boot=20), tmp_path / "vep")
+    _, files = vep_page(summarise(scores, n_boot=100), tmp_path / "vep")
     for index in (report / "index.html", tmp_path / "vep" / "vep_report.html"):
         got = measure(chromium, index, 1280, tmp_path)
         assert got["scroll_width"] <= got["viewport"], got

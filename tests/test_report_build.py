@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from example_results import EXAMPLE_MODELS, example_results
+from example_results import example_results
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -59,26 +59,17 @@ def check_offline(html: str) -> None:
 @pytest.fixture(scope="module")
 def full_report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
-    info = out.parent / "info.csv"
-    pd.DataFrame(
-        {
-            "model": list(EXAMPLE_MODELS),
-            "architecture": ["kmer", "cnn", "transformer", "transformer", "transformer"],
-            "tokenization": ["kmer", "char", "bpe", "bpe", "kmer"],
-            "pretraining_data": ["none", "human", "human", "multi", "multi"],
-        }
-    ).to_csv(info, index=False)
-    props = out.parent / "props.csv"
+    props = out.parent / "props.csv"  # the properties, then columns of the user's own
     props.write_text(
-        "model,architecture_class,tokenization_class,pretraining_data_class\n"
-        "tiny-1m,CNN,single-nucleotide,human\n"
-        "small-4m,transformer encoder,BPE,human\n"
-        "mid-20m,transformer encoder,BPE,multi-species\n"
-        "big-100m,transformer encoder,k-mer,multi-species\n"
+        "model,architecture_class,tokenization_class,pretraining_data_class,architecture,"
+        "tokenization,pretraining_data\n"
+        "kmer-4,,,,kmer,kmer,none\n"
+        "tiny-1m,CNN,single-nucleotide,human,cnn,char,human\n"
+        "small-4m,transformer encoder,BPE,human,transformer,bpe,human\n"
+        "mid-20m,transformer encoder,BPE,multi-species,transformer,bpe,multi\n"
+        "big-100m,transformer encoder,k-mer,multi-species,transformer,kmer,multi\n"
     )
-    return build_report(
-        example_results(), out, model_info=info, n_boot=N_BOOT, model_properties=props
-    )
+    return build_report(example_results(), out, n_boot=N_BOOT, model_properties=props)
 
 
 def test_report_files(full_report):
@@ -242,7 +233,7 @@ def test_rerun_removes_stale_figures(tmp_path):
 def test_restrict_regimes_and_cs(tmp_path):
     out = tmp_path / "restricted"
     index = build_report(
-        example_results(), out, regimes=["10", "full"], Cs=[0.1, 10.0], n_boot=N_BOOT
+        example_results(), out, shots=["10", "full"], Cs=[0.1, 10.0], n_boot=N_BOOT
     )
     html = index.read_text(encoding="utf-8")
     assert "headline C = 0.1" in html  # C = 1 excluded: the first given is the headline
@@ -294,6 +285,6 @@ def test_cli_report(tmp_path):
     bad_info = tmp_path / "info.csv"
     bad_info.write_text("name\nx\n")
     r = runner.invoke(
-        app, ["report", "--results", str(res), "--out", str(out), "--model-info", str(bad_info)]
+        app, ["report", "--results", str(res), "--out", str(out), "--model-properties", str(bad_info)]
     )
     assert r.exit_code == 2 and "no 'model' column" in r.output

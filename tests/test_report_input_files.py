@@ -1,4 +1,4 @@
-"""The report's user files (``--model-properties``, ``--model-info``, ``--task-organisms``) on
+"""The report's user files (``--model-properties``, ``--task-organisms``) on
 rows a reader could misread (issue 28, cases 20 and 21): a parameter count no model has, or
 one past int64, and a line with more or fewer fields than the header are one line naming the
 file and the line, before any work; nothing is written.
@@ -15,7 +15,6 @@ from example_results import example_results
 from typer.testing import CliRunner
 
 from geneb.analysis.domain import read_task_organisms
-from geneb.analysis.metadata import read_model_info
 from geneb.analysis.properties import read_model_properties
 from geneb.cli import app
 from geneb.errors import GenebError
@@ -65,7 +64,7 @@ def test_the_other_user_files_count_fields_too(tmp_path: Path) -> None:
     info = tmp_path / "info.csv"
     info.write_text("model,architecture\nmid-20m,transformer\nbig-100m,transformer,extra\n")
     with pytest.raises(GenebError, match=r"line 3: 3 fields, expected 2"):
-        read_model_info(info)
+        read_model_properties(info)
     orgs = tmp_path / "orgs.csv"
     orgs.write_text("task,organism\n\nprom_a,human\nprom_b,human,plant\n")
     with pytest.raises(GenebError, match=r"line 4: 3 fields, expected 2"):
@@ -75,7 +74,7 @@ def test_the_other_user_files_count_fields_too(tmp_path: Path) -> None:
         read_task_organisms(orgs)
     info.write_text("model,model\na,b\n")
     with pytest.raises(GenebError, match=r"line 1: column\(s\) \['model'\] named twice"):
-        read_model_info(info)
+        read_model_properties(info)
 
 
 @pytest.mark.parametrize("content", ["model,n_params\ntiny-1m,3e38\n",

@@ -36,7 +36,7 @@ def test_nonconverged_table_shows_integers_probe_and_backend(tmp_path):
     mlp_bad = df[~df["converged"] & (df["probe"] == "mlp")]
     assert n_bad > len(mlp_bad) > 0  # both probes among the non-converged fits
     index = build_report(df, tmp_path / "r", n_boot=100)
-    table = _table_after(index.read_text(), f"{n_bad} fits did not converge")
+    table = _table_after(index.read_text(), f"{n_bad} cells did not converge")
     # header cells may carry line-break hints (<wbr>) or attributes: compare their text
     heads = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
     assert {"seed", "probe", "backend", "n_iter"} <= set(heads), heads
@@ -58,7 +58,7 @@ def test_only_mlp_fits_keep_the_probe_column(tmp_path):
     df.loc[df["probe"] == "linear", "converged"] = True
     n_bad = int((~df["converged"]).sum())
     index = build_report(df, tmp_path / "r", n_boot=100)
-    table = _table_after(index.read_text(), f"{n_bad} fits did not converge")
+    table = _table_after(index.read_text(), f"{n_bad} cells did not converge")
     heads = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
     cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", table)]
     assert "probe" in heads and "mlp" in cells
@@ -75,5 +75,5 @@ def test_nonconverged_rows_never_read_converged(tmp_path):
     html = index.read_text()
     csv = pd.read_csv(tmp_path / "r" / "tables" / "nonconverged.csv")
     assert "protocol" not in csv.columns and set(csv["asked_protocol"]) == {"converged"}
-    assert f"{n_mlp} are MLP fits, which often stop there on few-shot rows" in html
+    assert f"{n_mlp} are MLP cells, which often stop there on few-shot rows" in html
     assert "asked_protocol is the protocol each fit was run under, not a verdict" in html

@@ -54,7 +54,7 @@ def test_the_chosen_setting_is_the_one_analysed(tmp_path: Path, standardize: boo
     assert (board.sort_index() - ref.sort_index()).abs().max() < 1e-12
     assert "standardised on the probe train rows" in html if used else "Features as stored" in html
     flag = "--no-standardize" if used else "--standardize"
-    assert f"{len(df) // 2} fits with the other setting are not used (geneb report {flag}" in html
+    assert f"{len(df) // 2} cells with the other setting are not used (geneb report {flag}" in html
 
 
 def test_mlp_only_standardised_is_named_not_denied(tmp_path: Path) -> None:
@@ -63,12 +63,12 @@ def test_mlp_only_standardised_is_named_not_denied(tmp_path: Path) -> None:
     n_mlp = int((df["probe"] == "mlp").sum())
     html = build_report(df, tmp_path / "a", n_boot=N_BOOT).read_text()
     assert "no MLP-probe rows (run geneb probe --probe mlp)" not in html
-    assert any(f"{n_mlp} mlp fits with features standardised exist" in t and "--standardize" in t
+    assert any(f"{n_mlp} mlp cells with features standardised exist" in t and "--standardize" in t
                for t in left_outs(html)), left_outs(html)  # fmt: skip
     # asked for the standardised fits: the MLP is the headline, linear is named as elsewhere
     html = build_report(df, tmp_path / "b", n_boot=N_BOOT, standardize=True).read_text()
     n_lin = int((df["probe"] == "linear").sum())
-    assert any(f"{n_lin} linear fits with features as stored exist" in t
+    assert any(f"{n_lin} linear cells with features as stored exist" in t
                for t in left_outs(html)), left_outs(html)  # fmt: skip
 
 
@@ -83,7 +83,7 @@ def test_a_setting_with_no_fits_is_refused_before_any_work(tmp_path: Path) -> No
     r = CliRunner().invoke(app, ["report", "-r", str(res), "-o", str(out), "--standardize",
                                  "--n-boot", "100"])  # fmt: skip
     text = " ".join(r.output.split())
-    assert r.exit_code == 2 and "no standardised fits" in text and "Traceback" not in text, text
+    assert r.exit_code == 2 and "no standardised cells" in text and "Traceback" not in text, text
     assert not out.exists()
 
 

@@ -65,7 +65,7 @@ def test_cli_reports_a_foreign_part_in_one_line(tmp_path):
     out = tmp_path / "r.parquet"
     ResultsTable(out).append([_row(seed=13)])
     shutil.copy(parts.list_parts(out)[0], out / "part-1.parquet")
-    r = CliRunner().invoke(app, ["probe", "--store", str(fs.path), "--out", str(out),
+    r = CliRunner().invoke(app, ["probe", "--store", str(fs.path), "--results", str(out),
                                  "--shots", "1", "--seeds", "13", "--workers", "1"])
     assert r.exit_code == 2, r.output
     lines = [ln for ln in r.output.splitlines() if ln.strip()]

@@ -99,3 +99,25 @@ def test_results_path_that_is_a_foreign_folder_is_refused_before_any_work(tmp_pa
         run_plan(plan)
     assert not (tmp_path / "work" / "store.zarr").exists()
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+
+
+def test_a_probe_the_protocol_lacks_is_refused_before_any_work(tmp_path):
+    """``[probe] protocol = "paper"`` with the MLP: refused by ``check_probes`` (the rule of
+    ``geneb probe``, one function for both) before extraction, naming the section."""
+    from geneb.pipeline.execute import dry_run, run_plan
+
+    plan = load_plan(write(tmp_path, GOOD + 'protocol = "paper"\n'))
+    for call in (dry_run, run_plan):
+        with pytest.raises(PlanError, match=r"\[probe\] protocol='paper' is the paper's "
+                           r"logistic regression: it applies to probe='linear', got "
+                           r"probe='mlp'"):
+            call(plan)
+    assert not (tmp_path / "work").exists()
+
+
+def test_workers_override_the_plan(tmp_path):
+    plan = load_plan(write(tmp_path, GOOD), workers=3)
+    assert (plan.extract_workers, plan.probe.workers) == (3, 3)
+    assert (plan.extract_scheduler, plan.probe.scheduler) == (None, None)
+    with pytest.raises(PlanError, match="give workers or scheduler, not both"):
+        load_plan(write(tmp_path, GOOD), workers=2, scheduler="tcp://h:1")

@@ -105,7 +105,7 @@ def test_verify_reports_a_symlinked_shard_even_with_valid_bytes(tmp_path):
     assert problems and "symlink" in problems[0][1]  # was: []
     with pytest.raises(CorruptEntryError, match="symlink"):
         st.get(*KEY.__dict__.values())
-    r = cli("store", "verify", path)
+    r = cli("store", "verify", "--store", path)
     assert r.exit_code == 1 and "symlink" in r.output
 
 
@@ -148,10 +148,10 @@ def test_entry_with_missing_or_broken_metadata_is_reported(tmp_path, how):
     problems = st.verify()
     assert problems, "was: [] (the entry silently vanished)"
     assert any(KEY.path in str(where) for where, _ in problems)
-    r = cli("store", "verify", path)
+    r = cli("store", "verify", "--store", path)
     assert r.exit_code == 1, r.output
     assert KEY.path in r.output and "metadata" in r.output
-    r = cli("store", "ls", path)
+    r = cli("store", "ls", "--store", path)
     assert r.exit_code == 0 and "store verify" in r.output  # ls points at the problem
     if how != "delete":  # a rerun refuses the broken entry unless told to replace it
         with pytest.raises(StaleEntryError, match="broken"):
@@ -165,7 +165,7 @@ def test_model_level_metadata_deleted_is_reported(tmp_path):
     path = tmp_path / "s"
     write(path, matrix())
     (path / "org--m" / "zarr.json").unlink()
-    r = cli("store", "verify", path)
+    r = cli("store", "verify", "--store", path)
     assert r.exit_code == 1, r.output  # was: 0 with "0 of 0 entries OK"
     assert "org--m" in r.output and "metadata" in r.output
 
@@ -188,11 +188,11 @@ def test_edited_data_type_is_refused(tmp_path, array, new):
     with pytest.raises(CorruptEntryError, match=new):
         st.get_rows(*KEY.__dict__.values(), [0, 5])
     assert any(new in what for _, what in st.verify())
-    r = cli("store", "export", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split,
+    r = cli("store", "export", "--store", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split,
             "-o", tmp_path / "x.npz")
     assert r.exit_code == 2 and "error:" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "x.npz").exists()
-    r = cli("store", "ls", path)
+    r = cli("store", "ls", "--store", path)
     assert r.exit_code == 0 and "corrupt" in r.output
 
 
@@ -246,10 +246,10 @@ def test_embeddings_metadata_not_json_is_a_one_line_error(tmp_path):
     with pytest.raises(CorruptEntryError, match=r"embeddings/zarr\.json"):
         st.get(*KEY.__dict__.values())  # was: json.JSONDecodeError
     assert any("zarr.json" in what for _, what in st.verify())
-    for args in (("store", "verify", path),
-                 ("store", "export", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split,
+    for args in (("store", "verify", "--store", path),
+                 ("store", "export", "--store", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split,
                   "-o", tmp_path / "x.npz"),
-                 ("store", "info", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split)):
+                 ("store", "info", "--store", path, "-m", KEY.model, "-t", KEY.task, "-s", KEY.split)):
         r = cli(*args)
         assert r.exit_code in (1, 2), r.output
         assert "Traceback" not in r.output and "JSONDecodeError" not in r.output

@@ -100,7 +100,7 @@ def test_read_entry_maps_ids_to_the_tasks_labels(store) -> None:
 
 def _export(folder: Path, tmp_path: Path, fmt: str) -> Path:
     out = tmp_path / f"e.{fmt}"
-    r = CliRunner().invoke(app, ["store", "export", str(folder), "--model", KEY.model,
+    r = CliRunner().invoke(app, ["store", "export", "--store", str(folder), "--model", KEY.model,
                                  "--task", KEY.task, "--split", KEY.split, "--out", str(out),
                                  "--format", fmt])
     assert r.exit_code == 0, r.output

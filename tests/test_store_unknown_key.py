@@ -50,7 +50,7 @@ def test_unknown_key_lists_the_nearest_and_a_count(store, typo):
     near = difflib.get_close_matches(typed, sorted(keys), n=NEAREST_KEYS, cutoff=0.0)
     assert f"Nearest of the store's {len(keys)} key(s): " in msg, msg
     assert ", ".join(repr(k) for k in near) in msg, msg
-    assert f"and {len(keys) - NEAREST_KEYS} more (geneb store ls {path})" in msg
+    assert f"and {len(keys) - NEAREST_KEYS} more (all of them: geneb store ls of {path})" in msg
     listed = [k for k in keys if repr(k) in msg]
     assert sorted(listed) == sorted(near)  # never every key
     with pytest.raises(UnknownNameError):
@@ -65,7 +65,7 @@ def test_empty_store_says_so(tmp_path):
 
 def test_cli_info_is_one_line(store):
     path, keys = store
-    r = CliRunner().invoke(app, ["store", "info", str(path), "-m", "kmer-9", "-t", "task_01",
+    r = CliRunner().invoke(app, ["store", "info", "--store", str(path), "-m", "kmer-9", "-t", "task_01",
                                   "-s", "train"])
     assert r.exit_code == 2, r.output
     text = " ".join(r.output.split())

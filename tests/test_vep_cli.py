@@ -91,7 +91,7 @@ def test_tiny_lms_llr_and_evaluate(brca1, models_dir, tmp_path, folder):
     df = pd.read_parquet(out)
     assert (df["status"] == "ok").all() and df["score"].notna().all()
     assert (df["orientation"] == "lower=label1").all()
-    code, text = _run("evaluate", str(out), "--out", str(tmp_path / "rep"), "--n-boot", "50")
+    code, text = _run("evaluate", str(out), "--out", str(tmp_path / "rep"), "--n-boot", "100")
     assert code == 0, text
     m = pd.read_csv(tmp_path / "rep" / "tables" / "vep_metrics.csv")
     assert len(m) == 1 and m["n_scored"].iloc[0] == 9

@@ -41,13 +41,13 @@ def test_nan_metrics_say_why_without_scipy_warnings(tmp_path: Path, edit, why):
     df = _table().assign(**edit)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a ConstantInputWarning would fail here
-        m = evaluate(df, n_boot=50)
+        m = evaluate(df, n_boot=100)
     assert m["skipped"].iloc[0] == why
     if "label" not in edit:  # the AUROC is still there, as scikit-learn computes it
         assert m["auroc"].iloc[0] == pytest.approx(roc_auc_score(df["label"], df["score"]))
     path = tmp_path / "s.csv"
     df.to_csv(path, index=False)
-    res = CliRunner().invoke(app, ["vep", "evaluate", str(path), "--n-boot", "20"])
+    res = CliRunner().invoke(app, ["vep", "evaluate", str(path), "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert f"t m cosine w64: NaN {why}" in text and "Warning" not in text, text
@@ -55,7 +55,7 @@ def test_nan_metrics_say_why_without_scipy_warnings(tmp_path: Path, edit, why):
 
 def test_finite_metrics_have_nothing_skipped():
     df = _table()
-    m = evaluate(df, n_boot=0)
+    m = evaluate(df, n_boot=100)
     assert m["skipped"].iloc[0] == ""
     rho = stats.spearmanr(df["score"], df["task_score"]).statistic
     assert m["spearman"].iloc[0] == pytest.approx(rho)

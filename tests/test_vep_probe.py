@@ -175,7 +175,7 @@ def test_cli_tiny_model_beside_zero_shot(brca1, models_dir, tmp_path):
         assert col in t
     assert len(t) == 1600 and set(t["scorer"]) == {"probe-diff", "probe-concat"}
     assert t["score"].between(0, 1).all() and set(t["fold"]) == {0, 1, 2}
-    code, text = _run("evaluate", str(out), str(tmp_path / "z.csv"), "--n-boot", "20")
+    code, text = _run("evaluate", str(out), str(tmp_path / "z.csv"), "--n-boot", "100")
     assert code == 0, text
     for s in ("cosine", "probe-diff", "probe-concat"):
         assert s in text

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from geneb.analysis.aggregates import OVERALL, aggregate_scores
+from geneb.analysis.metadata import COMPARE_COLUMNS
 from geneb.analysis.performance import performance_matrix
 from geneb.analysis.rankings import model_rankings
 from geneb.analysis.uncertainty import bootstrap_over_tasks
@@ -131,8 +132,8 @@ def compare_with_published(user: pd.DataFrame, source: str = "published:geneb", 
     user : the user's validated results (:func:`geneb.analysis.table.load_results`).
     source : the published source (``published:geneb``).
     n_boot, seed : the task bootstrap of the rank intervals.
-    info : the user's model info (``--model-info``): its ``pooling``/``recipe`` columns, when
-        present, fill the comparability panel.
+    info : the user's own columns of the model-properties file: its ``pooling``/``recipe``
+        columns, when present, fill the comparability panel.
 
     Returns
     -------
@@ -269,11 +270,11 @@ def _seeds(g: pd.DataFrame) -> str:
 
 def _info(info: pd.DataFrame | None, model: str) -> str:
     if info is None or "model" not in info.columns:
-        return "not recorded in the results (a model info table with pooling/recipe gives it)"
+        return "not recorded in the results (the model-properties columns pooling/recipe give it)"
     row = info[info["model"].astype(str) == model]
-    cols = [c for c in ("pooling", "recipe", "layer") if c in info.columns]
+    cols = [c for c in COMPARE_COLUMNS if c in info.columns]
     if row.empty or not cols:
-        return "not recorded in the model info"
+        return "not recorded in the model-properties file"
     return "; ".join(f"{c} {row.iloc[0][c]}" for c in cols)
 
 

@@ -1,40 +1,23 @@
-"""Model metadata: parameter counts from the results table plus an optional model-info CSV.
+"""Model metadata: parameter counts from the results table plus the user's own columns.
 
-The CSV (one row per model, a ``model`` column plus free columns such as ``architecture``,
-``tokenization``, ``pretraining_data``) lets the report compare models that share a property.
+The user's model-properties file (:func:`geneb.analysis.properties.read_model_properties`)
+may carry free columns such as ``architecture``, ``tokenization``, ``pretraining_data``
+besides the properties; they let the report compare models that share one.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from geneb.analysis.user_csv import read_user_csv
 from geneb.errors import GenebError
 
-#: Columns of the model-info CSV used for matched comparisons when present.
+#: The user's own columns used for matched comparisons when present.
 GROUP_COLUMNS: tuple[str, ...] = ("architecture", "tokenization", "pretraining_data")
-
-
-def read_model_info(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read and check a model-info CSV: a ``model`` column, one row per model, no empty ids."""
-    p = Path(path)
-    info = read_user_csv(p, what="model-info", required=("model",),
-                         header=f"model,{','.join(GROUP_COLUMNS)}")
-    info["model"] = info["model"].str.strip()
-    empty = info["model"] == ""
-    if empty.any():
-        row = int(info.index[empty.to_numpy()][0])  # the line in the file
-        raise GenebError(f"{p}: line {row}: empty model id")
-    dup = info["model"].duplicated()
-    if dup.any():
-        row = int(info.index[dup.to_numpy()][0])
-        raise GenebError(f"{p}: line {row}: model {info['model'][dup].iloc[0]!r} listed twice")
-    return info.reset_index(drop=True)
+#: The user's own columns the comparison with GENEB shows (how each model was embedded).
+COMPARE_COLUMNS: tuple[str, ...] = ("pooling", "recipe", "layer")
 
 
 def model_metadata(results: pd.DataFrame, model_info: pd.DataFrame | None = None) -> pd.DataFrame:

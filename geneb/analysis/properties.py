@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from geneb.analysis.metadata import COMPARE_COLUMNS, GROUP_COLUMNS
 from geneb.analysis.user_csv import read_user_csv
-from geneb.errors import GenebError
+from geneb.errors import GenebError, did_you_mean
 from geneb.models import catalogue as cat
 
 #: The properties of the controlled comparisons, in column order.
@@ -110,13 +111,23 @@ def _whole_number(value: Any) -> int | None:
     return int(n) if math.isfinite(n) and n == int(n) else None
 
 
+#: Columns of the user's own the report reads (matched comparisons, the comparison with
+#: GENEB), beside the properties.
+OWN_COLUMNS: tuple[str, ...] = (*GROUP_COLUMNS, *COMPARE_COLUMNS)
+
+
 def read_model_properties(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and check a user properties file (``.csv`` or ``.toml``) before any analysis.
 
     CSV: a ``model`` column (the store key), any of :data:`PROPERTIES`, optionally ``source``
-    (where the row's facts come from); an empty cell = not given. TOML: one table per model,
-    ``[models."<store key>"]`` with the same keys. Returns one row per model with the
-    properties in canonical form and ``source`` (default: the file's path).
+    (where the row's facts come from) and any of :data:`OWN_COLUMNS`, free text of the
+    user's own (``architecture``, ``tokenization``, ``pretraining_data``: matched
+    comparisons; ``pooling``, ``recipe``, ``layer``: the comparison with GENEB); an empty
+    cell = not given. TOML: one table per model, ``[models."<store key>"]`` with the same
+    keys. Any other key is refused, with the nearest allowed one.
+
+    Returns one row per model: ``model``, the properties in canonical form, ``source``
+    (default: the file's path), then the own columns the file has, as given.
     """
     p = Path(path)
     if not p.is_file():
@@ -129,13 +140,16 @@ def read_model_properties(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise GenebError(f"{p}: expected a .csv or .toml model-properties file, got {p.suffix!r}")
     seen: set[str] = set()
     out = []
+    allowed = (*EXTRA_COLUMNS, *PROPERTIES, *OWN_COLUMNS)
+    others = {c: None for c in OWN_COLUMNS if any(c in raw for _, raw in rows)}
     for where, raw in rows:
-        unknown = sorted(set(raw) - set(PROPERTIES) - set(EXTRA_COLUMNS))
+        unknown = sorted(set(raw) - set(allowed))
         if unknown:
-            raise GenebError(
-                f"{where}: unknown key(s) {unknown}; expected model, source and any of "
-                f"{', '.join(PROPERTIES)}"
-            )
+            close = did_you_mean(unknown[0], allowed)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise GenebError(f"{where}: unknown key(s) {unknown}{hint}; expected model, source, "
+                             f"any of {', '.join(PROPERTIES)} or columns of your own: "
+                             f"{', '.join(OWN_COLUMNS)}")
         model = str(raw.get("model") or "").strip()
         if not model:
             raise GenebError(f"{where}: empty model (expected the model's store key)")
@@ -146,8 +160,16 @@ def read_model_properties(path: str | os.PathLike[str]) -> pd.DataFrame:
         for key in PROPERTIES:
             rec[key] = check_value(key, raw.get(key), f"{where} ({model!r})")
         rec["source"] = str(raw.get("source") or "").strip() or f"user file {p}"
+        rec.update({k: raw.get(k) for k in others})
         out.append(rec)
-    return pd.DataFrame(out, columns=["model", *PROPERTIES, "source"])
+    return pd.DataFrame(out, columns=["model", *PROPERTIES, "source", *others])
+
+
+def own_columns(properties: pd.DataFrame) -> pd.DataFrame | None:
+    """The user's own columns of a properties table (:func:`read_model_properties`), with
+    ``model``; None when it has none."""
+    own = [c for c in properties.columns if c not in PROPERTIES and c not in EXTRA_COLUMNS]
+    return properties[["model", *own]].copy() if own else None
 
 
 def _csv_rows(p: Path) -> list[tuple[str, dict[str, Any]]]:

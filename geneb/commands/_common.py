@@ -181,10 +181,15 @@ def cli_errors(fn: Any = None, *, aliases: Mapping[str, str] | None = None) -> A
     Library errors name parameters; the message printed names this command's options
     (:func:`flag_message`; ``aliases``: library parameter -> option Python name)."""
     if fn is None:
-        return lambda f: cli_errors(f, aliases=aliases)
+        return lambda f: _translated(f, aliases)
+    return _translated(fn, aliases)
+
+
+def _translated(fn: Callable[P, R], aliases: Mapping[str, str] | None) -> Callable[P, R]:
+    """``fn`` with its errors printed as :func:`cli_errors` says."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except GenebError as e:

@@ -90,8 +90,8 @@ StrandsOpt = Annotated[
 NameOpt = Annotated[
     str | None, typer.Option("--name", help="Store key for the model (one model only).")
 ]
-SeedOpt = Annotated[
-    int | None, typer.Option("--seed", help="Weight seed of random:<model> (default 0).")
+WeightSeedOpt = Annotated[
+    int | None, typer.Option("--weight-seed", help="Weight seed of random:<model> (default 0).")
 ]
 TrustRemoteCodeOpt = Annotated[
     bool,
@@ -155,7 +155,7 @@ def extract(
     truncation: TruncationOpt = DEFAULT_TRUNCATION,
     strands: StrandsOpt = DEFAULT_STRANDS,
     name: NameOpt = None,
-    seed: SeedOpt = None,
+    weight_seed: WeightSeedOpt = None,
     trust_remote_code: TrustRemoteCodeOpt = False,
     trust_remote_code_for: TrustRemoteCodeForOpt = None,
     overwrite: OverwriteOpt = False,
@@ -177,7 +177,7 @@ def _run(opts: dict[str, Any]) -> list[Any]:
     from geneb.extract.runner import extract as run_extract
 
     workers, scheduler = opts["workers"], opts["scheduler"]
-    cluster: dict[str, object] = {}
+    cluster: dict[str, Any] = {}
     if workers is not None or scheduler is not None:  # same options, run on a Dask cluster
         from geneb.extract import distributed
 
@@ -226,7 +226,7 @@ def _warn(line: str) -> None:
 _RUNNER_KEYS = (
     "batch_tokens", "device", "dtype", "max_length", "pooling", "layer", "name", "overwrite",
     "data_dir", "storage_dtype", "truncation", "strands",
-    "seed", "block_rows", "layers", "recipe",
+    "weight_seed", "block_rows", "layers", "recipe",
 )  # fmt: skip
 
 

@@ -18,14 +18,15 @@ from geneb.vocabulary import (
 )
 
 #: ``run_probes`` parameters whose option has another Python name (errors name the option).
-ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "models": "model",
-           "tasks": "task"}
+ALIASES = {"Cs": "C", "alphas": "alpha", "probe": "probe_kind", "probes": "probe_kind",
+           "models": "model", "tasks": "task"}
 
 
 # Options of `geneb probe`, declared once (the signature stays short).
-StoreOpt = Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")]
-OutOpt = Annotated[
-    Path, typer.Option("--out", help="Results table: a folder of parquet parts (e.g. "
+StoreOpt = Annotated[str, typer.Option("--store", help="Feature store to read embeddings from "
+                                       "(a folder or fsspec URL).")]
+ResultsOpt = Annotated[
+    Path, typer.Option("--results", help="Results table: a folder of parquet parts (e.g. "
                        "results.parquet), created or extended; a single-file table of an "
                        "older geneb is migrated.")
 ]
@@ -101,7 +102,7 @@ TakeAllOpt = Annotated[
 @cli_errors(aliases=ALIASES)
 def probe(
     store: StoreOpt,
-    out: OutOpt,
+    results: ResultsOpt,
     model: ModelOpt = None,
     task: TaskOpt = None,
     shots: ShotsOpt = None,
@@ -123,45 +124,28 @@ def probe(
     _run(opts)
 
 
-def _probes(opts: dict[str, Any]) -> list[str]:
-    """The probes to run in turn, each once; they, the backend and the protocol are checked
-    against ``run_probes``' declaration first, so that every combination is checked (below)
-    before the first probe runs. ``run_probes`` checks the rest itself."""
-    from geneb.constraints import ListOf, validate
-    from geneb.probe.engine import PROBE_PARAMS
-
-    probes = validate(ListOf(PROBE_PARAMS["probe"], unique=True), opts["probe_kind"] or
-                      ["linear"], "probe_kind")
-    for name in ("backend", "protocol"):
-        validate(PROBE_PARAMS[name], opts[name], name)
-    return list(probes)
-
-
-#: Options handed to ``run_probes`` when given: option name -> parameter name.
+#: Options handed to ``run_each_probe`` when given: option name -> parameter name.
 _PASSED = {"model": "models", "task": "tasks", "shots": "shots", "seeds": "seeds", "C": "Cs",
-           "alpha": "alphas", "workers": "workers", "scheduler": "scheduler"}
+           "alpha": "alphas", "workers": "workers", "scheduler": "scheduler",
+           "probe_kind": "probes"}
 
 
 def _run(opts: dict[str, Any]) -> None:
-    """Every probe's backend checked before any work, then one ``run_probes`` per probe."""
-    from geneb.probe.engine import run_probes
-    from geneb.probe.solvers import resolve_backend
+    """``run_each_probe`` on the options; one line per probe as it finishes."""
+    from geneb.probe.each import run_each_probe
+    from geneb.probe.engine import ProbeRunSummary
 
-    backend, protocol, probes = opts["backend"], opts["protocol"], _probes(opts)
-    for probe_name in probes:
-        resolve_backend(backend, probe_name, protocol)
-    given = {p: opts[o] for o, p in _PASSED.items() if opts[o]}  # None / []: the default
-    for probe_name in probes:
-        s = run_probes(
-            opts["store"], opts["out"], **given, probe=probe_name, backend=backend,
-            protocol=protocol, standardize=opts["standardize"], take_all=opts["take_all"],
-            progress=show_progress(),
-        )  # fmt: skip
+    def say(probe_name: str, s: ProbeRunSummary, n_probes: int) -> None:
         typer.echo(  # a plain line: no rich import on the probe path
-            f"{probe_name + ': ' if len(probes) > 1 else ''}"
+            f"{probe_name + ': ' if n_probes > 1 else ''}"
             f"{s.n_cells} cells: {s.n_computed} computed ({s.n_fits} fits, {s.n_pairs} "
             f"model x task pairs, backend {s.backend}, protocol {s.protocol}), {s.n_reused} "
-            f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.out}"
+            f"reused, {s.n_skipped} already done; {s.seconds:.1f} s -> {s.results}"
         )
         if s.not_converged:
             typer.echo(f"note: {s.convergence_note()}")
+
+    given = {p: opts[o] for o, p in _PASSED.items() if opts[o]}  # None / []: the default
+    run_each_probe(opts["store"], opts["results"], **given, backend=opts["backend"],
+                   protocol=opts["protocol"], standardize=opts["standardize"],
+                   take_all=opts["take_all"], progress=show_progress(), on_probe_done=say)

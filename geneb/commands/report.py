@@ -28,14 +28,6 @@ ResultsOpt = Annotated[
 OutOpt = Annotated[
     Path, typer.Option("--out", "-o", help="Output folder for index.html, tables/, figures/.")
 ]
-ModelInfoOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--model-info",
-        help="CSV with a `model` column and e.g. architecture, tokenization, "
-        "pretraining_data; adds matched comparisons.",
-    ),
-]
 ShotsOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -65,7 +57,9 @@ ModelPropertiesOpt = Annotated[
         "--model-properties",
         help="CSV or TOML of model properties (model, n_params, architecture_class, "
         "tokenization_class, pretraining_data_class, organisms, source); overrides the "
-        "model catalogue for the models it names (matched by store key).",
+        "model catalogue for the models it names (matched by store key). Columns of your "
+        "own (e.g. architecture, tokenization, pretraining_data, pooling, recipe) add "
+        "matched comparisons and the comparison with GENEB.",
     ),
 ]
 TaskOrganismsOpt = Annotated[
@@ -117,7 +111,7 @@ StandardizeOpt = Annotated[
     bool | None,
     typer.Option(
         "--standardize/--no-standardize",
-        help="Analyse the fits probed on standardised features, or those on features as "
+        help="Analyse the cells probed on standardised features, or those on features as "
         "stored; default: as stored when the table has them, else standardised.",
     ),
 ]
@@ -128,11 +122,10 @@ AuditsOpt = Annotated[
 ]
 
 
-@cli_errors(aliases={"out_dir": "out", "Cs": "C"})
+@cli_errors(aliases={"Cs": "C"})
 def report(
     results: ResultsOpt,
     out: OutOpt,
-    model_info: ModelInfoOpt = None,
     shots: ShotsOpt = None,
     C: COpt = None,  # noqa: N803
     exclude_from_scaling: ExcludeFromScalingOpt = None,
@@ -157,7 +150,7 @@ def report(
         typer.echo(f"report written to {index}")
 
 
-def _regimes(opts: dict[str, Any]) -> list[str]:
+def _shots(opts: dict[str, Any]) -> list[str]:
     """--shots, checked by ``build_report``'s own declaration under the option's name, so an
     error names ``--shots`` (its other options are checked by ``build_report``)."""
     from geneb.analysis.report.build import REPORT_PARAMS
@@ -165,7 +158,7 @@ def _regimes(opts: dict[str, Any]) -> list[str]:
 
     if not opts["shots"]:
         return []
-    return list(dict.fromkeys(validate(REPORT_PARAMS["regimes"], opts["shots"], "shots")))
+    return list(dict.fromkeys(validate(REPORT_PARAMS["shots"], opts["shots"], "shots")))
 
 
 def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
@@ -176,8 +169,7 @@ def _build(opts: dict[str, Any], summary: dict[str, Any]) -> Path:
     return build_report(
         opts["results"],
         opts["out"],
-        model_info=opts["model_info"],
-        regimes=_regimes(opts) or None,
+        shots=_shots(opts) or None,
         Cs=opts["C"] or None,
         scaling_exclude=tuple(_split(opts["exclude_from_scaling"])),
         n_boot=opts["n_boot"],

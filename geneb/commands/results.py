@@ -15,7 +15,8 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 @app.command("compact")
 @cli_errors
 def compact(
-    table: Annotated[Path, typer.Argument(help="Results table (the --out of geneb probe).")],
+    results: Annotated[Path, typer.Option("--results", help="Results table (the --results "
+                                          "of geneb probe).")],
 ) -> None:
     """Fold a results table's parts into one (newest row per cell), atomically.
 
@@ -24,8 +25,8 @@ def compact(
     """
     from geneb.results import ResultsTable
 
-    n_parts, n_rows = ResultsTable(table).compact()
-    typer.echo(f"{table}: {n_parts} part(s) folded into 1 ({n_rows} rows)")
+    n_parts, n_rows = ResultsTable(results).compact()
+    typer.echo(f"{results}: {n_parts} part(s) folded into 1 ({n_rows} rows)")
 
 
 EXPORT_FORMATS = ("geneb-submission",)
@@ -34,9 +35,9 @@ EXPORT_FORMATS = ("geneb-submission",)
 @app.command("export")
 @cli_errors
 def export(
-    table: Annotated[str, typer.Argument(
-        help="Results table (the --out of geneb probe), or a published source such as "
-             "published:geneb.")],
+    results: Annotated[str, typer.Option(
+        "--results", help="Results table (the --results of geneb probe), or a published "
+                          "source such as published:geneb.")],
     model: Annotated[str, typer.Option("--model", "-m", help="The model to export.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The file to write (M.json).")],
     fmt: Annotated[str, typer.Option(
@@ -61,7 +62,7 @@ def export(
     validate(StrOptions(EXPORT_FORMATS), fmt, "--format")
     meta = {"display": display, "url": url, "training_data": training_data,
             "submitted_by": submitted_by}
-    path, doc, foreign = export_submission(table, model, out, partial=partial, meta=meta)
+    path, doc, foreign = export_submission(results, model, out, partial=partial, meta=meta)
     n = {k: len(v) for k, v in doc["results"].items()}
     typer.echo(f"{path}: {doc['model_id']}, " + ", ".join(f"{k} {v} tasks" for k, v in n.items())
                + (" (partial: see meta.partial)" if "partial" in doc["meta"] else ""))

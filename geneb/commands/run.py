@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -33,18 +32,11 @@ def run(
 
     Safe to rerun after an interruption: finished store entries and result cells are kept.
     """
-    from geneb.errors import PlanError
     from geneb.pipeline.execute import dry_run as do_dry_run
     from geneb.pipeline.execute import run_plan
     from geneb.pipeline.plan import load_plan
 
-    p = load_plan(plan)
-    if workers is not None and scheduler is not None:
-        raise PlanError(f"give --workers or --scheduler, not both (got {workers} and "
-                        f"{scheduler!r})")
-    if workers is not None or scheduler is not None:
-        p = replace(p, extract_workers=workers, extract_scheduler=scheduler,
-                    probe=replace(p.probe, workers=workers, scheduler=scheduler))
+    p = load_plan(plan, workers=workers, scheduler=scheduler)
     if dry_run:
         for line in do_dry_run(p).lines():
             typer.echo(line)

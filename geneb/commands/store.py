@@ -9,48 +9,32 @@ from typing import Annotated
 import typer
 
 from geneb.commands._common import cli_errors, console, err_console, wide_console
-from geneb.errors import CorruptEntryError, GenebError, unknown_name
+from geneb.errors import GenebError
 
 app = typer.Typer(no_args_is_help=True, help="Inspect, verify and export a feature store.")
 
-StorePath = Annotated[str, typer.Argument(help="Store folder or fsspec URL (e.g. file://...).")]
-
-
-def _open(path: str):
-    from geneb.store import FeatureStore
-
-    return FeatureStore(path, mode="r")
-
-
-def _key(store, model: str, task: str, split: str):
-    """The StoreKey, or an unknown-key error naming the nearest keys and a count."""
-    from geneb.store import StoreKey
-    from geneb.store.keys import unknown_store_key
-
-    key = StoreKey(model, task, split)
-    if store.status(key) == "missing":
-        raise unknown_store_key(str(key), (str(k) for k in store.keys()), store.path)
-    return key
+StoreOpt = Annotated[str, typer.Option("--store", help="Store folder or fsspec URL (e.g. "
+                                       "file://...).")]
 
 
 @app.command("ls")
 @cli_errors
-def ls(path: StorePath) -> None:
+def ls(store: StoreOpt) -> None:
     """List the entries: key, shape, dtype and status (complete / incomplete)."""
     from rich.table import Table
     from rich.text import Text
 
-    store = _open(path)
-    table = Table(title=f"feature store {path}")
+    from geneb.store.inspect import list_entries
+
+    entries, hidden = list_entries(store)
+    table = Table(title=f"feature store {store}")
     for col in ("model", "task", "split"):
         table.add_column(col, no_wrap=True)
     table.add_column("shape", justify="right", no_wrap=True)
     table.add_column("dtype", no_wrap=True)
     table.add_column("status", no_wrap=True)
-    keys = store.keys()
-    for key in keys:
-        info = store.info(key)
-        status = info["status"]
+    for key, info in entries:
+        status: str | Text = info["status"]
         if status == "corrupt":
             status = Text(f"corrupt: {info['problem']}")
         elif status != "complete":
@@ -59,13 +43,12 @@ def ls(path: StorePath) -> None:
         table.add_row(key.model, key.task, key.split, shape, info.get("dtype", "?"), status)
     out = wide_console(160)
     out.print(table)
-    if not keys:
+    if not entries:
         console.print("(no entries yet: run `geneb extract` to fill the store)")
-    hidden = store.scan()
     if hidden:
         err_console.print(f"{len(hidden)} problem(s) outside the listed entries (e.g. "
-                          f"{hidden[0][0]}: {hidden[0][1]}); run `geneb store verify {path}`",
-                          markup=False, highlight=False, soft_wrap=True)
+                          f"{hidden[0][0]}: {hidden[0][1]}); run `geneb store verify --store "
+                          f"{store}`", markup=False, highlight=False, soft_wrap=True)
 
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="Model id as stored.")]
@@ -87,16 +70,16 @@ def _entry_names(options: dict[str, str | None]) -> tuple[str, str, str]:
 @app.command("info")
 @cli_errors
 def info(
-    path: StorePath,
+    store: StoreOpt,
     model: ModelOpt = None,
     task: TaskOpt = None,
     split: SplitOpt = None,
 ) -> None:
     """Print one entry's status, shape, chunking and provenance as JSON (exit 1: corrupt)."""
+    from geneb.store.inspect import entry_info
+
     names = _entry_names({"model": model, "task": task, "split": split})
-    store = _open(path)
-    key = _key(store, *names)
-    info = store.info(key)
+    info = entry_info(store, *names)
     typer.echo(json.dumps(info, indent=2, sort_keys=True, default=str))
     if info["status"] == "corrupt":
         raise typer.Exit(1)
@@ -105,7 +88,7 @@ def info(
 @app.command("export")
 @cli_errors
 def export(
-    path: StorePath,
+    store: StoreOpt,
     model: Annotated[str, typer.Option("--model", "-m", help="Model id as stored.")],
     task: Annotated[str, typer.Option("--task", "-t", help="Task name.")],
     split: Annotated[str, typer.Option("--split", "-s", help="Split name, e.g. train.")],
@@ -121,30 +104,23 @@ def export(
     ] = "npz",
 ) -> None:
     """Export one complete entry (checksums verified) to an .npz or .parquet file."""
-    from geneb.store.export import FORMATS, export_entry
+    from geneb.store.inspect import export_named_entry
 
-    if fmt not in FORMATS:
-        raise unknown_name("export format", fmt, FORMATS)
-    store = _open(path)
-    key = _key(store, model, task, split)
-    written = export_entry(store, key, fmt, out)  # type: ignore[arg-type]
+    written, key = export_named_entry(store, model, task, split, fmt, out)
     console.print(f"wrote {written} ({fmt}) from {key}")
 
 
 @app.command("verify")
 @cli_errors
-def verify(path: StorePath) -> None:
+def verify(store: StoreOpt) -> None:
     """Check every chunk's checksum; exit 1 if an entry is incomplete or corrupt."""
-    store = _open(path)
-    try:
-        keys = store.keys()
-    except CorruptEntryError:
-        keys = []  # verify reports why the entries cannot be listed
-    problems = store.verify()  # every entry, plus folders with broken metadata and symlinks
+    from geneb.store.inspect import verify_entries
+
+    n_keys, problems = verify_entries(store)
     bad_keys = {where for where, _ in problems if not isinstance(where, str)}
     for where, what in problems:
         err_console.print(f"{where}: {what}", markup=False, highlight=False, soft_wrap=True)
-    console.print(f"{len(keys) - len(bad_keys)} of {len(keys)} entries OK in {path}",
+    console.print(f"{n_keys - len(bad_keys)} of {n_keys} entries OK in {store}",
                   markup=False, highlight=False, soft_wrap=True)
     others = len(problems) - sum(1 for where, _ in problems if not isinstance(where, str))
     if others:

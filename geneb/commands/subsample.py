@@ -4,31 +4,34 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from geneb.commands._common import cli_errors
-from geneb.vocabulary import DEFAULT_SEEDS, as_list_text
+from geneb.vocabulary import DEFAULT_C, DEFAULT_SEEDS, as_list_text
 
 
-@cli_errors
+@cli_errors(aliases={"Cs": "C", "models": "model", "tasks": "task"})
 def probe_subsample(
-    store: Annotated[Path, typer.Option("--store", help="Feature store to read embeddings from.")],
+    store: Annotated[str, typer.Option("--store", help="Feature store to read embeddings from "
+                                       "(a folder or fsspec URL).")],
     model: Annotated[list[str], typer.Option("--model", help="Model id (repeat for several).")],
     task: Annotated[list[str], typer.Option("--task", help="Task id (repeat for several).")],
     sizes: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
             "--sizes",
-            help="Comma-separated subsample sizes (default: 1/8, 1/4, 1/2 and all of the "
-            "100,000-row cap, for tasks above it).",
+            help="Subsample sizes: comma list or repeated (default: 1/8, 1/4, 1/2 and all of "
+            "the 100,000-row cap, for tasks above it).",
         ),
     ] = None,
-    seeds: Annotated[str, typer.Option("--seeds", help="Comma-separated seeds.")] = (
-        as_list_text(DEFAULT_SEEDS)
-    ),
-    C: Annotated[float, typer.Option("--C", help="Inverse regularisation strength.")] = 1.0,  # noqa: N803
+    seeds: Annotated[list[str] | None, typer.Option(
+        "--seeds", help="Seeds of the subsample draws; comma list or repeated. Default "
+        f"{as_list_text(DEFAULT_SEEDS)}.", show_default=False)] = None,
+    C: Annotated[list[str] | None, typer.Option(  # noqa: N803
+        "--C", help="Inverse L2 strength(s): comma list or repeated; one curve per C. Default "
+        f"{as_list_text(DEFAULT_C)}.", show_default=False)] = None,
     backend: Annotated[str, typer.Option("--backend", help="Linear-probe backend.")] = "auto",
     standardize: Annotated[
         bool, typer.Option("--standardize", help="Standardise features (train statistics).")
@@ -45,68 +48,24 @@ def probe_subsample(
 ) -> None:
     """Fit the linear probe on stratified train subsamples of several sizes, the same seeds at
     each size, and say whether MCC has stabilised (docs/probing.md)."""
-    import pandas as pd
+    from geneb.pipeline.subsample import subsample_study
 
-    from geneb.constraints import validate_all
-    from geneb.probe.subsample import (
-        SUBSAMPLE_PARAMS,
-        TOL,
-        check_curve_out,
-        default_sizes,
-        stability_summary,
-        subsample_curve,
-    )
-
-    # the library's declarations, checked before the first pair (errors name the flags)
-    opts = validate_all({**SUBSAMPLE_PARAMS, "tol": TOL},
-                        {"sizes": sizes or None, "seeds": seeds, "C": C, "tol": tol,
-                         "backend": backend})
-    size_list, seed_list = list(opts["sizes"] or ()), list(opts["seeds"])
-    if out is not None:
-        check_curve_out(out)
-    curves, skipped = [], []
-    for m in model:
-        for t in task:
-            chosen = size_list or default_sizes(_n_train(store, m, t))
-            if not chosen:
-                skipped.append(f"{m}/{t}: the train split is not above the cap")
-                continue
-            curves.append(
-                subsample_curve(str(store), m, t, chosen, seed_list, C=C, backend=backend,
-                                standardize=standardize)  # fmt: skip
-            )
-    curve = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
-    summary = stability_summary(curve, tol) if len(curve) else pd.DataFrame()
-    if out is not None and len(curve):
-        _write_curve(curve, out)
+    given: dict[str, Any] = {k: v for k, v in (("sizes", sizes), ("seeds", seeds), ("Cs", C))
+                             if v}
+    study = subsample_study(store, model, task, **given, backend=backend,
+                            standardize=standardize, tol=tol, out=out)
     if as_json:
-        rec = {"curve": curve.to_dict("records"), "summary": _records(summary),
-               "skipped": skipped}  # fmt: skip
+        rec = {"curve": study.curve.to_dict("records"), "summary": _records(study.summary),
+               "skipped": study.skipped}  # fmt: skip
         typer.echo(json.dumps(rec, indent=1))
         return
-    for line in skipped:
+    for line in study.skipped:
         typer.echo(f"skipped {line}")
-    if len(summary):
-        typer.echo(summary.to_string(index=False))
+    if len(study.summary):
+        typer.echo(study.summary.to_string(index=False))
 
 
-def _write_curve(curve, out: Path) -> None:  # noqa: ANN001
-    """The curve CSV, its text cells escaped as the report's tables are (a model or task name
-    starting with ``=`` is not run by a spreadsheet), written atomically."""
-    from geneb._fs import write_with
-    from geneb.analysis.report.page import csv_safe
-
-    write_with(out, lambda tmp: csv_safe(curve).to_csv(tmp, index=False))
-
-
-def _n_train(store: Path, model: str, task: str) -> int:
-    from geneb.store import FeatureStore
-
-    labels, _, _ = FeatureStore(store, "r").labels_rows(model, task, "train")
-    return len(labels)
-
-
-def _records(df) -> list[dict]:  # noqa: ANN001
+def _records(df: Any) -> list[dict[str, Any]]:
     """JSON rows (NaN -> None)."""
     return [
         {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}

@@ -68,43 +68,6 @@ def list_(data_dir: DataDirOpt = None) -> None:
         )
 
 
-def task_report(task: Any) -> dict[str, Any]:
-    """Everything `tasks show` prints, as plain JSON-able data."""
-    spec = task.spec
-    splits = {}
-    for name, data in task.splits.items():
-        counts = [int((data.labels == k).sum()) for k in range(spec.n_classes)]
-        n = len(data)
-        lengths = [len(s) for s in data.sequences]
-        splits[name] = {
-            "rows": n,
-            "fingerprint": data.fingerprint,
-            "source_file": data.source_file,
-            "length_min": min(lengths),
-            "length_max": max(lengths),
-            "class_balance": {
-                lab: {"count": c, "fraction": round(c / n, 4)}
-                for lab, c in zip(spec.label_names, counts, strict=True)
-            },
-        }
-    return {
-        "spec": {
-            "name": spec.name,
-            "category": spec.category,
-            "n_classes": spec.n_classes,
-            "label_names": list(spec.label_names),
-            "source": spec.source,
-            "license": spec.license,
-            "splits": list(spec.splits),
-            "synthetic": spec.synthetic,
-            "path": spec.path,
-            "description": spec.description,
-        },
-        "splits": splits,
-        "metadata": dict(task.metadata),
-    }
-
-
 @app.command("show")
 @cli_errors
 def show(
@@ -119,13 +82,9 @@ def show(
     """Load one task and show its spec, metadata, split fingerprints and class balance."""
     from rich.table import Table
 
-    from geneb.tasks.folders import resolve_task
-    from geneb.tasks.matching import catalogue_match
+    from geneb.tasks.describe import describe_task
 
-    task = resolve_task(name, data_dir)
-    report = task_report(task)
-    if not task.spec.synthetic and task.spec.kind == "classification":
-        report["catalogue_match"] = catalogue_match(task)
+    report = describe_task(name, data_dir)
     if as_json:
         typer.echo(json.dumps(report, indent=1, default=str))
         return

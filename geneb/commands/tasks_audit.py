@@ -25,35 +25,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _check_out(out: str | None) -> Path | None:
-    """The --out folder, created; a clear error when it cannot be one."""
-    from geneb.errors import GenebError
-
-    if out is None:
-        return None
-    path = Path(out).expanduser()
-    if path.exists() and not path.is_dir():
-        raise GenebError(f"--out {out}: exists and is not a folder (expected a folder for the "
-                         "audit JSON files)")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def audit_records(
-    names: Sequence[str], data_dir: str | None = None, refresh: bool = False,
-    cache: str | None = None,
-) -> list[tuple[str, dict[str, Any]]]:
-    """Load every task first (a bad name fails before any work), then audit each (cached):
-    (the task's audit file name, its record) per task. A cached audit that cannot be used is
-    recomputed with one line on stderr."""
-    from geneb.audit import audit_file_name, cached_audit
-    from geneb.tasks.folders import resolve_task
-
-    tasks = [resolve_task(n, data_dir) for n in names]
-    return [(audit_file_name(t), cached_audit(t, refresh=refresh, cache=cache, say=_say))
-            for t in tasks]
-
-
 def _say(line: str) -> None:
     typer.echo(line, err=True)
 
@@ -111,28 +82,22 @@ def audit(
     Each audit is cached under $GENEB_CACHE/audit by the task's fingerprints; the report
     reads it. The verdict rule and thresholds: docs/tasks.md.
     """
-    from geneb.audit.record import seal
-    from geneb.store._files import write_json
+    from geneb.audit.many import audit_tasks
 
-    out_dir = _check_out(out)
-    named = audit_records(names, data_dir, refresh)
-    for file_name, r in named:
-        if out_dir is not None:  # the name is geneb's safe key of the loaded task's name
-            write_json(out_dir / file_name, seal(r))
-        if as_json:
+    records = audit_tasks(names, data_dir=data_dir, refresh=refresh, out=out, say=_say)
+    if as_json:
+        for r in records:
             typer.echo(json.dumps(r, sort_keys=False))
-    if not as_json:
-        print_table([r for _, r in named])
+    else:
+        print_table(records)
 
 
 def print_verdicts(folders: Sequence[Path], cache: str | None = None) -> None:
     """After a fetch: audit each fetched task folder (cached under ``cache``, the fetch's
     cache) and print one verdict line per task."""
-    from geneb.audit import cached_audit
-    from geneb.tasks.loader import load_task_folder
+    from geneb.audit.many import audit_folders
 
-    for folder in folders:
-        r = cached_audit(load_task_folder(folder), cache=cache, say=_say)
+    for r in audit_folders(folders, cache=cache, say=_say):
         why = f" ({r['reasons'][0]}" if r["reasons"] else ""
         more = (f"; {len(r['reasons']) - 1} more)" if len(r["reasons"]) > 1
                 else ")" if r["reasons"] else "")

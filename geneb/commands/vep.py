@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from geneb.commands._common import cli_errors, console, err_console
-from geneb.errors import GenebError
 from geneb.vocabulary import (
     DEFAULT_ALPHA_SWEEP,
     DEFAULT_C_SWEEP,
@@ -19,38 +18,6 @@ from geneb.vocabulary import (
 )
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-
-
-def _check_out(out: Path, suffixes: tuple[str, ...]) -> None:
-    if out.suffix not in suffixes:
-        raise GenebError(f"--out {str(out)!r}: expected a file ending in {' or '.join(suffixes)}")
-    if not out.parent.is_dir() and str(out.parent) not in ("", "."):
-        raise GenebError(f"--out {str(out)!r}: folder {str(out.parent)!r} does not exist")
-
-
-def write_table(df, out: Path) -> None:  # noqa: ANN001 - pandas DataFrame
-    """Write a table all-or-nothing: a temporary file renamed into place."""
-    from geneb._fs import write_with
-
-    if out.suffix == ".csv":
-        write_with(out, lambda tmp: df.to_csv(tmp, index=False))
-    else:
-        write_with(out, lambda tmp: df.to_parquet(tmp, index=False))
-
-
-def _task_and_out(task: str, model: str, name: str | None, window: int, out: Path | None,
-                  prefix: str) -> tuple[Any, Path]:
-    """The variant task (checked before any work) and the output path (default
-    ``<prefix>-<task>-<model>-w<W>.parquet``), refused when its suffix is not a table's."""
-    from geneb.store.keys import safe_name
-    from geneb.tasks.variants import load_variant_task
-
-    vt = load_variant_task(task)
-    if out is None:
-        label = name or Path(model.removeprefix("hf:")).name or model
-        out = Path(f"{prefix}-{safe_name(vt.name)}-{safe_name(label)}-w{window}.parquet")
-    _check_out(out, (".parquet", ".csv"))
-    return vt, out
 
 
 # Options shared by `vep score` and `vep probe` (both embed the same windows): declared once.
@@ -90,26 +57,20 @@ def score(
     trust_remote_code: TrustOpt = False,
 ) -> None:
     """Score every variant of a task: one row per (variant, scorer), never dropped."""
-    import time
+    from geneb.vep.files import vep_to_file
 
-    from geneb.vep.runner import ScoreRun, score_variants
-
-    vt, out = _task_and_out(task, model, name, window, out, "vep")
-    run = ScoreRun()
-    t0 = time.perf_counter()
-    df = score_variants(vt, model, scorer, window=window, store=store, limit=limit, name=name,
-                        device=device, batch_tokens=batch_tokens,
-                        trust_remote_code=trust_remote_code, run=run)
-    secs = time.perf_counter() - t0
-    write_table(df, out)
+    done = vep_to_file(task, model, scorers=scorer, out=out, window=window, name=name,
+                       store=store, limit=limit, device=device, batch_tokens=batch_tokens,
+                       trust_remote_code=trust_remote_code)
+    df, run = done.table, done.run
     for s, g in df.groupby("scorer", sort=False):
         bad = g.loc[g["status"] != "ok", "status"].value_counts()
         why = ", ".join(f"{k}: {v}" for k, v in bad.items())
         console.print(f"{s}: {int((g['status'] == 'ok').sum())}/{len(g)} variants scored"
                       + (f" (not scored: {why})" if why else ""), highlight=False)
-    console.print(f"wrote {out} ({len(df)} rows) in {secs:.1f} s; forwards {run.forwards}, "
-                  f"windows embedded {run.embedded}, reused from the store {run.reused}",
-                  highlight=False)
+    console.print(f"wrote {done.path} ({len(df)} rows) in {done.seconds:.1f} s; forwards "
+                  f"{run.forwards}, windows embedded {run.embedded}, reused from the store "
+                  f"{run.reused}", highlight=False)
 
 
 @app.command("probe")
@@ -125,8 +86,8 @@ def probe(
     features: Annotated[list[str] | None, typer.Option("--features", help="diff (alt - ref) "
                                                        "or concat ([ref, alt, alt - ref]); "
                                                        "repeatable; default both.")] = None,
-    C: Annotated[str | None, typer.Option(  # noqa: N803
-        "--C", help="C sweep, comma-separated; chosen per fold by inner block CV. Default "
+    C: Annotated[list[str] | None, typer.Option(  # noqa: N803
+        "--C", help="C sweep: comma list or repeated; chosen per fold by inner block CV. Default "
         f"{as_list_text(DEFAULT_C_SWEEP)}.", show_default=False)] = None,
     folds: Annotated[int | None, typer.Option("--folds", help="Folds of contiguous genomic "
                                               "blocks (one chromosome; default 5).")] = None,
@@ -135,42 +96,38 @@ def probe(
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N variants.")
                      ] = None,
     name: NameOpt = None,
-    backend: Annotated[str, typer.Option("--backend", help="Logistic-regression solver "
-                                         "(as for geneb probe; default sklearn, the "
-                                         "reference).")] = "sklearn",
+    backend: Annotated[str, typer.Option("--backend", help="Logistic-regression solver, as "
+                                         "for geneb probe. Default sklearn, not auto: the "
+                                         "reference solver, fast enough for a few thousand "
+                                         "variants, and immune to the fast solver's failure "
+                                         "on some window embeddings (docs/vep.md).")
+                   ] = "sklearn",
     standardize: Annotated[bool, typer.Option("--standardize", help="Standardise features on "
                                               "each fit's training rows.")] = False,
     target: Annotated[str, typer.Option("--target", help="label (logistic probe of 0/1) or "
                                         "score (ridge regression of the task's score column)."
                                         )] = "label",
-    alpha: Annotated[str | None, typer.Option(
-        "--alpha", help="Ridge alpha sweep (--target score), chosen per fold by inner block "
+    alpha: Annotated[list[str] | None, typer.Option(
+        "--alpha", help="Ridge penalty sweep (--target score): comma list or repeated; chosen "
+        "per fold by inner block "
         f"CV. Default {as_list_text(DEFAULT_ALPHA_SWEEP)}.", show_default=False)] = None,
     device: DeviceOpt = DEFAULT_DEVICE,
     batch_tokens: BatchTokensOpt = None,
     trust_remote_code: TrustOpt = False,
 ) -> None:
     """Supervised VEP: a logistic-regression probe on window embeddings, out-of-fold scores."""
-    import time
+    from geneb.vep.files import vep_to_file
 
-    from geneb.vep.capabilities import FEATURES
-    from geneb.vep.probe_run import probe_variants
-    from geneb.vep.runner import ScoreRun
-
-    vt, out = _task_and_out(task, model, name, window, out, "vep-probe")
-    run = ScoreRun()
-    t0 = time.perf_counter()
-    sweeps = {k: v for k, v in (("Cs", C), ("alphas", alpha)) if v is not None}
-    df = probe_variants(vt, model, features=features or list(FEATURES), window=window,
-                        folds=folds, store=store, limit=limit, name=name, device=device,
-                        batch_tokens=batch_tokens, trust_remote_code=trust_remote_code,
-                        backend=backend, standardize=standardize, target=target,
-                        run=run, **sweeps)
-    write_table(df, out)
+    sweeps = {k: v for k, v in (("features", features), ("Cs", C), ("alphas", alpha)) if v}
+    done = vep_to_file(task, model, supervised=True, out=out, window=window, folds=folds,
+                       store=store, limit=limit, name=name, device=device,
+                       batch_tokens=batch_tokens, trust_remote_code=trust_remote_code,
+                       backend=backend, standardize=standardize, target=target, **sweeps)
+    df, run = done.table, done.run
     n_folds = int(df["fold"].max()) + 1
     console.print(f"{int((df['status'] == 'ok').sum())}/{len(df)} rows scored out of fold "
-                  f"({n_folds} folds by {df['folds'].iloc[0]}); wrote {out} in "
-                  f"{time.perf_counter() - t0:.1f} s; windows embedded {run.embedded}, "
+                  f"({n_folds} folds by {df['folds'].iloc[0]}); wrote {done.path} in "
+                  f"{done.seconds:.1f} s; windows embedded {run.embedded}, "
                   f"reused from the store {run.reused}", highlight=False)
 
 
@@ -180,32 +137,23 @@ def evaluate(
     scores: Annotated[list[Path], typer.Argument(help="Score tables from `geneb vep score`.")],
     out: Annotated[Path | None, typer.Option("--out", help="Folder for vep_metrics.csv, ROC "
                                              "figure and vep_report.html.")] = None,
-    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: none).")] = (
-        N_BOOT_METRIC
-    ),
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    n_boot: Annotated[int | None, typer.Option(
+        "--n-boot", help="Bootstrap resamples of each interval (>= 100; default "
+        f"{N_BOOT_METRIC}).",
+        show_default=False)] = None,
+    boot_seed: Annotated[int | None, typer.Option(
+        "--boot-seed", help="Seed of the bootstrap (default 0).", show_default=False)] = None,
 ) -> None:
     """AUROC / AUPRC (/ Spearman) per (task, model, scorer, window) with bootstrap CIs."""
-    from geneb.analysis.report.vep_section import vep_page
-    from geneb.vep.evaluate import evaluate as run_eval
-    from geneb.vep.io import read_scores
+    from geneb.pipeline.vep_evaluate import evaluate_scores
 
-    if n_boot < 0:
-        raise GenebError(f"--n-boot must be >= 0, got {n_boot}")
-    df = read_scores(scores)
-    from geneb.vep.evaluate import common_variants
-
-    for note in common_variants(df)[1]:
+    given = {k: v for k, v in (("n_boot", n_boot), ("boot_seed", boot_seed)) if v is not None}
+    done = evaluate_scores(scores, out=out, **given)
+    for note in done.notes:
         err_console.print(f"warning: {note}", highlight=False, soft_wrap=True)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        from geneb.vep.summary import summarise
-
-        html, files = vep_page(summarise(df, n_boot=n_boot, seed=seed), out)
-        metrics = __import__("pandas").read_csv(out / "tables" / "vep_metrics.csv")
-        console.print(f"wrote {', '.join(str(f) for f in files)}", highlight=False)
-    else:
-        metrics = run_eval(df, n_boot=n_boot, seed=seed)
+    if done.files:
+        console.print(f"wrote {', '.join(str(f) for f in done.files)}", highlight=False)
+    metrics = done.metrics
     cols = ["task", "model", "scorer", "window", "n_scored", "n_left_out", "auroc", "auroc_lo",
             "auroc_hi", "auprc"] + [c for c in ("spearman", "pearson", "r2") if c in metrics]
     console.print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"),

@@ -41,16 +41,16 @@ from geneb.constraints.rules import (
     UnknownOptionError,
     param_of,
 )
-from geneb.errors import GenebError
+from geneb.errors import GenebError, did_you_mean
 
 __all__ = [
-    "ALPHA", "BACKEND", "BATCH_TOKENS", "BOOL", "COMPUTE_DTYPE", "C_VALUE", "DEVICE", "LAYER",
-    "LAYERS", "MAX_LENGTH", "N_BOOT_RULE", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL",
-    "RIDGE_ALPHA", "SCHEDULER", "SEED", "SHOT", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TEXT",
-    "TIER_EDGE", "TRUNCATION", "WORKERS", "Boolean", "Constraint", "Interval", "ListOf",
-    "MappingOf", "Nullable", "ParamError", "PathParam", "Pattern", "Regime", "StrOptions",
-    "String", "UnknownOptionError", "check_as", "param_of", "validate", "validate_all",
-    "validate_params",
+    "BACKEND", "BATCH_TOKENS", "BOOL", "COMPUTE_DTYPE", "C_VALUE", "DEVICE", "LAYER", "LAYERS",
+    "MAX_LENGTH", "N_BOOT_RULE", "POOLING", "POSITIVE_INT", "PROBE", "PROTOCOL", "RIDGE_ALPHA",
+    "SCHEDULER", "SEED", "SHOT", "SIGNIFICANCE", "SPLIT", "STORAGE_DTYPE", "STRANDS", "TEXT",
+    "TIER_EDGE", "TRUNCATION", "WORKERS", "ArgumentError", "Boolean", "Constraint", "Interval",
+    "ListOf", "MappingOf", "Nullable", "ParamError", "PathParam", "Pattern", "Regime",
+    "StrOptions", "String", "UnknownOptionError", "bind_arguments", "check_as", "param_of",
+    "validate", "validate_all", "validate_params",
 ]  # fmt: skip
 
 
@@ -104,13 +104,44 @@ def check_as(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class ArgumentError(ParamError, TypeError):
+    """A call that does not match the function's signature (an unknown keyword, a missing or
+    an extra argument); a ``TypeError`` too, as Python's own would be."""
+
+
+def bind_arguments(
+    fn: Callable[..., Any], sig: inspect.Signature, args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+) -> inspect.BoundArguments:
+    """``sig.bind(*args, **kwargs)``; a mismatch is an :class:`ArgumentError` naming ``fn``
+    and, for an unknown keyword, the nearest valid parameter
+    (``run_probes() got an unexpected keyword argument 'C'; did you mean 'Cs'?``)."""
+    name = getattr(fn, "__name__", "function")
+    named = [p.name for p in sig.parameters.values()
+             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    unknown = [] if takes_any else [k for k in kwargs if k not in named]
+    if unknown:
+        close = did_you_mean(unknown[0], named, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of {named}"
+        raise ArgumentError(
+            f"{name}() got an unexpected keyword argument {unknown[0]!r}{hint}")
+    try:
+        return sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentError(f"{name}(): {e}") from None
+
+
 def validate_params(spec: Mapping[str, Constraint]) -> Callable[[F], F]:
     """Declare a function's parameter constraints beside it and check them before its body
     runs (as ``sklearn.utils._param_validation.validate_params``).
 
     Each named argument, defaults included, is replaced by :func:`validate`'s canonical form;
     None passes where the parameter's default is None. The declaration is kept as
-    ``fn.__geneb_params__`` (plans and the CLI read their constraints from it).
+    ``fn.__geneb_params__`` (plans and the CLI read their constraints from it). A call that
+    does not fit the signature (an unknown keyword) is an :class:`ArgumentError` naming the
+    function and the nearest parameter (:func:`bind_arguments`); every function ``import
+    geneb`` exports is declared with it, an empty ``spec`` where nothing else is checked.
     """
 
     def decorate(fn: F) -> F:
@@ -121,7 +152,7 @@ def validate_params(spec: Mapping[str, Constraint]) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            bound = sig.bind(*args, **kwargs)
+            bound = bind_arguments(fn, sig, args, kwargs)
             bound.apply_defaults()
             for name, constraint in spec.items():
                 value = bound.arguments[name]
@@ -141,7 +172,7 @@ def validate_params(spec: Mapping[str, Constraint]) -> Callable[[F], F]:
 # (geneb.params.PLAN_SECTIONS) and CLI options check against the same objects.
 SEED = Interval(int, 0, None)
 POSITIVE_INT = Interval(int, 1, None)
-ALPHA = Interval(float, 0, 1, closed="neither")  # a significance level
+SIGNIFICANCE = Interval(float, 0, 1, closed="neither")  # a significance level (0.05)
 C_VALUE = Interval(float, 0, None, closed="neither")  # inverse L2 strength of the probe
 RIDGE_ALPHA = Interval(float, 0, None, closed="neither")  # ridge penalty (regression tasks)
 SHOT = Regime()

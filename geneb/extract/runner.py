@@ -98,7 +98,8 @@ def _resolve_tasks(tasks: Any, data_dir: str | None) -> list[Task]:
 EXTRACT_PARAMS = {
     "splits": c.ListOf(c.SPLIT), "batch_tokens": c.BATCH_TOKENS,
     **{k: MODEL_OPTION_PARAMS[k] for k in ("device", "dtype", "max_length", "pooling", "layer",
-                                           "layers", "truncation", "strands", "seed")},
+                                           "layers", "truncation", "strands")},
+    "weight_seed": MODEL_OPTION_PARAMS["seed"],  # the random: models' option ``seed``
     "storage_dtype": c.STORAGE_DTYPE, "block_rows": c.POSITIVE_INT, "overwrite": c.BOOL,
     "recipe": c.Nullable(c.StrOptions(RECIPES), null="None"),
 }
@@ -125,7 +126,7 @@ def extract(
     storage_dtype: str = DEFAULT_STORAGE_DTYPE,
     progress: bool = False,
     truncation: str = DEFAULT_TRUNCATION,
-    seed: int | None = None,
+    weight_seed: int | None = None,
     block_rows: int | None = None,
     strands: str = DEFAULT_STRANDS,
     on_block: Callable[[StoreKey, int, int], None] | None = None,
@@ -178,7 +179,7 @@ def extract(
     truncation : str
         Sequences longer than the context: ``truncate`` (default: cut) or ``window``
         (embedded as several windows, pooled).
-    seed : int or None
+    weight_seed : int or None
         The weight seed of ``random:`` controls.
     block_rows : int or None
         Rows per block (default: a block fits ``geneb.extract.batching.BLOCK_BYTES``).
@@ -208,7 +209,7 @@ def extract(
         models, name, recipe,
         device=device, dtype=dtype, max_length=max_length, pooling=pooling, layer=layer,
         layers=None if layers_t is None else list(layers_t), truncation=truncation,
-        strands=strands, seed=seed, trusted=trusted,
+        strands=strands, weight_seed=weight_seed, trusted=trusted,
     )  # fmt: skip
     if isinstance(store, FeatureStore) and store.mode != "a":
         raise StoreError(f"store {store.path} is open read-only; open it with mode='a'")
@@ -245,7 +246,7 @@ def _checked_options(
     name: str | None,
     recipe: str | None,
     *,
-    seed: int | None,
+    weight_seed: int | None,
     trusted: list[bool],
     **options: Any,
 ) -> dict[str, Any]:
@@ -260,8 +261,8 @@ def _checked_options(
     if name is not None and len(models) != 1:
         raise ModelError(f"name: {name!r} names one model, but {len(models)} were given",
                          param="name")
-    if seed is not None:
-        options["seed"] = seed
+    if weight_seed is not None:
+        options["seed"] = weight_seed  # the adapter option of random: models
     for spec, trust in zip(models, trusted, strict=True):  # checked before the store is touched
         if not hasattr(spec, "embed"):
             check_spec(spec, **options, trust_remote_code=trust)

@@ -29,6 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from geneb.constraints import validate_params
 from geneb.errors import ModelError, unknown_name
 from geneb.models import catalogue as cat
 from geneb.models import plugins
@@ -162,6 +163,7 @@ def _folder_meta(spec: str, folder: Path) -> ModelMeta:
     )
 
 
+@validate_params({})  # a call that does not fit is an ArgumentError
 def get_model_meta(spec: str) -> ModelMeta:
     """What ``spec`` names (see module doc), without loading weights or running model code.
 
@@ -336,6 +338,7 @@ def check_spec(spec: str, **options: Any) -> tuple[ModelMeta, dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------- building
+@validate_params({})  # a call that does not fit is an ArgumentError
 def get_embedder(spec: str, **options: Any) -> Embedder:
     """Build the embedder that ``spec`` names (see module doc); options are checked first.
 

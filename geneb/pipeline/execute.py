@@ -49,8 +49,10 @@ def check_model(mp: ModelPlan, src: str) -> None:
     from geneb.models.options import OPTION_DEFAULTS
     from geneb.models.registry import check_spec
 
-    # adapter options only: batch_tokens and storage_dtype are run settings
-    opts = {k: v for k, v in mp.options.items() if k in OPTION_DEFAULTS}
+    # adapter options only: batch_tokens and storage_dtype are run settings; the plan's
+    # weight_seed is the random: models' option seed (as extract hands it on)
+    named = {"seed" if k == "weight_seed" else k: v for k, v in mp.options.items()}
+    opts = {k: v for k, v in named.items() if k in OPTION_DEFAULTS}
     try:
         check_spec(mp.model, **opts)
         check_recipe([mp.model], opts, mp.options.get("recipe"))  # GENEB's recipe applies
@@ -84,7 +86,7 @@ def validate(plan: Plan) -> list[Task]:
 
     Types and ranges of every plan value were checked when the plan was parsed
     (:data:`geneb.params.PLAN_SECTIONS`); here come the checks that read files: model specs,
-    tasks and their splits, the model-info table, and the report folder (it must be one the
+    tasks and their splits, the model-properties file, and the report folder (it must be one the
     report may write into), so that nothing fails after extraction has started.
     """
     src = str(plan.path or "plan")
@@ -94,22 +96,24 @@ def validate(plan: Plan) -> list[Task]:
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
         raise PlanError(f"{src}: two models would share the store key(s) {dup}: set 'name'")
+    from geneb.probe.each import check_probes
     from geneb.results.parts import check_writable_table
 
+    try:
+        check_probes(plan.probe.probes, plan.probe.backend, plan.probe.protocol)
+    except GenebError as e:
+        raise PlanError(f"{src}: [probe] {e}") from e
     try:
         check_writable_table(plan.results_path)
     except GenebError as e:
         raise PlanError(f"{src}: out: {e}") from e
     if plan.report:
         from geneb.analysis.domain import read_task_organisms
-        from geneb.analysis.metadata import read_model_info
         from geneb.analysis.properties import read_model_properties
         from geneb.analysis.report.output import check_output
 
         try:
             check_output(plan.report_dir)
-            if plan.model_info is not None:
-                read_model_info(plan.model_info)
             if plan.model_properties is not None:
                 read_model_properties(plan.model_properties)
             if plan.task_organisms is not None:
@@ -225,8 +229,6 @@ def run_plan(
     log: Callable[[str], Any] = lambda s: None,
 ) -> RunSummary:
     """Run extract -> probe -> report for ``plan``; safe to rerun after an interruption."""
-    from geneb.probe.engine import run_probes
-
     t0 = time.perf_counter()
     tasks = validate(plan)
     if plan.vep is not None:  # variant tasks are validated before any work, too
@@ -237,36 +239,7 @@ def run_plan(
     plan.out.mkdir(parents=True, exist_ok=True)
     with _extract_cluster(plan) as client:
         keys = _extract_all(plan, tasks, client, summary, progress, log)
-    task_names = [t.spec.name for t in tasks]
-    for probe in plan.probe.probes:
-        t1 = time.perf_counter()
-        s = run_probes(
-            plan.store,
-            plan.results_path,
-            models=keys,
-            tasks=task_names,
-            shots=plan.probe.shots,
-            seeds=plan.probe.seeds,
-            Cs=plan.probe.Cs if probe == "linear" else (1.0,),
-            alphas=plan.probe.alphas,
-            probe=probe,
-            backend=plan.probe.backend,
-            protocol=plan.probe.protocol if probe == "linear" else "converged",
-            workers=plan.probe.workers,
-            scheduler=plan.probe.scheduler,
-            standardize=plan.probe.standardize,
-            take_all=plan.probe.take_all,
-            progress=progress,
-        )
-        summary.probe_computed += s.n_computed
-        summary.probe_skipped += s.n_skipped
-        msg = (
-            f"probe {probe} ({s.backend}): {s.n_computed} cells computed from {s.n_fits} fits, "
-            f"{s.n_skipped} already present ({time.perf_counter() - t1:.1f} s)"
-        )
-        for line in (msg, *([f"note: {s.convergence_note()}"] if s.not_converged else [])):
-            summary.steps.append(line)
-            log(line)
+    _probe_all(plan, keys, [t.spec.name for t in tasks], summary, progress, log)
     vep_scores = None
     if plan.vep is not None:
         vep_scores, vep_lines = run_vep(plan, vep_tasks, log)
@@ -279,10 +252,9 @@ def run_plan(
         summary.report = build_report(
             plan.results_path,
             plan.report_dir,
-            model_info=plan.model_info,
             model_properties=plan.model_properties,
             task_organisms=plan.task_organisms,
-            regimes=plan.report_regimes,
+            shots=plan.report_shots,
             Cs=plan.report_Cs,
             catalogue=published_facts,
             compare=plan.report_compare,
@@ -297,6 +269,33 @@ def run_plan(
         log(msg)
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _probe_all(plan: Plan, models: list[str], tasks: list[str], summary: RunSummary,
+               progress: bool, log: Callable[[str], Any]) -> None:
+    """The plan's probes in turn (``run_each_probe``, as ``geneb probe``), one line each."""
+    from geneb.probe.each import run_each_probe
+    from geneb.probe.engine import ProbeRunSummary
+
+    pp = plan.probe
+    t1 = time.perf_counter()
+
+    def say(probe: str, s: ProbeRunSummary, n_probes: int) -> None:
+        nonlocal t1
+        summary.probe_computed += s.n_computed
+        summary.probe_skipped += s.n_skipped
+        msg = (f"probe {probe} ({s.backend}): {s.n_computed} cells computed from {s.n_fits} "
+               f"fits, {s.n_skipped} already present ({time.perf_counter() - t1:.1f} s)")
+        for line in (msg, *([f"note: {s.convergence_note()}"] if s.not_converged else [])):
+            summary.steps.append(line)
+            log(line)
+        t1 = time.perf_counter()
+
+    run_each_probe(plan.store, plan.results_path, probes=pp.probes, backend=pp.backend,
+                   protocol=pp.protocol, models=models, tasks=tasks, shots=pp.shots,
+                   seeds=pp.seeds, Cs=pp.Cs, alphas=pp.alphas, workers=pp.workers,
+                   scheduler=pp.scheduler, standardize=pp.standardize, take_all=pp.take_all,
+                   progress=progress, on_probe_done=say)
 
 
 @contextlib.contextmanager

@@ -36,7 +36,6 @@ Example::
 
     [report]
     enabled = true
-    model_info = "model_info.csv"
     model_properties = "model_properties.csv"   # controlled comparisons (docs/analysis.md)
     task_organisms = "task_organisms.csv"       # in-domain scale comparison
     compare = "geneb"                # your models among GENEB's published 41 (protocol "paper")
@@ -48,7 +47,7 @@ import functools
 import math
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,10 +95,9 @@ class Plan:
     tasks: tuple[str, ...]  # names or folder paths, as resolve_task takes them
     probe: ProbePlan
     report: bool = True
-    model_info: Path | None = None
     model_properties: Path | None = None
     task_organisms: Path | None = None
-    report_regimes: tuple[str, ...] | None = None
+    report_shots: tuple[str, ...] | None = None
     report_Cs: tuple[float, ...] | None = None
     report_compare: str | None = None  # [report] compare = "geneb": among GENEB's published
     splits: tuple[str, ...] = ("train", "test")
@@ -286,19 +284,14 @@ def _report_fields(
 ) -> dict[str, Any]:
     """``[report]``'s files, regimes and C; the regimes and C must be among the probed ones."""
     shots, probes = probe.shots, probe.probes
-    model_info = (
-        path(rep["model_info"], "model_info", "[report]", PLAN_SECTIONS["report"]["model_info"])
-        if "model_info" in rep
-        else None
-    )
     model_properties, task_organisms = (
         path(rep[k], k, "[report]", PLAN_SECTIONS["report"][k]) if k in rep else None
         for k in ("model_properties", "task_organisms")
     )
-    report_regimes = (tuple(dict.fromkeys(_regime(r) for r in rep["shots"]))
+    report_shots = (tuple(dict.fromkeys(_regime(r) for r in rep["shots"]))
                       if "shots" in rep else None)
     report_Cs = tuple(float(c) for c in rep["C"]) if "C" in rep else None  # noqa: N806
-    for j, r in enumerate(report_regimes or ()):
+    for j, r in enumerate(report_shots or ()):
         if r not in shots:
             raise PlanError(
                 f"{src}: [report] shots[{j}]: expected one of the probed [probe] shots "
@@ -317,10 +310,9 @@ def _report_fields(
             f" got {probe.protocol!r}"
         )
     return {
-        "model_info": model_info,
         "model_properties": model_properties,
         "task_organisms": task_organisms,
-        "report_regimes": report_regimes,
+        "report_shots": report_shots,
         "report_Cs": report_Cs,
         "report_compare": rep.get("compare"),
     }
@@ -333,8 +325,28 @@ def _extract_workers(ex: dict[str, Any], src: str) -> int | None:
     return ex.get("workers")
 
 
-def load_plan(path: str | Path) -> Plan:
-    """Read and validate ``PLAN.toml``; nothing is computed here."""
+def load_plan(path: str | Path, *, workers: int | None = None,
+              scheduler: str | None = None) -> Plan:
+    """Read and validate ``PLAN.toml``; nothing is computed here.
+
+    Parameters
+    ----------
+    path : str or Path
+        The plan file (TOML).
+    workers : int, optional
+        Run extraction and probing on this many local Dask workers, whatever the plan's
+        ``[extract]`` / ``[probe]`` ``workers`` / ``scheduler`` say.
+    scheduler : str, optional
+        Run them on the Dask cluster at this address instead (not with ``workers``).
+
+    Returns
+    -------
+    Plan
+        The checked plan, its relative paths resolved against the plan's folder.
+    """
+    if workers is not None and scheduler is not None:
+        raise PlanError(f"give workers or scheduler, not both (got workers={workers} and "
+                        f"scheduler={scheduler!r})")
     p = Path(path)
     if not p.is_file():
         raise PlanError(f"plan file {str(p)!r} does not exist")
@@ -343,4 +355,8 @@ def load_plan(path: str | Path) -> Plan:
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{p}: not valid TOML: {e}") from e
     plan = parse_plan(data, base=p.resolve().parent, src=str(p))
-    return Plan(**{**plan.__dict__, "path": p.resolve()})
+    plan = replace(plan, path=p.resolve())
+    if workers is not None or scheduler is not None:
+        plan = replace(plan, extract_workers=workers, extract_scheduler=scheduler,
+                       probe=replace(plan.probe, workers=workers, scheduler=scheduler))
+    return plan

@@ -75,11 +75,11 @@ def _labels(name: str, y: Any, n: int, x_name: str) -> np.ndarray:
     return a
 
 
-#: ``probe_arrays``' parameters: ``run_probes``' declaration (``C`` is its ``Cs``).
+#: ``probe_arrays``' parameters: ``run_probes``' declaration.
 ARRAY_PARAMS = {
     **{k: PROBE_PARAMS[k] for k in ("shots", "seeds", "probe", "backend", "protocol",
                                     "standardize", "take_all")},
-    "C": PROBE_PARAMS["Cs"],
+    "Cs": PROBE_PARAMS["Cs"],
 }
 
 
@@ -92,7 +92,7 @@ def probe_arrays(
     *,
     shots: str | Iterable[str | int] = REGIMES,
     seeds: str | Iterable[int] = DEFAULT_SEEDS,
-    C: float | str | Iterable[float] = DEFAULT_C,  # noqa: N803 - C is the conventional name
+    Cs: float | str | Iterable[float] = DEFAULT_C,  # noqa: N803 - C is the conventional name
     probe: str = "linear",
     backend: str = "auto",
     protocol: str = DEFAULT_PROTOCOL,
@@ -170,7 +170,7 @@ def probe_arrays(
                 task_fp=task_fingerprint or _labels_fingerprint(ytr, file_rows),
                 store_fp="", storage_dtype="float32", n_params=None, category=UNCATEGORIZED,
                 synthetic=False, label_values=list(range(int(K))), source_rows=len(ytr))
-    plan_pair(pair, shots=tuple(shots), seeds=tuple(seeds), Cs=tuple(C),  # type: ignore[arg-type]
+    plan_pair(pair, shots=tuple(shots), seeds=tuple(seeds), Cs=tuple(Cs),  # type: ignore[arg-type]
               probe=probe,
               backend_name=backend_name, protocol_name=protocol, standardize=standardize,
               take_all=take_all, done=Done(), versions=versions(),

@@ -64,7 +64,7 @@ __all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_pair"]
 class ProbeRunSummary:
     """What one ``run_probes`` call did."""
 
-    out: Path
+    results: Path  # the results table written
     backend: str  # resolved backend name ("sklearn" for the MLP probe and the paper protocol)
     n_cells: int  # cells the request spans
     n_skipped: int  # already in the results table: not recomputed
@@ -108,9 +108,9 @@ class ProbeRunSummary:
         more = f" and {len(worst) - shown} more pairs" if len(worst) > shown else ""
         return (f"{self.n_not_converged} of {self.n_computed + self.n_reused} cells did not "
                 f"converge (the solver stopped at its iteration limit; the scores are the last "
-                f"iterate's, kept with converged = false and n_iter in {self.out}): {where}"
+                f"iterate's, kept with converged = false and n_iter in {self.results}): {where}"
                 f"{more}. Common for MLP fits on few rows; geneb report lists them under "
-                "'Fits that did not converge'")
+                "'Cells that did not converge'")
 
 
 #: ``run_probes``' parameters, declared once: checked before any work (``validate_params``),
@@ -134,7 +134,7 @@ PROBE_PARAMS = {
 @validate_params(PROBE_PARAMS)
 def run_probes(
     store: str | os.PathLike[str] | FeatureStore,
-    out: str | os.PathLike[str],
+    results: str | os.PathLike[str],
     *,
     models: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
@@ -152,7 +152,7 @@ def run_probes(
     progress: bool = False,
     on_pair_done: Callable[[str, str, int], None] | None = None,
 ) -> ProbeRunSummary:
-    """Probe every requested (model, task) of ``store`` and add the rows to the table ``out``.
+    """Probe every requested (model, task) of ``store`` and add the rows to the table ``results``.
 
     Rerunning computes nothing; extending seeds/Cs/models/tasks computes only the new cells.
     ``workers=1`` (or one pair with ``workers=None``) runs in this process, else a Dask
@@ -164,7 +164,7 @@ def run_probes(
     ----------
     store : str, os.PathLike or FeatureStore
         The feature store holding the embeddings.
-    out : str or os.PathLike
+    results : str or os.PathLike
         The results table (a folder) the rows are added to.
     models, tasks : sequence of str, optional
         Which models and tasks of the store; all when None.
@@ -204,7 +204,7 @@ def run_probes(
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
     # a scheduler: its client for the whole run; else a local cluster only if _run needs one
     with dask_client(scheduler=scheduler) if scheduler else contextlib.nullcontext() as client:
-        return _run(fs, Path(out), client, models=models, tasks=tasks, shots=tuple(shots),
+        return _run(fs, Path(results), client, models=models, tasks=tasks, shots=tuple(shots),
                     seeds=tuple(seeds), Cs=tuple(Cs), alphas=tuple(alphas), probe=probe,
                     backend_name=backend_name,
                     protocol_name=protocol, workers=workers, standardize=standardize,
@@ -285,7 +285,7 @@ def _run(
         table.append(RESULTS_SCHEMA.empty_table())
     tm["write"] = writer.seconds
     return ProbeRunSummary(
-        out=out_p, backend=backend_name, n_cells=n_cells, n_skipped=n_skipped,
+        results=out_p, backend=backend_name, n_cells=n_cells, n_skipped=n_skipped,
         n_reused=len(reused_rows), n_computed=writer.n_rows - len(reused_rows), n_fits=n_fits,
         n_pairs=len(todo), seconds=time.perf_counter() - t0, protocol=protocol_name,
         timings=tm, pair_solve_seconds=tuple(pair_s),

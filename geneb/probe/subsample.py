@@ -2,7 +2,7 @@
 
 GENEB caps a train split at ``TRAIN_ROW_CAP`` (100,000) rows and states that MCC has
 stabilised by then. This module checks that claim on stored embeddings: for one (model, task)
-it fits the linear probe (C, backend and standardisation as in ``geneb probe``) on stratified
+it fits the linear probe (Cs, backend and standardisation as in ``geneb probe``) on stratified
 subsamples of several sizes up to the cap, the same seeds at every size, and scores each on
 the whole test split.
 
@@ -35,7 +35,7 @@ from geneb.constraints import (
 )
 from geneb.errors import ProbeError
 from geneb.probe.metrics import compute_metrics
-from geneb.protocol import MAX_ITER, TRAIN_ROW_CAP, full_rows
+from geneb.protocol import DEFAULT_C, MAX_ITER, TRAIN_ROW_CAP, full_rows
 
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0)
 STABLE_TOL = 0.01
@@ -45,7 +45,7 @@ CURVE_COLUMNS = ["model", "task", "n_train", "size", "seed", "C", "mcc"]
 SUBSAMPLE_PARAMS = {
     "sizes": ListOf(POSITIVE_INT, unique=True),
     "seeds": ListOf(SEED, unique=True),
-    "C": C_VALUE,
+    "Cs": ListOf(C_VALUE, unique=True),
     "backend": BACKEND,
     "standardize": BOOL,
 }
@@ -83,11 +83,11 @@ def subsample_curve(
     sizes: Sequence[int],
     seeds: Sequence[int],
     *,
-    C: float = 1.0,  # noqa: N803
+    Cs: Sequence[float] = DEFAULT_C,  # noqa: N803 - C is the conventional name
     backend: str = "auto",
     standardize: bool = False,
 ) -> pd.DataFrame:
-    """MCC of the linear probe per (size, seed); columns :data:`CURVE_COLUMNS`."""
+    """MCC of the linear probe per (size, seed, C); columns :data:`CURVE_COLUMNS`."""
     from geneb.probe.plan import inspect_pair
     from geneb.probe.solvers import get_backend, resolve_backend
     from geneb.probe.solvers.base import ProbeFit, ProbeProblem
@@ -113,14 +113,15 @@ def subsample_curve(
                 pair.labels, pair.rows, task_fingerprint=pair.task_fp,
                 n_classes=pair.n_classes, cap=size, rng_name=f"subsample-{size}", seed=seed,
             )  # fmt: skip
-            fits.append(ProbeFit(regime="full", k=None, seed=int(seed), C=float(C),
-                                  train_idx=sample.positions))  # fmt: skip
-            keys.append((size, int(seed)))
+            for C in Cs:
+                fits.append(ProbeFit(regime="full", k=None, seed=int(seed), C=float(C),
+                                     train_idx=sample.positions))  # fmt: skip
+                keys.append((size, int(seed), float(C)))
     y_test = np.asarray(te.labels, dtype=np.int64)
     rows = []
-    for (size, seed), res in zip(keys, solver.solve(problem, fits), strict=True):
+    for (size, seed, C), res in zip(keys, solver.solve(problem, fits), strict=True):
         mcc = compute_metrics(y_test, res.proba, pair.n_classes, y_pred=res.pred)["mcc"]
-        rows.append((model, task, len(pair.labels), size, seed, float(C), float(mcc)))
+        rows.append((model, task, len(pair.labels), size, seed, C, float(mcc)))
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
@@ -150,7 +151,7 @@ _CURVE_RULES = {
 def read_curve(path: str | Path) -> pd.DataFrame:
     """A curve CSV written by ``geneb probe-subsample --out``, checked before any work: every
     cell (whole sizes and seeds, sizes at most ``n_train``, MCC in [-1, 1], C > 0) and no
-    (model, task, size, seed) twice; a bad cell is one line naming the file's line."""
+    (model, task, size, seed, C) twice; a bad cell is one line naming the file's line."""
     p = Path(path)
     if not p.is_file():
         raise ProbeError(f"no subsampling curve at {str(p)!r}")
@@ -187,22 +188,23 @@ def _check_curve_rows(p: Path, df: pd.DataFrame) -> None:
                            .to_numpy())  # fmt: skip
     if len(empty):
         raise ProbeError(f"{p}: line {int(empty[0]) + 2}: empty model or task")
-    dup = np.flatnonzero(df.duplicated(["model", "task", "size", "seed"]).to_numpy())
+    dup = np.flatnonzero(df.duplicated(["model", "task", "size", "seed", "C"]).to_numpy())
     if len(dup):
         i = int(dup[0])
         r = df.iloc[i]
         raise ProbeError(f"{p}: line {i + 2}: ({r['model']}, {r['task']}, size {r['size']}, "
-                         f"seed {r['seed']}) appears twice; one fit per size and seed")
+                         f"seed {r['seed']}, C {r['C']:g}) appears twice; one fit per size, "
+                         "seed and C")
 
 
 @validate_params({"tol": TOL})
 def stability_summary(curve: pd.DataFrame, tol: float = STABLE_TOL) -> pd.DataFrame:
-    """Per (model, task, size): n_seeds, mean and sd of MCC, the change of the mean from the
-    next smaller size, and ``stabilised`` (on the largest size's row: change <= ``tol``)."""
-    g = curve.groupby(["model", "task", "size"], sort=True)["mcc"]
+    """Per (model, task, C, size): n_seeds, mean and sd of MCC, the change of the mean from
+    the next smaller size, and ``stabilised`` (on the largest size's row: change <= ``tol``)."""
+    g = curve.groupby(["model", "task", "C", "size"], sort=True)["mcc"]
     out = g.agg(n_seeds="count", mean_mcc="mean", sd_mcc="std").reset_index()
-    out["change"] = out.groupby(["model", "task"])["mean_mcc"].diff()
-    last = out.groupby(["model", "task"])["size"].transform("max") == out["size"]
+    out["change"] = out.groupby(["model", "task", "C"])["mean_mcc"].diff()
+    last = out.groupby(["model", "task", "C"])["size"].transform("max") == out["size"]
     out["stabilised"] = np.where(
         last & out["change"].notna(), out["change"].abs() <= tol, None
     )

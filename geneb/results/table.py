@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from geneb.constraints import validate_params
 from geneb.errors import GenebError
 from geneb.results import parts
 from geneb.results.schema import (
@@ -308,7 +309,8 @@ class ResultsTable:
             frame = read_published(p)[list(RESULT_COLUMNS)]
             return pa.Table.from_pandas(frame, schema=RESULTS_SCHEMA, preserve_index=False)
         if not self.exists():
-            raise GenebError(f"no results table at {str(p)!r} (run `geneb probe --out {p}` first)")
+            raise GenebError(
+                f"no results table at {str(p)!r} (run `geneb probe --results {p}` first)")
         if p.is_dir() and not parts.list_parts(p) and any(
                 n.endswith(".parquet") for n in os.listdir(p)):
             raise GenebError(
@@ -409,6 +411,7 @@ class ResultsTable:
         return was_file
 
 
+@validate_params({})  # a call that does not fit is an ArgumentError
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The results table as a DataFrame with the columns of ``RESULTS_SCHEMA`` (one row/cell).
 
@@ -418,8 +421,8 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     Parameters
     ----------
     path : str or os.PathLike
-        A results folder (as ``run_probes(out=...)`` writes), a single-file table of an older
-        geneb, or a published source such as ``"published:geneb"``.
+        A results folder (as ``run_probes(store, results)`` writes), a single-file table of
+        an older geneb, or a published source such as ``"published:geneb"``.
 
     Returns
     -------

@@ -24,6 +24,7 @@ from typing import Literal
 
 import numpy as np
 
+from geneb._fs import write_with
 from geneb.errors import StoreError
 from geneb.store.feature_store import FeatureStore
 from geneb.store.keys import StoreKey
@@ -34,7 +35,8 @@ FORMATS = ("npz", "parquet")
 def export_entry(
     store: FeatureStore, key: StoreKey, fmt: Literal["npz", "parquet"], out: str | Path
 ) -> Path:
-    """Write entry ``key`` (must be complete; every checksum is verified) to ``out``."""
+    """Write entry ``key`` (must be complete; every checksum is verified) to ``out``, all or
+    nothing."""
     if fmt not in FORMATS:
         raise StoreError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
     entry = store.get(key.model, key.task, key.split)
@@ -45,15 +47,12 @@ def export_entry(
     names = entry.label_names
     if fmt == "npz":
         extra = {"label_names": np.array(names, dtype=str)} if names is not None else {}
-        with open(out, "wb") as f:  # a file object: numpy would otherwise append ".npz"
-            np.savez(
-                f,
-                embeddings=entry.embeddings,
-                labels=entry.labels,
-                row=entry.rows,
-                provenance=np.array(prov),
-                **extra,
-            )
+        def savez(tmp: Path) -> None:
+            with open(tmp, "wb") as f:  # a file object: numpy would otherwise append ".npz"
+                np.savez(f, embeddings=entry.embeddings, labels=entry.labels, row=entry.rows,
+                         provenance=np.array(prov), **extra)
+
+        write_with(out, savez)  # all or nothing: a temporary file renamed into place
         return out
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -68,5 +67,5 @@ def export_entry(
                                       type=pa.string())
         meta["geneb.label_names"] = json.dumps(list(names))
     table = pa.table({**cols, "embedding": emb}).replace_schema_metadata(meta)
-    pq.write_table(table, out)
+    write_with(out, lambda tmp: pq.write_table(table, tmp))
     return out

@@ -129,7 +129,7 @@ def unknown_store_key(key: str, keys: Iterable[str], store: str | os.PathLike[st
     near = difflib.get_close_matches(key, valid, n=NEAREST_KEYS, cutoff=0.0)
     more = len(valid) - len(near)
     listed = ", ".join(repr(k) for k in near) if near else "(none: the store is empty)"
-    tail = f" and {more:,} more (geneb store ls {store})" if more else ""
+    tail = f" and {more:,} more (all of them: geneb store ls of {store})" if more else ""
     close = did_you_mean(key, valid)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     return UnknownNameError(f"unknown store key {key!r}.{hint} Nearest of the store's "

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from geneb.constraints import N_BOOT_RULE, SEED, validate_params
 from geneb.probe.metrics import _binary_auroc
 from geneb.probe.regression_metrics import pearson, r2
 from geneb.protocol import BOOT_SEED, CI_LEVEL, N_BOOT_METRIC
@@ -132,12 +133,18 @@ def _skipped(obs: dict[str, float], y: np.ndarray, why_spearman: str) -> str:
                      if not np.isfinite(v))
 
 
+#: ``evaluate``'s parameters: the one bootstrap rule (at least 100 resamples, as the report).
+EVALUATE_PARAMS = {"n_boot": N_BOOT_RULE, "boot_seed": SEED}
+
+
+@validate_params(EVALUATE_PARAMS)
 def evaluate(
-    scores: pd.DataFrame, *, n_boot: int = N_BOOT_METRIC, seed: int = BOOT_SEED,
+    scores: pd.DataFrame, *, n_boot: int = N_BOOT_METRIC, boot_seed: int = BOOT_SEED,
     level: float = CI_LEVEL,
 ) -> pd.DataFrame:
-    """One row per (task, model, scorer, window): counts, metrics and their CIs, on the
-    variants common to every table of the task (:func:`common_variants`)."""
+    """One row per (task, model, scorer, window): counts, metrics and their CIs (``n_boot``
+    resamples, at least 100, as every bootstrap of geneb), on the variants common to every
+    table of the task (:func:`common_variants`)."""
     scores, _ = common_variants(scores)
     rows = []
     for key, g in scores.groupby(GROUP, sort=True):
@@ -153,9 +160,9 @@ def evaluate(
         raw = ok["score"].to_numpy(np.float64)
         if fit:
             obs.update(pearson=pearson(raw, ts), r2=r2(ts, raw))
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(boot_seed)
         boot: dict[str, list[float]] = {k: [] for k in obs}
-        if n_boot > 0 and len(ok):
+        if len(ok):
             for idx in rng.integers(0, len(ok), (n_boot, len(ok))):
                 yb, sb = y[idx], s[idx]
                 boot["auroc"].append(auroc(yb, sb))

@@ -38,3 +38,40 @@ def read_scores(paths: Sequence[str | Path]) -> pd.DataFrame:
                          f"model {r['model']!r}, scorer {r['scorer']!r}, window {r['window']} "
                          "(the same table given twice?)")
     return out
+
+
+#: What a score table may be written as.
+TABLE_SUFFIXES = (".parquet", ".csv")
+
+
+def scores_path(out: str | Path | None, task: str, model: str, window: int, *,
+                name: str | None = None, prefix: str = "vep") -> Path:
+    """Where a score table goes, checked before any work: ``out``, or by default
+    ``<prefix>-<task>-<model>-w<W>.parquet`` (``name``, when given, in place of the model);
+    it must end in ``.parquet`` or ``.csv``, in a folder that exists."""
+    from geneb.store.keys import safe_name
+
+    if out is None:
+        label = name or Path(model.removeprefix("hf:")).name or model
+        out = f"{prefix}-{safe_name(task)}-{safe_name(label)}-w{window}.parquet"
+    p = Path(out)
+    if p.suffix not in TABLE_SUFFIXES:
+        raise GenebError(f"out: {str(p)!r}: expected a file ending in "
+                         f"{' or '.join(TABLE_SUFFIXES)}", param="out")
+    if not p.parent.is_dir() and str(p.parent) not in ("", "."):
+        raise GenebError(f"out: {str(p)!r}: folder {str(p.parent)!r} does not exist",
+                         param="out")
+    return p
+
+
+def write_scores(df: pd.DataFrame, out: str | Path) -> Path:
+    """Write a score table all-or-nothing (a temporary file renamed into place): ``.csv``
+    as CSV, anything else as parquet. Returns the path written."""
+    from geneb._fs import write_with
+
+    p = Path(out)
+    if p.suffix == ".csv":
+        write_with(p, lambda tmp: df.to_csv(tmp, index=False))
+    else:
+        write_with(p, lambda tmp: df.to_parquet(tmp, index=False))
+    return p

@@ -183,12 +183,14 @@ def _zero_shot(vt: Any, model: str, scorers: list[str], window: int, limit: int 
 
 def _save(df: pd.DataFrame, vt: Any, out: Path, window: int, suffix: str,
           say: Callable[[str], None]) -> pd.DataFrame:
-    """Write one score table to ``<out>/<task>__<model>__w<W><suffix>.parquet`` and say so."""
+    """Write one score table to ``<out>/<task>__<model>__w<W><suffix>.parquet`` (all or
+    nothing, as ``geneb vep score`` writes its table) and say so."""
     from geneb.store.keys import safe_name
+    from geneb.vep.io import write_scores
 
     model = str(df["model"].iloc[0])
-    path = out / f"{safe_name(vt.name)}__{safe_name(model)}__w{window}{suffix}.parquet"
-    df.to_parquet(path, index=False)
+    path = write_scores(
+        df, out / f"{safe_name(vt.name)}__{safe_name(model)}__w{window}{suffix}.parquet")
     say(f"vep {model} on {vt.name}: {', '.join(map(str, df['scorer'].unique()))} "
         f"({int((df['status'] == 'ok').sum())}/{len(df)} scored) -> {path}")
     return df

@@ -34,14 +34,14 @@ def _curves(scores: pd.DataFrame, task: str) -> list[tuple[str, Any, Any]]:
     return out
 
 
-def summarise(scores: pd.DataFrame, *, n_boot: int = N_BOOT_METRIC, seed: int = BOOT_SEED
+def summarise(scores: pd.DataFrame, *, n_boot: int = N_BOOT_METRIC, boot_seed: int = BOOT_SEED
               ) -> dict[str, Any]:
     """Metrics (bootstrap CIs), per-status counts, notes and ROC curves of the score tables.
 
     Keys: ``metrics`` and ``status`` (DataFrames), ``notes`` (warnings about variants left
     out), ``supervised`` (any ``probe-*`` scorer), ``curves`` (task -> list of (label, fpr,
-    tpr), every task present), ``n_boot`` and ``seed``."""
-    metrics = evaluate(scores, n_boot=n_boot, seed=seed)
+    tpr), every task present), ``n_boot`` and ``boot_seed``."""
+    metrics = evaluate(scores, n_boot=n_boot, boot_seed=boot_seed)
     scores, notes = common_variants(scores)  # the ROC curves: the variants the metrics use
     status = (scores.groupby(["task", "model", "scorer", "window", "status"]).size()
               .rename("n").reset_index())
@@ -52,5 +52,5 @@ def summarise(scores: pd.DataFrame, *, n_boot: int = N_BOOT_METRIC, seed: int = 
         "supervised": bool(scores["scorer"].astype(str).str.startswith("probe-").any()),
         "curves": {task: _curves(scores, task) for task in sorted(scores["task"].unique())},
         "n_boot": n_boot,
-        "seed": seed,
+        "boot_seed": boot_seed,
     }

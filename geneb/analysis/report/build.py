@@ -28,8 +28,7 @@ import pandas as pd
 
 from geneb.analysis.capacity import check_edges
 from geneb.analysis.domain import TASK_ORGANISMS, read_task_organisms
-from geneb.analysis.metadata import read_model_info
-from geneb.analysis.properties import Catalogue, read_model_properties
+from geneb.analysis.properties import Catalogue, own_columns, read_model_properties
 from geneb.analysis.regression import load_regression
 from geneb.analysis.report import output
 from geneb.analysis.report.context import ReportContext
@@ -37,11 +36,11 @@ from geneb.analysis.report.page import Page
 from geneb.analysis.report.sections import SECTIONS, Section
 from geneb.analysis.table import is_regression_row, load_results, restrict
 from geneb.constraints import (
-    ALPHA,
     C_VALUE,
     N_BOOT_RULE,
     SEED,
     SHOT,
+    SIGNIFICANCE,
     TEXT,
     TIER_EDGE,
     ListOf,
@@ -58,11 +57,11 @@ from geneb.vocabulary import CAPACITY_TIER_EDGES, N_BOOT_REPORT
 #: ``build_report``'s parameters, checked before any work; a plan's ``[report]`` and
 #: ``geneb report``'s options use the same constraints. ``n_boot``: at least 100 resamples.
 REPORT_PARAMS = {
-    "regimes": ListOf(SHOT, unique=True),
+    "shots": ListOf(SHOT, unique=True),
     "Cs": ListOf(C_VALUE, unique=True),
     "n_boot": N_BOOT_RULE,
     "boot_seed": SEED,
-    "alpha": ALPHA,
+    "significance": SIGNIFICANCE,
     "tier_edges": ListOf(TIER_EDGE),
     # GENEB's published leaderboard to compare with (geneb.analysis.compare_published)
     "compare": Nullable(Pattern(r"geneb|published:.+", "geneb or a published:SOURCE")),
@@ -73,15 +72,14 @@ REPORT_PARAMS = {
 @validate_params(REPORT_PARAMS)
 def build_report(
     results: str | os.PathLike[str] | pd.DataFrame,
-    out_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
     *,
-    model_info: str | os.PathLike[str] | pd.DataFrame | None = None,
-    regimes: Sequence[str] | None = None,
+    shots: Sequence[str] | None = None,
     Cs: Sequence[float] | None = None,
     scaling_exclude: Sequence[str] = (),
     n_boot: int = N_BOOT_REPORT,
     boot_seed: int = BOOT_SEED,
-    alpha: float = 0.05,
+    significance: float = 0.05,
     sections: Sequence[Section] | None = None,
     model_properties: str | os.PathLike[str] | None = None,
     task_organisms: str | os.PathLike[str] | None = None,
@@ -94,20 +92,18 @@ def build_report(
     in_domain_models: Sequence[str] | None = None,
     standardize: bool | None = None,
 ) -> Path:
-    """Write ``out_dir/index.html``, ``out_dir/tables/*.csv`` and ``out_dir/figures/*.png``.
+    """Write ``out/index.html``, ``out/tables/*.csv`` and ``out/figures/*.png``.
 
     Parameters
     ----------
     results : str, os.PathLike or pandas.DataFrame
-        The results table (``geneb probe --out``), a ``published:SOURCE`` leaderboard, or the
+        The results table (``geneb probe --results``), a ``published:SOURCE`` leaderboard, or the
         table read.
-    out_dir : str or os.PathLike
+    out : str or os.PathLike
         New, empty, or a previous report's folder (manifest ``.geneb-report.json``: only its
         files are replaced).
-    model_info : str, os.PathLike, pandas.DataFrame or None
-        A model-info CSV (parameter counts and other facts per model).
-    regimes, Cs : sequence or None
-        Restrict the table to these regimes and C values (unknown values are an error); the
+    shots, Cs : sequence or None
+        Restrict the table to these regimes (shots) and C values (unknown values are an error); the
         headline C is 1 when present, else the first of ``Cs``.
     scaling_exclude : sequence of str
         Models left out of the scaling fits.
@@ -116,14 +112,15 @@ def build_report(
         ``geneb.vocabulary.N_BOOT_REPORT``).
     boot_seed : int
         Seed of the bootstrap.
-    alpha : float
+    significance : float
         Significance level of the paired tests of adjacent models (Wilcoxon, Holm-corrected)
-        and of the tier-gain intervals (1 - alpha; default 0.05).
+        and of the tier-gain intervals (1 - significance; default 0.05).
     sections : sequence of Section or None
         The report's sections, in order (default :data:`SECTIONS`).
     model_properties : str, os.PathLike or None
         A CSV/TOML of model properties (:mod:`geneb.analysis.properties`), overriding the
-        catalogue for the models it names.
+        catalogue for the models it names; its own columns (``architecture``, ``pooling``,
+        ...) give the matched comparisons and the comparison with GENEB.
     task_organisms : str, os.PathLike or None
         A CSV task,organism: the tasks' organism classes for the in-domain comparison.
     tier_edges : sequence of float
@@ -157,25 +154,26 @@ def build_report(
     if is_published(results):  # "published:geneb": read once, then a table like any other
         results = read_published(results)
     user_props = None if model_properties is None else read_model_properties(model_properties)
+    info = None if user_props is None else own_columns(user_props)
     organisms = None if task_organisms is None else read_task_organisms(task_organisms)
     curve = None if subsampling is None else _read_curve(subsampling)
-    owned = output.check_output(out := Path(out_dir))
+    owned = output.check_output(out_p := Path(out))
     reg = load_regression(results)
     if len(reg) and is_regression_row(_raw(results)).all():  # regression tasks only
-        return _regression_only(out, owned, reg)
+        return _regression_only(out_p, owned, reg)
     df_all = load_results(results)
-    df = restrict(df_all, regimes=regimes, Cs=Cs)
+    df = restrict(df_all, regimes=shots, Cs=Cs)
     if df.empty:
         raise GenebError("no results rows left after restricting to the asked regimes and Cs")
     ctx = ReportContext(
         df_all=df_all,
         df=df,
-        info=None if model_info is None else _model_info(model_info),
+        info=info,
         Cs=Cs,
         scaling_exclude=tuple(scaling_exclude),
         n_boot=n_boot,
         boot_seed=boot_seed,
-        alpha=alpha,
+        alpha=significance,
         user_props=user_props,
         catalogue=catalogue,
         task_organisms=organisms,
@@ -183,13 +181,13 @@ def build_report(
         standardize=standardize,
         extra={"regression": reg, "audit_dir": None if audits is None else str(audits),
                **_optional(subsampling=curve, in_domain_models=in_domain_models),
-               **_compare(df, compare, model_info, n_boot, boot_seed)},
+               **_compare(df, compare, info, n_boot, boot_seed)},
     )
     _check_context(ctx, in_domain_models)
-    _write_page(out, owned, ctx, SECTIONS if sections is None else sections)
+    _write_page(out_p, owned, ctx, SECTIONS if sections is None else sections)
     if summary is not None:
         summary.update(ctx.summary)
-    return out / "index.html"
+    return out_p / "index.html"
 
 
 def _optional(**values: Any) -> dict[str, Any]:
@@ -216,7 +214,7 @@ def _check_context(ctx: ReportContext, in_domain_models: Sequence[str] | None) -
                          param="in_domain_models")
 
 
-def _compare(df: pd.DataFrame, compare: str | None, model_info: Any, n_boot: int,
+def _compare(df: pd.DataFrame, compare: str | None, info: pd.DataFrame | None, n_boot: int,
              boot_seed: int) -> dict[str, Any]:
     """``{"compare": the comparison}`` with a published leaderboard (``"geneb"``:
     ``published:geneb``, :mod:`geneb.analysis.compare_published`), before any page is
@@ -226,7 +224,6 @@ def _compare(df: pd.DataFrame, compare: str | None, model_info: Any, n_boot: int
     from geneb.analysis.compare_published import compare_with_published
 
     source = "published:geneb" if compare == "geneb" else compare
-    info = None if model_info is None else _model_info(model_info)
     return {"compare": compare_with_published(df, source, n_boot=n_boot, seed=boot_seed,
                                               info=info)}
 
@@ -236,15 +233,6 @@ def _read_curve(subsampling: str | os.PathLike[str]) -> pd.DataFrame:
     from geneb.probe.subsample import read_curve
 
     return read_curve(Path(subsampling))
-
-
-def _model_info(model_info: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
-    """The user's model info table, from a file or a frame (copied, never changed)."""
-    if isinstance(model_info, pd.DataFrame):
-        if "model" not in model_info.columns:
-            raise GenebError("model info table: no 'model' column")
-        return model_info.copy()
-    return read_model_info(model_info)
 
 
 def _write_page(out: Path, owned: set[str], ctx: ReportContext,

@@ -72,7 +72,7 @@ class ReportContext:
         if df_std.empty:
             raise GenebError(
                 f"standardize={self.std}: the results have no "
-                f"{'standardised' if self.std else 'as-stored (unstandardised)'} fits left "
+                f"{'standardised' if self.std else 'as-stored (unstandardised)'} cells left "
                 f"(expected some; got {len(self.df)} with standardize={not self.std})"
             )
         #: fits per probe with the other setting (named where a section lacks that probe)
@@ -100,7 +100,7 @@ class ReportContext:
             return ""
         setting, flag = ("as stored", "--no-standardize") if self.std else (
             "standardised", "--standardize")  # fmt: skip
-        return (f"; {n} {probe} fits with features {setting} exist but this report uses the "
+        return (f"; {n} {probe} cells with features {setting} exist but this report uses the "
                 f"other setting (geneb report {flag}, or standardize={not self.std})")
 
     @cached_property
@@ -156,7 +156,7 @@ class ReportContext:
 
     @cached_property
     def meta(self) -> pd.DataFrame:
-        """Per model: parameter count used, measured count, its source, model-info columns."""
+        """Per model: parameter count used, measured count, its source, the user's own columns."""
         return self._sized[1]
 
     @cached_property

@@ -74,7 +74,7 @@ def check_output(out: Path) -> set[str]:
         shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
         raise GenebError(
             f"report output {str(out)!r} holds files that geneb did not write ({shown}); "
-            "give a new or empty folder (out_dir): a report replaces only its own files"
+            "give a new or empty folder (out): a report replaces only its own files"
         )
     return set()
 

@@ -81,7 +81,8 @@ def vep_section(summary: dict[str, Any], out: str | Path) -> tuple[str, list[Pat
     """Write the section's tables and figures under ``out``; return (HTML fragment, files)."""
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
-    metrics, notes, n_boot, seed = (summary[k] for k in ("metrics", "notes", "n_boot", "seed"))
+    metrics, notes, n_boot, seed = (summary[k] for k in ("metrics", "notes", "n_boot",
+                                                         "boot_seed"))
     supervised = summary["supervised"]
     files: list[Path] = []
     mpath = out / "tables" / "vep_metrics.csv"

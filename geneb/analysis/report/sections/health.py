@@ -1,4 +1,4 @@
-"""Fit health: fits that did not converge, listed (and kept in every analysis)."""
+"""Fit health: cells whose fit did not converge, listed (and kept in every analysis)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from geneb.analysis.report.page import Page
 
 
 def health(page: Page, ctx: ReportContext) -> None:
-    """Non-converged fits, or a sentence saying every fit converged."""
+    """Non-converged cells, or a sentence saying every fit converged."""
     bad = ctx.data[~ctx.data["converged"]]
-    page.h(2, "Fits that did not converge")
+    page.h(2, "Cells that did not converge")
     if ctx.seed_means:
         page.p("The rows are published means over seeds, not fits: whether each fit converged "
                "is not recorded in them.")
@@ -27,15 +27,15 @@ def health(page: Page, ctx: ReportContext) -> None:
             table[c] = table[c].round().astype("int64")
     n_mlp = int((bad["probe"] == "mlp").sum()) if "probe" in bad.columns else 0
     page.p(
-        "These fits stopped at their iteration limit (n_iter) before meeting the solver's "
+        "These cells' fits stopped at their iteration limit (n_iter) before meeting the solver's "
         "tolerance; each score is that of the last iterate and is kept"
-        + (f"; {n_mlp} are MLP fits, which often stop there on few-shot rows (few rows, a "
+        + (f"; {n_mlp} are MLP cells, which often stop there on few-shot rows (few rows, a "
            "loss still falling slowly)" if n_mlp else "")
         + ". asked_protocol is the protocol each fit was run under, not a verdict on it."
     )
     page.table(
         "nonconverged",
         table,
-        f"{len(bad)} fits did not converge (kept in every analysis, not hidden)",
+        f"{len(bad)} cells did not converge (kept in every analysis, not hidden)",
         keep=("probe", "C"),  # an MLP row must not read as a logistic regression
     )

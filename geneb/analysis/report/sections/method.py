@@ -44,7 +44,7 @@ def _convergence_line(ctx: ReportContext) -> str:
     if ctx.seed_means:
         return "Convergence: not recorded (published means, not fits)."
     data = ctx.data
-    return (f"Convergence: {int(data['converged'].sum())} of {len(data)} fits converged; "
+    return (f"Convergence: {int(data['converged'].sum())} of {len(data)} cells converged; "
             f"largest n_iter {_max_iter_seen(data)}.")
 
 
@@ -64,7 +64,7 @@ def method(page: Page, ctx: ReportContext) -> None:
     seeds = sorted(int(s) for s in data["seed"].dropna().unique())
     cs = sorted(data.loc[data["probe"] == "linear", "C"].dropna().unique())
     items = [
-        f"{len(ctx.df_all)} {'rows' if ctx.seed_means else 'fits'} in the table; "
+        f"{len(ctx.df_all)} {'rows' if ctx.seed_means else 'cells'} in the table; "
         f"{len(data)} used: "
         f"{data['model'].nunique()} models, {data['task'].nunique()} tasks in "
         f"{data['category'].nunique()} categories.",
@@ -79,7 +79,7 @@ def method(page: Page, ctx: ReportContext) -> None:
         "per row). Backends: " + (", ".join(_uniq(data["backend"])) or "not recorded") + ".",
         f"Features {'standardised on the probe train rows' if ctx.std else 'as stored'}"
         + (
-            f"; {ctx.n_other_std} fits with the other setting are not used (geneb report "
+            f"; {ctx.n_other_std} cells with the other setting are not used (geneb report "
             f"{'--no-standardize' if ctx.std else '--standardize'} uses them)."
             if ctx.n_other_std
             else "."
@@ -99,7 +99,7 @@ def method(page: Page, ctx: ReportContext) -> None:
         + (", ".join(_uniq(data["geneb_version"])) or "not recorded")
         + "; scikit-learn "
         + (", ".join(_uniq(data["sklearn_version"])) or "not recorded")
-        + ". Fits created "
+        + ". Cells created "
         + _created_range(data)
         + ".",
     ]

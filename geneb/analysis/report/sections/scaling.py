@@ -22,7 +22,7 @@ def scaling(page: Page, ctx: ReportContext) -> None:
         "model_metadata",
         meta,
         "Models: parameter count (published where the catalogue has it, else measured)"
-        + (" and model-info columns" if ctx.info is not None else ""),
+        + (" and the model-properties file's own columns" if ctx.info is not None else ""),
     )
     page.p(ctx.params_note)
     unsized = sorted(meta.loc[meta["n_params"].isna(), "model"])
@@ -105,14 +105,14 @@ def _groups(page: Page, ctx: ReportContext) -> None:
     group_cols = [c for c in GROUP_COLUMNS if info is not None and c in meta.columns]
     if info is None:
         page.p(
-            "No --model-info file was given: no matched comparisons by architecture, "
-            "tokenization or pretraining data.",
+            "No --model-properties file with columns of its own (architecture, tokenization, "
+            "pretraining_data) was given: no matched comparisons by them.",
             "note",
         )
         return
     if not group_cols:
         page.left_out(
-            "the model-info file has none of the columns "
+            "the model-properties file has none of the columns "
             f"{', '.join(GROUP_COLUMNS)}, so there are no matched comparisons."
         )
         return

@@ -15,14 +15,14 @@ def stability(page: Page, ctx: ReportContext) -> None:
     data, main_c = ctx.data, ctx.main_c
     if not ctx.has_linear:
         page.left_out(
-            f"the fits used have no linear-probe rows{ctx.other_setting('linear')}, so there "
+            f"the cells used have no linear-probe rows{ctx.other_setting('linear')}, so there "
             "is nothing to compare the MLP probe with."
         )
         return
     if (data["probe"] == "mlp").sum() == 0:
         other = ctx.other_setting("mlp")
         page.left_out(
-            (f"the fits used have no MLP-probe rows{other}, so " if other else
+            (f"the cells used have no MLP-probe rows{other}, so " if other else
              "the results have no MLP-probe rows (run geneb probe --probe mlp), so ")
             + "linear and MLP rankings cannot be compared."
         )

@@ -25,8 +25,10 @@ def subsampling(page: Page, ctx: ReportContext) -> None:
     page.table("subsampling_curve", curve, "Subsampling: one row per fit", show=False)
     page.table("subsampling_summary", summary, "Mean MCC over seeds per subsample size")
     ctx.summary["subsampling"] = {"curve": records(curve), "summary": records(summary)}
+    several_c = summary["C"].nunique() > 1
     series = {
-        f"{m} / {t}": g for (m, t), g in summary.groupby(["model", "task"], sort=True)
+        f"{m} / {t}" + (f" / C={c:g}" if several_c else ""): g
+        for (m, t, c), g in summary.groupby(["model", "task", "C"], sort=True)
     }
     page.figure(
         figures.size_curves(series, page.figure_path("subsampling.png"),
