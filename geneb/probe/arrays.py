@@ -125,7 +125,7 @@ def probe_arrays(
         ``(n, dim)`` features of the train and test rows (probed as float32).
     y_train, y_test : array-like
         Their class ids 0..K-1.
-    shots, seeds, C : str or iterable
+    shots, seeds, Cs : str or iterable
         Regimes (k-shot counts and/or ``"full"``), seeds of the k-shot draws, inverse L2
         penalties of the logistic probe (comma strings accepted).
     probe, backend, protocol : str

@@ -34,6 +34,7 @@ import numpy as np
 from geneb.errors import ModelError
 from geneb.models.embedder import ModelInfo
 from geneb.models.selftest import BatchPolicy, generic_policy, selftest_precision, tolerance_for
+from geneb.vocabulary import DEFAULT_DEVICE, DEFAULT_LAYER, DEFAULT_POOLING, DEFAULT_TRUNCATION
 
 #: one-hot channel of each byte (A, C, G, T = 0..3, either case; U reads as T); any other
 #: byte (N, IUPAC codes) has no channel: an all-zero row, as the packages encode N
@@ -217,13 +218,13 @@ class TrackEmbedder:
         source: str,
         family: TrackFamily,
         *,
-        device: str = "auto",
+        device: str = DEFAULT_DEVICE,
         dtype: str | None = None,
         max_length: int | None = None,
-        pooling: str = "mean",
-        layer: int = -1,
+        pooling: str = DEFAULT_POOLING,
+        layer: int = DEFAULT_LAYER,
         layers: Sequence[int] | None = None,
-        truncation: str = "truncate",
+        truncation: str = DEFAULT_TRUNCATION,
         trust_remote_code: bool = False,
         random_init_seed: int | None = None,
         name: str | None = None,
