@@ -36,6 +36,7 @@ from geneb.constraints import (
     WORKERS,
     ListOf,
     validate_params,
+    validated_list,
 )
 from geneb.errors import ProbeError
 from geneb.probe.plan import (
@@ -193,8 +194,10 @@ def run_probes(
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
     # a scheduler: its client for the whole run; else a local cluster only if _run needs one
     with dask_client(scheduler=scheduler) if scheduler else contextlib.nullcontext() as client:
-        return _run(fs, Path(out), client, models=models, tasks=tasks, shots=tuple(shots),
-                    seeds=tuple(seeds), Cs=tuple(Cs), alphas=tuple(alphas), probe=probe,
+        return _run(fs, Path(out), client, models=models, tasks=tasks,
+                    shots=validated_list(shots, str), seeds=validated_list(seeds, int),
+                    Cs=validated_list(Cs, float), alphas=validated_list(alphas, float),
+                    probe=probe,
                     backend_name=backend_name,
                     protocol_name=protocol, workers=workers, standardize=standardize,
                     take_all=take_all, progress=progress, on_pair_done=on_pair_done, t0=t0)

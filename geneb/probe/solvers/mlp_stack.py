@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from geneb.errors import GenebError
 
@@ -288,6 +289,7 @@ class _SmallGroup(_Group):
         self.l2 = cfg.alpha / self.n_f
 
     def keep_rows(self, k: Any) -> None:
+        assert self.row_w is not None  # a small group always weighs its rows (_train_small)
         self.X = self.X.index_select(0, k)
         self.Y = self.Y.index_select(0, k)
         self.row_w = self.row_w.index_select(0, k)
@@ -329,15 +331,18 @@ def _train_large(probes: list[_Probe], local: list[int], sources: list[np.ndarra
             Yb = Yflat.index_select(0, r).view(P, b1 - b0, -1)
             loss = g.step(Xb, Yb, None, b1 - b0, cfg.alpha / (b1 - b0))
             total = loss if total is None else total.add_(loss)
+        assert total is not None  # n >= 1 rows: at least one batch ran
         if not g.end_epoch(total.cpu().numpy(), [n] * P, t0):
             break
 
 
 
-def _targets(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+def _targets(y: np.ndarray, classes: np.ndarray) -> npt.NDArray[np.float32]:
     if len(classes) == 2:
-        return (y == classes[1]).astype(np.float32)[:, None]
-    return (y[:, None] == classes[None, :]).astype(np.float32)
+        binary: npt.NDArray[np.float32] = (y == classes[1]).astype(np.float32)[:, None]
+        return binary
+    one_hot: npt.NDArray[np.float32] = (y[:, None] == classes[None, :]).astype(np.float32)
+    return one_hot
 
 
 def _train_probes(probes: list[_Probe], designs: list[np.ndarray], y: np.ndarray,

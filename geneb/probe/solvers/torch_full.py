@@ -70,7 +70,7 @@ class _Problem:
         return C * (self.Q.T @ (self.X.T @ (P - self.Y)).T) + self.pen * V
 
     def grad_norm(self, C: float, g: Any) -> float:
-        return float((self.Q @ g).abs().max()) / (C * self.n)
+        return float((self.Q @ g).abs().max()) / float(C * self.n)
 
     def hessian(self, C: float, P: Any) -> Any:
         """Exact Hessian ((K-1) p, (K-1) p) in V, block by block over row chunks."""
