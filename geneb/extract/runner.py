@@ -166,7 +166,8 @@ def extract(
                 "layers from one forward; run it without layers"
             )
         if fs is None:  # created only once a model has loaded: a refused model writes nothing
-            fs = FeatureStore(store, "a")  # type: ignore[arg-type]
+            assert not isinstance(store, FeatureStore)  # an open store is fs from the start
+            fs = FeatureStore(store, "a")
         results += _extract_model(
             fs, embedder, name or embedder.name, task_list, splits, batch_tokens, block_rows,
             storage_dtype, overwrite, progress, on_block,
@@ -174,7 +175,7 @@ def extract(
     line = truncation_warning(results)
     if line and on_warning is None:
         print(line, file=sys.stderr, flush=True)
-    elif line:
+    elif line and on_warning is not None:
         on_warning(line)
     return results
 
@@ -288,11 +289,12 @@ def _extract_model(
 
 def _preflight(spec: str, trust_remote_code: bool) -> None:
     """Cheap checks of a folder / hub-id spec before anything is loaded or written."""
-    from geneb.models.hub import HUB_ID, resolve_source
+    from geneb.models.hub import resolve_source
+    from geneb.models.spec import HUB_ID_RE
     from geneb.models.trust import enforce_trust
 
     bare = spec.strip().removeprefix("random:").removeprefix("hf:")
-    if Path(bare).expanduser().is_dir() or HUB_ID.match(bare):
+    if Path(bare).expanduser().is_dir() or HUB_ID_RE.match(bare):
         src = resolve_source(bare)
         enforce_trust(src.folder, bare, trust_remote_code)
 

@@ -27,7 +27,7 @@ import importlib.util
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from geneb.errors import ModelError, unknown_name
 from geneb.models import catalogue as cat
@@ -332,13 +332,16 @@ def _embedder_for(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
     if meta.kind == "kmer":
         from geneb.models.adapters.kmer import KmerEmbedder
 
-        return KmerEmbedder(int(KMER_RE.match(meta.spec).group(1)))  # type: ignore[union-attr]
+        k = KMER_RE.match(meta.spec)
+        assert k is not None  # kind "kmer" means the spec matched KMER_RE
+        return KmerEmbedder(int(k.group(1)))
     if meta.kind == "plugin":
         return _call_plugin(meta, opts)
     seed = opts.pop("seed", None)
     if meta.kind == "random":
         opts["random_init_seed"] = DEFAULT_RANDOM_SEED if seed is None else int(seed)
-        return _build(meta.base, opts, name=meta.key)  # type: ignore[arg-type]
+        assert meta.base is not None  # a random model always names the one it copies
+        return _build(meta.base, opts, name=meta.key)
     return _build(meta, opts, name=None)
 
 
@@ -350,14 +353,16 @@ def _build(meta: ModelMeta, opts: dict[str, Any], name: str | None) -> Embedder:
     from geneb.models.adapters.hf import HFEmbedder
 
     if meta.kind == "folder":
-        return HFEmbedder(meta.path, name=name, **opts)  # type: ignore[arg-type]
-    extra = None
+        assert meta.path is not None  # set for every folder model
+        return HFEmbedder(meta.path, name=name, **opts)
+    assert meta.hub_id is not None  # catalogue and hub models have one
+    extra: dict[str, object] | None = None
     if meta.catalogue is not None:
         extra = {"catalogue": meta.catalogue.name, "hub_id": meta.hub_id}
         if meta.n_params is not None:
             extra["n_params_published"] = meta.n_params
             extra["n_params_published_source"] = meta.catalogue.sources["n_params"]
-    return HFEmbedder(meta.hub_id, name=name or meta.key, extra=extra, **opts)  # type: ignore[arg-type]
+    return HFEmbedder(meta.hub_id, name=name or meta.key, extra=extra, **opts)
 
 
 def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
@@ -366,7 +371,7 @@ def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
     for attr in ("name", "dim", "embed"):
         if not hasattr(emb, attr):
             raise ModelError(f"plugin embedder {meta.spec!r} returned {emb!r} without .{attr}")
-    return emb
+    return cast(Embedder, emb)  # a plugin's object, checked above for what the runner uses
 
 
 # ------------------------------------------------------------------------- listing

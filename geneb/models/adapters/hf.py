@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from geneb.models.selftest import (
 )
 from geneb.models.trust import check_trust_flag, enforce_trust
 from geneb.vocabulary import TRUNCATIONS
+
+if TYPE_CHECKING:
+    from geneb.models.embedder import ModelInfo
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,7 @@ class HFEmbedder:
         return self._dim
 
     @property
-    def info(self):
+    def info(self) -> ModelInfo:
         from geneb.models.embedder import ModelInfo
 
         extra: dict[str, Any] = {
@@ -308,7 +311,8 @@ class HFEmbedder:
 
     def embed_prepared(self, items: Sequence[Prepared]) -> np.ndarray:
         """Embed ``items`` (any mix of lengths); with ``layers``, the first listed layer."""
-        return self.embed_prepared_layers(items)[0]
+        first: np.ndarray = self.embed_prepared_layers(items)[0]
+        return first
 
     def embed_prepared_layers(self, items: Sequence[Prepared]) -> np.ndarray:
         """``(n_layers, len(items), dim)``: every layer of ``layers`` (or the one ``layer``)
