@@ -118,8 +118,9 @@ class Task:
                                             "predict_auroc (probabilities only)"]}
         return attrs
 
-    def train_data(self) -> tuple[list[str], np.ndarray]:
-        """The finetune set: (train sequences, train labels: class ids or float targets)."""
+    def train_data(self) -> tuple[list[str] | list[tuple[str, str]], np.ndarray]:
+        """The finetune set: (train sequences, train labels: class ids or float targets); a
+        supervised variant task gives (reference, alternate) window pairs instead."""
         tr = self.split("train")
         return list(tr.sequences), tr.labels.copy()
 

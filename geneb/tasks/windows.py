@@ -18,11 +18,12 @@ their row (score NaN) and are never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from geneb.errors import GenebError
+from geneb.errors import GenebError, TaskError
 from geneb.tasks.variants import VariantTask
 
 OK = "ok"
@@ -55,6 +56,16 @@ class Windows:
     def ref_of(self, i: int) -> str | None:
         j = int(self.ref_id[i])
         return self.ref_windows[j] if j >= 0 else None
+
+    def alts_of(self, rows: Iterable[int]) -> list[str]:
+        """The alternate windows of ``rows``, variants that have one (status ``OK``)."""
+        out = []
+        for i in rows:
+            alt = self.alt_windows[int(i)]
+            if alt is None:
+                raise TaskError(f"variant {int(i)} has no window ({self.status[int(i)]})")
+            out.append(alt)
+        return out
 
 
 def make_windows(task: VariantTask, window: int) -> Windows:

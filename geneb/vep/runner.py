@@ -72,9 +72,11 @@ def store_task_key(task: VariantTask, window: int, limit: int | None) -> str:
 
 #: The run limits every entry point that embeds windows declares (checked before any work).
 LIMITS = {"limit": POSITIVE_INT, "batch_tokens": BATCH_TOKENS}
+#: ``score_variants``' parameters (also the constraints of a plan's [vep] scorers)
+SCORE_PARAMS = {"scorers": ListOf(StrOptions(SCORERS), unique=True), **LIMITS}
 
 
-@validate_params({"scorers": ListOf(StrOptions(SCORERS), unique=True), **LIMITS})
+@validate_params(SCORE_PARAMS)
 def score_variants(
     task: str | Path | VariantTask,
     model: str,
@@ -266,10 +268,10 @@ def _plan_store(
     model_key = name or embedder.name
     task_key = store_task_key(vt, win.window, limit)
     ok = np.flatnonzero(win.status == OK)
-    splits = {
+    splits: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {
         "ref": (win.ref_windows, np.full(len(win.ref_windows), -1, dtype=np.int64),
                 np.arange(len(win.ref_windows), dtype=np.int64)),
-        "alt": ([win.alt_windows[i] for i in ok], vt.table["label"].to_numpy()[ok],
+        "alt": (win.alts_of(ok), vt.table["label"].to_numpy()[ok],
                 vt.table["variant"].to_numpy()[ok]),
     }
     jobs, stale = [], []
@@ -318,7 +320,7 @@ def _embeddings(
     ok = np.flatnonzero(win.status == OK)
     if not jobs:
         ref = embed_equal_length(embedder, win.ref_windows, budget)
-        alt = embed_equal_length(embedder, [win.alt_windows[i] for i in ok], budget)
+        alt = embed_equal_length(embedder, win.alts_of(ok), budget)
         run.embedded += len(win.ref_windows) + len(ok)
         return ref, alt, ok
     got = []

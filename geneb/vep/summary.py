@@ -11,9 +11,9 @@ from typing import Any
 
 import pandas as pd
 
+from geneb.protocol import BOOT_SEED
+from geneb.protocol import N_BOOT_METRIC as N_BOOT
 from geneb.vep.evaluate import (
-    BOOT_SEED,
-    N_BOOT,
     auroc,
     common_variants,
     evaluate,
