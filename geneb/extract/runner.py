@@ -137,8 +137,7 @@ def extract(
     stores the mean of the forward and reverse-complement embeddings (any model). ``layers``:
     several hidden layers from one forward, one entry each (``geneb.extract.layer_entries``).
     ``trust_remote_code``: True for every model, or the models (as given) whose code may run.
-    ``recipe="geneb"``: as GENEB's code embedded each model (``geneb.extract.geneb_recipe``).
-    """
+    ``recipe="geneb"``: as GENEB's code embedded each model (``geneb.extract.geneb_recipe``)."""
     layers_t = check_layers(layers, layer)
     models = _as_list(models)
     trusted = trusted_models(trust_remote_code, models)

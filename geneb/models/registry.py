@@ -83,14 +83,10 @@ class ModelMeta:
     base: ModelMeta | None = field(default=None, repr=False)  # random: the model it copies
 
     def to_json(self) -> dict[str, Any]:
-        out = {
-            k: getattr(self, k)
-            for k in (
-                "spec", "name", "key", "kind", "hub_id", "family", "architecture",
-                "tokenization", "n_params", "context_length", "context_unit",
-                "trust_remote_code", "source", "path", "plugin", "loader",
-            )
-        }  # fmt: skip
+        keys = ("spec", "name", "key", "kind", "hub_id", "family", "architecture", "tokenization",
+                "n_params", "context_length", "context_unit", "trust_remote_code", "source",
+                "path", "plugin", "loader")
+        out = {k: getattr(self, k) for k in keys}
         out["extra_packages"] = list(self.extra_packages)
         out["capabilities"] = list(self.capabilities)
         out["options"] = list(self.options)
@@ -332,9 +328,7 @@ def _embedder_for(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
     if meta.kind == "kmer":
         from geneb.models.adapters.kmer import KmerEmbedder
 
-        k = KMER_RE.match(meta.spec)
-        assert k is not None  # kind "kmer" means the spec matched KMER_RE
-        return KmerEmbedder(int(k.group(1)))
+        return KmerEmbedder(int(meta.spec.removeprefix("kmer-")))  # kind kmer: spec is KMER_RE
     if meta.kind == "plugin":
         return _call_plugin(meta, opts)
     seed = opts.pop("seed", None)
@@ -352,17 +346,17 @@ def _build(meta: ModelMeta, opts: dict[str, Any], name: str | None) -> Embedder:
         return minilm.make_minilm_control(**opts)
     from geneb.models.adapters.hf import HFEmbedder
 
+    src = meta.path if meta.kind == "folder" else meta.hub_id
+    assert src is not None  # a folder model has its path, a catalogue or hub model its id
     if meta.kind == "folder":
-        assert meta.path is not None  # set for every folder model
-        return HFEmbedder(meta.path, name=name, **opts)
-    assert meta.hub_id is not None  # catalogue and hub models have one
+        return HFEmbedder(src, name=name, **opts)
     extra: dict[str, object] | None = None
     if meta.catalogue is not None:
         extra = {"catalogue": meta.catalogue.name, "hub_id": meta.hub_id}
         if meta.n_params is not None:
             extra["n_params_published"] = meta.n_params
             extra["n_params_published_source"] = meta.catalogue.sources["n_params"]
-    return HFEmbedder(meta.hub_id, name=name or meta.key, extra=extra, **opts)
+    return HFEmbedder(src, name=name or meta.key, extra=extra, **opts)
 
 
 def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
