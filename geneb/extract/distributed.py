@@ -41,7 +41,7 @@ from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
 from geneb.models.trust import trusted_models
 
 if TYPE_CHECKING:
-    from distributed import Future
+    from distributed import Client, Future
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
 
@@ -73,7 +73,7 @@ def extract_on_cluster(
     *,
     scheduler: str | None = None,
     workers: int | None = None,
-    client: Any | None = None,
+    client: Client | None = None,
     data_dir: str | None = None,
     device: str = "auto",
     name: str | None = None,

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from geneb.models.selftest import BatchPolicy, policy_of
 from geneb.models.trust import trusted_models
 from geneb.store import FeatureStore, Provenance, StoreKey
 from geneb.tasks.spec import SplitData, Task
+
+if TYPE_CHECKING:
+    from geneb._progress import ProgressBar
 
 #: Upper bound on one block's embeddings in memory (rows x dim x 4 bytes).
 
@@ -384,7 +387,7 @@ def _opened(w: Any, key: StoreKey, prov: Provenance, n: int, dim: int) -> Extrac
     return ExtractResult(key, action, reason, n, dim, provenance=prov)
 
 
-def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> Any:
+def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> ProgressBar | None:
     if not progress:
         return None
     from geneb._progress import progress_bar

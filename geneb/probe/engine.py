@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geneb._progress import progress_bar
 from geneb.cluster import dask_client, gpu_count
@@ -57,6 +57,9 @@ from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_PROTOCOL, DEF
 from geneb.results.schema import RESULTS_SCHEMA
 from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_pair"]
 
@@ -206,7 +209,7 @@ def run_probes(
 def _run(
     fs: FeatureStore,
     out_p: Path,
-    client: Any | None,
+    client: Client | None,
     *,
     models: Sequence[str] | None,
     tasks: Sequence[str] | None,

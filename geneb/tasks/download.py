@@ -15,6 +15,7 @@ import hashlib
 import http.client
 import os
 import socket
+import ssl
 import threading
 import urllib.error
 import urllib.request
@@ -106,8 +107,7 @@ def _opener(watch: _Watch) -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(HttpHandler(), HttpsHandler(context=context))
 
 
-def _ssl_context() -> Any:
-    import ssl
+def _ssl_context() -> ssl.SSLContext:
 
     try:
         import certifi  # what requests uses; system stores are sometimes empty

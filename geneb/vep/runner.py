@@ -25,6 +25,7 @@ import pandas as pd
 
 from geneb.constraints import BATCH_TOKENS, POSITIVE_INT, ListOf, StrOptions, validate_params
 from geneb.errors import StaleEntryError
+from geneb.models.embedder import Embedder
 from geneb.tasks.variants import VariantTask, load_variant_task
 from geneb.tasks.windows import OK, Windows, check_window, make_windows
 from geneb.vep.capabilities import (
@@ -256,7 +257,7 @@ def _fp(seqs: Sequence[str]) -> str:
 
 
 def _plan_store(
-    store: str | Path, embedder: Any, name: str | None, vt: VariantTask, win: Windows,
+    store: str | Path, embedder: Embedder, name: str | None, vt: VariantTask, win: Windows,
     limit: int | None,
 ) -> list[Any]:
     """(key, provenance, sequences, labels, rows, plan) per split; stale entries refused."""
@@ -297,7 +298,7 @@ def _plan_store(
     return jobs
 
 
-def embed_equal_length(embedder: Any, seqs: Sequence[str], budget: int) -> np.ndarray:
+def embed_equal_length(embedder: Embedder, seqs: Sequence[str], budget: int) -> np.ndarray:
     """Embeddings of ``seqs`` (row order kept), batching only inputs of one token length, so
     no row is ever padded and its embedding cannot depend on its batch neighbours."""
     from geneb.extract.batching import prepared_api
@@ -315,7 +316,8 @@ def embed_equal_length(embedder: Any, seqs: Sequence[str], budget: int) -> np.nd
 
 
 def _embeddings(
-    embedder: Any, win: Windows, vt: VariantTask, jobs: list[Any], budget: int, run: ScoreRun
+    embedder: Embedder, win: Windows, vt: VariantTask, jobs: list[Any], budget: int,
+    run: ScoreRun
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ok = np.flatnonzero(win.status == OK)
     if not jobs:
