@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from geneb.errors import ModelError, unknown_name
 from geneb.models.adapters.families import FamilyRules, accepts, detect_rules
 from geneb.models.adapters.hf_load import load_hf
 from geneb.models.device import resolve_device, resolve_dtype, tf32, torch_dtype
+from geneb.models.embedder import ModelInfo
 from geneb.models.hub import resolve_source
 from geneb.models.model_code import model_code_errors
 from geneb.models.outputs import hidden_states, last_hidden_state
@@ -45,9 +46,6 @@ from geneb.models.selftest import (
 )
 from geneb.models.trust import check_trust_flag, enforce_trust
 from geneb.vocabulary import TRUNCATIONS
-
-if TYPE_CHECKING:
-    from geneb.models.embedder import ModelInfo
 
 
 @dataclass(frozen=True)
@@ -197,8 +195,6 @@ class HFEmbedder:
 
     @property
     def info(self) -> ModelInfo:
-        from geneb.models.embedder import ModelInfo
-
         extra: dict[str, Any] = {
             "model_source": self.source,
             "model_class": type(self.model).__name__,
