@@ -135,8 +135,18 @@ def _client(cluster: Cluster) -> Client:
 
 
 def as_completed(futures: Iterable[Future[_T]]) -> Iterator[Future[_T]]:
-    """``distributed.as_completed``: the futures in the order they finish (typed here: the
-    class is unannotated)."""
+    """``distributed.as_completed``, typed here (the class is unannotated).
+
+    Parameters
+    ----------
+    futures : iterable of distributed.Future
+        The futures to wait for.
+
+    Returns
+    -------
+    iterator of distributed.Future
+        The same futures, in the order they finish.
+    """
     from distributed import as_completed as completed
 
     done: Iterator[Future[_T]] = completed(futures)  # type: ignore[no-untyped-call]

@@ -142,8 +142,21 @@ _Item = TypeVar("_Item")
 def validated_list(value: object, item: type[_Item]) -> tuple[_Item, ...]:
     """A :class:`ListOf` parameter inside a :func:`validate_params` function, typed as what it
     is there: the decorator has replaced the comma string, iterable or lone value by its
-    canonical tuple of ``item`` (``"1,10"`` -> ``("1", "10")`` for shots). ``TypeError`` for
-    a value that skipped the decorator."""
+    canonical tuple of ``item`` (``"1,10"`` -> ``("1", "10")`` for shots).
+
+    Parameters
+    ----------
+    value : object
+        The parameter as the function body received it.
+    item : type
+        The type of each canonical entry (``str`` for shots, ``int`` for seeds, ``float``).
+
+    Returns
+    -------
+    tuple
+        ``value`` itself, typed; ``TypeError`` when it skipped the decorator (not a tuple of
+        ``item``).
+    """
     if not isinstance(value, tuple) or not all(isinstance(v, item) for v in value):
         raise TypeError(f"expected the tuple of {item.__name__} validate_params makes of a "
                         f"list parameter, got {value!r}")

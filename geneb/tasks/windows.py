@@ -58,7 +58,18 @@ class Windows:
         return self.ref_windows[j] if j >= 0 else None
 
     def alts_of(self, rows: Iterable[int]) -> list[str]:
-        """The alternate windows of ``rows``, variants that have one (status ``OK``)."""
+        """The alternate windows of ``rows``, variants that have one (status ``OK``).
+
+        Parameters
+        ----------
+        rows : iterable of int
+            Variant rows (e.g. ``np.flatnonzero(status == OK)``).
+
+        Returns
+        -------
+        list of str
+            One window per row; ``TaskError`` naming the first row without one.
+        """
         out = []
         for i in rows:
             alt = self.alt_windows[int(i)]

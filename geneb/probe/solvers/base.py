@@ -75,7 +75,13 @@ class FitResult:
     precision: str | None = None
 
     def class_proba(self) -> np.ndarray:
-        """``proba`` of a classification fit; ``ProbeError`` when the backend gave none."""
+        """``proba`` of a classification fit.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n_test, n_classes) class probabilities; ``ProbeError`` when the backend gave none.
+        """
         if self.proba is None:
             raise ProbeError(f"a classification fit returned no class probabilities (backend "
                              f"{self.backend or 'of the solver'})")
