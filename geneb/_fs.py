@@ -66,7 +66,7 @@ def fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _write_all(fd: int, bufs: Sequence, total: int) -> None:
+def _write_all(fd: int, bufs: Sequence[bytes | memoryview], total: int) -> None:
     """``writev`` everything (IOV_MAX buffers per call; a short write, rare on regular files,
     is finished with plain writes). A single buffer goes through plain writes only."""
     done = 0
@@ -101,8 +101,8 @@ def _publish(tmp: Path, path: Path, exclusive: bool) -> bool:
         return True
 
 
-def write_buffers(path: Path, bufs: Sequence, total: int, *, exclusive: bool = False,
-                  durable: bool = False,
+def write_buffers(path: Path, bufs: Sequence[bytes | memoryview], total: int, *,
+                  exclusive: bool = False, durable: bool = False,
                   preallocate: Callable[[int, int], None] | None = None) -> bool:
     """Write ``bufs`` (``total`` bytes, one ``writev``) to ``path`` atomically.
 

@@ -26,6 +26,9 @@ class PackageFunction:
     ``pydoc``/``help``) treat it as a routine and print its signature and docstring.
     """
 
+    _package: str  # set through object.__setattr__ (our __setattr__ writes to the package)
+    _function: str
+
     def __init__(self, package: str, function: str) -> None:
         object.__setattr__(self, "_package", package)
         object.__setattr__(self, "_function", function)
@@ -46,7 +49,8 @@ class PackageFunction:
 
     @property
     def __doc__(self) -> str | None:  # type: ignore[override]
-        return self._target().__doc__
+        doc: str | None = self._target().__doc__
+        return doc
 
     @property
     def __name__(self) -> str:

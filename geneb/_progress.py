@@ -14,13 +14,23 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any
+from typing import Any, Protocol
 
 #: seconds between redraws of a bar while nothing is counted
 TICK_S = 1.0
 #: columns of a bar on a terminal that reports no size
 FALLBACK_COLUMNS = 80
 FALLBACK_ROWS = 24
+
+
+class ProgressBar(Protocol):
+    """What callers do with a bar: count, say what is running, close it."""
+
+    def update(self, n: int = 1) -> None: ...
+
+    def set_postfix_str(self, text: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class NoBar:
@@ -39,7 +49,7 @@ class NoBar:
 class _Ticking:
     """A tqdm bar redrawn by a daemon thread every ``TICK_S`` seconds until closed."""
 
-    def __init__(self, bar: Any) -> None:
+    def __init__(self, bar: Any) -> None:  # a tqdm bar (tqdm has no type annotations)
         self.bar = bar
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._tick, daemon=True, name="geneb-progress")
@@ -68,7 +78,8 @@ def _columns() -> int:
         return 0
 
 
-def progress_bar(total: int, enabled: bool, *, desc: str, unit: str, initial: int = 0) -> Any:
+def progress_bar(total: int, enabled: bool, *, desc: str, unit: str, initial: int = 0
+                 ) -> ProgressBar:
     """A ticking bar on stderr counting ``total`` ``unit``s (``NoBar`` when not ``enabled``
     or there is nothing to count). Methods: ``update(n)``, ``set_postfix_str``, ``close``."""
     if not enabled or total == 0:

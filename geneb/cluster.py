@@ -18,10 +18,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from geneb.errors import GenebError
+
+if TYPE_CHECKING:
+    from distributed import Client, Future
+
+_T = TypeVar("_T")
+
+
+class Cluster(Protocol):
+    """What geneb does with a cluster it started (``LocalCluster``, ``LocalCUDACluster``)."""
+
+    def close(self) -> object: ...
 
 #: How long to wait for a scheduler before saying it cannot be reached.
 SCHEDULER_TIMEOUT = "15s"
@@ -45,12 +56,12 @@ def local_cluster_options() -> dict[str, Any]:
     }
 
 
-def connect(scheduler: str, timeout: str | None = None) -> Any:
+def connect(scheduler: str, timeout: str | None = None) -> Client:
     """A client of the running cluster at ``scheduler``; a clear error when unreachable."""
     from distributed import Client
 
-    try:
-        return Client(scheduler, timeout=timeout or SCHEDULER_TIMEOUT)
+    try:  # distributed's Client.__init__ is unannotated
+        return Client(scheduler, timeout=timeout or SCHEDULER_TIMEOUT)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError, ValueError) as e:
         raise GenebError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
 
@@ -111,19 +122,38 @@ def worker_device(device: str | None) -> str | None:
     return "cuda" if str(device or "").lower().startswith("cuda") else device
 
 
-def job_device(device: str | None, client: Any) -> str | None:
+def job_device(device: str | None, client: Client) -> str | None:
     """``device`` as jobs on ``client``'s workers must name it (:func:`worker_device` on a
     GPU cluster geneb started; unchanged on a user's cluster)."""
     return worker_device(device) if id(client) in _GPU_CLIENTS else device
 
 
-def _client(cluster: Any) -> Any:
+def _client(cluster: Cluster) -> Client:
     from distributed import Client
 
-    return Client(cluster)
+    return Client(cluster)  # type: ignore[no-untyped-call]  # Client.__init__ is unannotated
 
 
-def start_local(workers: int | None, device: str | None = None) -> tuple[Any, Any]:
+def as_completed(futures: Iterable[Future[_T]]) -> Iterator[Future[_T]]:
+    """``distributed.as_completed``, typed here (the class is unannotated).
+
+    Parameters
+    ----------
+    futures : iterable of distributed.Future
+        The futures to wait for.
+
+    Returns
+    -------
+    iterator of distributed.Future
+        The same futures, in the order they finish.
+    """
+    from distributed import as_completed as completed
+
+    done: Iterator[Future[_T]] = completed(futures)  # type: ignore[no-untyped-call]
+    return done
+
+
+def start_local(workers: int | None, device: str | None = None) -> tuple[Cluster, Client]:
     """(cluster, client) of local workers: GPU workers via dask-cuda, one per GPU, when
     :func:`gpu_workers` (``workers``: how many, default one per GPU), else ``workers``
     (default 1) CPU processes with one thread each (the nanny pins OMP, OpenBLAS and MKL to
@@ -144,8 +174,8 @@ def start_local(workers: int | None, device: str | None = None) -> tuple[Any, An
         return cluster, client
     from distributed import LocalCluster
 
-    cluster = LocalCluster(n_workers=int(workers or 1), processes=True,
-                           **local_cluster_options())
+    cluster = LocalCluster(  # type: ignore[no-untyped-call]  # its __init__ is unannotated
+        n_workers=int(workers or 1), processes=True, **local_cluster_options())
     return cluster, _client(cluster)
 
 
@@ -154,9 +184,9 @@ def dask_client(
     *,
     scheduler: str | None = None,
     workers: int | None = None,
-    client: Any | None = None,
+    client: Client | None = None,
     device: str | None = None,
-) -> Iterator[Any]:
+) -> Iterator[Client]:
     """The Dask client a piece of work runs on, for the length of a ``with`` block.
 
     ``client``: the caller's, used and left open (several calls can share one cluster);
@@ -167,7 +197,7 @@ def dask_client(
     if client is not None:
         yield client
         return
-    cluster = None
+    cluster: Cluster | None = None
     if scheduler:
         client = connect(scheduler)
     else:
@@ -176,6 +206,6 @@ def dask_client(
         yield client
     finally:
         _GPU_CLIENTS.discard(id(client))
-        client.close()
+        client.close()  # type: ignore[no-untyped-call]  # distributed: unannotated
         if cluster is not None:
             cluster.close()

@@ -50,7 +50,7 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
     from geneb.extract.runner import EXTRACT_PARAMS as EXT
     from geneb.probe.engine import PROBE_PARAMS as PRB
     from geneb.vep.probe_run import VEP_PROBE_PARAMS
-    from geneb.vep.runner import LIMITS, score_variants
+    from geneb.vep.runner import LIMITS, SCORE_PARAMS
 
     plan_key = {"Cs": "C", "alphas": "alpha"}  # run_probes parameter -> [probe] key
     model_keys = ("max_length", "pooling", "layer", "layers", "dtype", "device", "truncation",
@@ -87,7 +87,7 @@ def _plan_sections() -> dict[str, dict[str, Constraint]]:
         },
         "vep": {  # variant-effect scoring in a plan (geneb.vep.pipeline checks the folders)
             "tasks": ListOf(PathParam("dir")),
-            "scorers": score_variants.__geneb_params__["scorers"],
+            "scorers": SCORE_PARAMS["scorers"],
             "window": Interval(int, 2, None),
             "limit": LIMITS["limit"],
             "probe": VEP_PROBE_PARAMS["features"],  # supervised feature sets; absent: none

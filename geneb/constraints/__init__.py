@@ -50,7 +50,7 @@ __all__ = [
     "TIER_EDGE", "TRUNCATION", "WORKERS", "ArgumentError", "Boolean", "Constraint", "Interval",
     "ListOf", "MappingOf", "Nullable", "ParamError", "PathParam", "Pattern", "Regime",
     "StrOptions", "String", "UnknownOptionError", "bind_arguments", "check_as", "param_of",
-    "validate", "validate_all", "validate_params",
+    "validate", "validate_all", "validate_params", "validated_list",
 ]  # fmt: skip
 
 
@@ -165,6 +165,33 @@ def validate_params(spec: Mapping[str, Constraint]) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+_Item = TypeVar("_Item")
+
+
+def validated_list(value: object, item: type[_Item]) -> tuple[_Item, ...]:
+    """A :class:`ListOf` parameter inside a :func:`validate_params` function, typed as what it
+    is there: the decorator has replaced the comma string, iterable or lone value by its
+    canonical tuple of ``item`` (``"1,10"`` -> ``("1", "10")`` for shots).
+
+    Parameters
+    ----------
+    value : object
+        The parameter as the function body received it.
+    item : type
+        The type of each canonical entry (``str`` for shots, ``int`` for seeds, ``float``).
+
+    Returns
+    -------
+    tuple
+        ``value`` itself, typed; ``TypeError`` when it skipped the decorator (not a tuple of
+        ``item``).
+    """
+    if not isinstance(value, tuple) or not all(isinstance(v, item) for v in value):
+        raise TypeError(f"expected the tuple of {item.__name__} validate_params makes of a "
+                        f"list parameter, got {value!r}")
+    return value
 
 
 # ---------------------------------------------------------------- named parameters

@@ -178,8 +178,9 @@ class SequenceOutputs:
         return out
 
     def take(self, what: str, seqs: Sequence[str]) -> np.ndarray:
-        arr = getattr(self, what)
-        return arr[[self.index[s] for s in seqs]]
+        arr: np.ndarray = getattr(self, what)
+        picked: np.ndarray = arr[[self.index[s] for s in seqs]]
+        return picked
 
 
 class GenebView:

@@ -109,7 +109,7 @@ def _zero_shot(task: Any, model: Any, native: Evaluator, bs: int, options: dict[
     half = task.window // 2
     y, ts = task.labels_scores(ok)
     refs = [win.ref_windows[j] for j in win.ref_id[ok]]
-    alts = [win.alt_windows[i] for i in ok]
+    alts = win.alts_of(ok)
     snv = _snv_rows(task, ok)
     have = gfm_methods_of(model)
     res: dict[str, Any] = {}
@@ -197,7 +197,7 @@ def _supervised(task: Any, model: Any, native: Evaluator, bs: int, options: dict
     win, ok = task.windows, task.ok_rows()
     y, _ = task.labels_scores(ok)
     refs = [win.ref_windows[j] for j in win.ref_id[ok]]
-    alts = [win.alt_windows[i] for i in ok]
+    alts = win.alts_of(ok)
     have = gfm_methods_of(model)
     res: dict[str, Any] = {}
     skipped = _unused(model, (LABELS, POSITIONS, MASKED),

@@ -170,8 +170,8 @@ class GenebGFMModel:
                 rows[i] = h[r, self._content(toks[i])]
         width = max((len(r) for r in rows), default=0)
         out = np.zeros((len(rows), width, e.dim), dtype=np.float64)  # float64: see above
-        for b, r in enumerate(rows):
-            out[b, : len(r)] = r
+        for b, row in enumerate(rows):
+            out[b, : len(row)] = row
         return out
 
     def _token_probs(self, seqs: list[str]) -> np.ndarray:
@@ -184,8 +184,8 @@ class GenebGFMModel:
             rows.append(np.exp(full[self._content(t)]))
         width = max((len(r) for r in rows), default=0)
         out = np.ones((len(rows), width), dtype=np.float64)
-        for b, r in enumerate(rows):
-            out[b, : len(r)] = r
+        for b, row in enumerate(rows):
+            out[b, : len(row)] = row
         return out
 
     def _letter_probs(self, seqs: list[str], pos: int, letters: Sequence[str], toks: list[Any],

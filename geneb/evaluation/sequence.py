@@ -50,7 +50,7 @@ def call_embed(model: Any, seqs: Sequence[str]) -> np.ndarray:
 
 
 def predict_metrics(kind: str, y: np.ndarray, out: Any, n_classes: int,
-                    method: str = "predict") -> dict[str, float]:
+                    method: str = "predict") -> dict[str, float | None]:
     """Metrics of what ``model.<method>`` predicted for the test split (checked first)."""
     if kind == REGRESSION:
         return _metrics(kind, y, model_array(out, method, (len(y),), "predicted values"), 0)
@@ -59,21 +59,23 @@ def predict_metrics(kind: str, y: np.ndarray, out: Any, n_classes: int,
 
 
 def _metrics(kind: str, y: np.ndarray, out: np.ndarray, n_classes: int,
-             ids: np.ndarray | None = None) -> dict[str, float]:
+             ids: np.ndarray | None = None) -> dict[str, float | None]:
     """Metrics of values or probabilities ``out`` (hard class ids ``ids``) against ``y``."""
     if kind == REGRESSION:
         from geneb.probe.regression_metrics import regression_metrics
 
         if out.shape != y.shape:
             raise GenebError(f"predictions have shape {out.shape}; expected {y.shape}")
-        return regression_metrics(y, out)
+        return {**regression_metrics(y, out)}
     from geneb.probe.metrics import compute_metrics
 
-    if ids is None:
-        return compute_metrics(y, out, n_classes)
-    m = compute_metrics(y, out, n_classes, y_pred=ids)
-    m.pop("auroc")  # hard class ids rank nothing: AUROC needs scores
-    return m
+    m = compute_metrics(y, out, n_classes) if ids is None else compute_metrics(
+        y, out, n_classes, y_pred=ids)
+    got: dict[str, float | None] = {"mcc": m["mcc"], "accuracy": m["accuracy"],
+                                    "macro_f1": m["macro_f1"]}
+    if ids is None:  # hard class ids rank nothing: AUROC needs scores
+        got["auroc"] = m["auroc"]
+    return got
 
 
 def evaluate_sequence_task(
@@ -97,9 +99,10 @@ def evaluate_sequence_task(
         out.update({f"predict_{k}": v for k, v in m.items()})
     else:
         skipped["predict"] = "the model has no predict(seqs): no metrics of its own predictions"
-    for m in ("log_likelihood", "masked_log_probs"):
-        skipped[m] = (f"a {kind} task has no likelihood metric (likelihoods score variants: "
-                      "ZeroShotVariantTask)" if m in have else f"the model has no {m}")
+    for method in ("log_likelihood", "masked_log_probs"):
+        skipped[method] = (f"a {kind} task has no likelihood metric (likelihoods score "
+                           "variants: ZeroShotVariantTask)" if method in have
+                           else f"the model has no {method}")
     out["skipped"] = skipped
     return out
 
@@ -107,20 +110,20 @@ def evaluate_sequence_task(
 def _probe_metrics(
     task: Any, Xtr: np.ndarray, Xte: np.ndarray, *, C: float, alpha: float,  # noqa: N803
     standardize: bool,
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """The probe on the train embeddings, scored on the test split (one BLAS thread)."""
     from threadpoolctl import threadpool_limits
 
     kind = task.spec.kind
     tr, te = task.split("train"), task.split("test")
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     with threadpool_limits(limits=1):
         if kind == REGRESSION:
             from geneb.probe.solvers.ridge import RidgeFit, solve_ridge
 
-            fit = solve_ridge(Xtr, tr.labels, Xte, [RidgeFit(alpha, np.arange(len(Xtr)))],
-                              standardize=standardize)[0]
-            out.update(_metrics(kind, te.labels, fit.pred, 0))
+            ridge = solve_ridge(Xtr, tr.labels, Xte, [RidgeFit(alpha, np.arange(len(Xtr)))],
+                                standardize=standardize)[0]
+            out.update(_metrics(kind, te.labels, ridge.pred, 0))
         else:
             from geneb.probe.preprocess import standardize_pair
             from geneb.probe.solvers.sklearn_backend import fit_logreg
@@ -129,5 +132,5 @@ def _probe_metrics(
                 Xtr, Xte = standardize_pair(Xtr, Xte, dtype=np.float64)
             k = task.spec.n_classes
             fit = fit_logreg(Xtr, tr.labels, Xte, C=C, n_classes=k)
-            out.update(_metrics(kind, te.labels, fit.proba, k))
+            out.update(_metrics(kind, te.labels, fit.class_proba(), k))
     return out

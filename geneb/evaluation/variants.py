@@ -40,8 +40,10 @@ def evaluate_zero_shot_variant(task: Any, model: Any, **options: Any) -> dict[st
     win, ok = task.windows, task.ok_rows()
     y, ts = task.labels_scores(ok)
     refs = [win.ref_windows[j] for j in win.ref_id[ok]]
-    alts = [win.alt_windows[i] for i in ok]
-    have, out, skipped = methods_of(model), {}, {}
+    alts = win.alts_of(ok)
+    have = methods_of(model)
+    out: dict[str, float | dict[str, str]] = {}  # the metrics, and "skipped": method -> why
+    skipped: dict[str, str] = {}
     if "embed" in have:
         e_ref = call_embed(model, win.ref_windows)[win.ref_id[ok]]
         e_alt = call_embed(model, alts)
@@ -97,13 +99,15 @@ def evaluate_supervised_variant(task: Any, model: Any, *, folds: int | None = No
     from geneb.vep.folds import genomic_folds
     from geneb.vep.supervised import logistic_learner, out_of_fold, variant_features
 
-    have, out, skipped = methods_of(model), {}, {}
+    have = methods_of(model)
+    out: dict[str, float | dict[str, str]] = {}  # the metrics, and "skipped": method -> why
+    skipped: dict[str, str] = {}
     if "embed" in have:
         win, ok = task.windows, task.ok_rows()
         y, _ = task.labels_scores(ok)
         fold = genomic_folds(task.variants, win, folds)[0][ok]
         e_ref = call_embed(model, win.ref_windows)[win.ref_id[ok]]
-        e_alt = call_embed(model, [win.alt_windows[i] for i in ok])
+        e_alt = call_embed(model, win.alts_of(ok))
         X = variant_features(e_ref, e_alt, options.get("features", "diff"))
         oof = out_of_fold(logistic_learner(get_backend("sklearn")), X, y, fold,
                           options.get("Cs", DEFAULT_C_SWEEP))

@@ -65,7 +65,7 @@ def policy_batches(costs: np.ndarray, batch_tokens: int, policy: BatchPolicy) ->
 
 
 def embed_batches(
-    embedder: Any, costs: np.ndarray, batch_tokens: int, policy: BatchPolicy
+    embedder: Embedder, costs: np.ndarray, batch_tokens: int, policy: BatchPolicy
 ) -> list[np.ndarray]:
     """The batches of one block: the policy's, or, for an embedder run by GENEB's recipe
     (``fixed_batch_rows``), consecutive rows in file order, that many per batch."""
@@ -86,7 +86,7 @@ def default_block_rows(dim: int) -> int:
     return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(1, dim * 4))))
 
 
-def block_rows_of(embedder: Any, block_rows: int | None) -> int:
+def block_rows_of(embedder: Embedder, block_rows: int | None) -> int:
     """The runner's rows per block (``block_rows``, else the default for the model's dim), a
     multiple of a fixed batch size where GENEB's recipe sets one, so every block starts a
     batch and a resumed run forms GENEB's batches again."""

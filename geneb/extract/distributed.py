@@ -32,14 +32,17 @@ import math
 import os
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from geneb.cluster import dask_client, job_device
+from geneb.cluster import as_completed, dask_client, job_device
 from geneb.constraints import validate_all
 from geneb.errors import GenebError, ModelError
 from geneb.extract.runner import EXTRACT_PARAMS, ExtractResult, extract
 from geneb.models.trust import trusted_models
 from geneb.vocabulary import DEFAULT_DEVICE
+
+if TYPE_CHECKING:
+    from distributed import Client, Future
 
 #: How long to wait for an existing scheduler to answer (checked before any work).
 
@@ -71,7 +74,7 @@ def extract_on_cluster(
     *,
     scheduler: str | None = None,
     workers: int | None = None,
-    client: Any | None = None,
+    client: Client | None = None,
     data_dir: str | None = None,
     device: str = DEFAULT_DEVICE,
     name: str | None = None,
@@ -115,7 +118,8 @@ def extract_on_cluster(
     with dask_client(scheduler=scheduler, workers=workers, client=client,
                      device=device) as client:
         job_kwargs["device"] = job_device(device, client)  # a GPU worker's own GPU: "cuda"
-        n_workers = max(1, len(client.nthreads()) or (workers or 1))
+        # nthreads, gather and cancel: distributed's Client methods are unannotated
+        n_workers = max(1, len(client.nthreads()) or (workers or 1))  # type: ignore[no-untyped-call]
         jobs = plan_jobs(model_list, resolved, n_workers)
         run = uuid.uuid4().hex[:8]
         futures = [client.submit(_job, store_s, m, ts, splits_t,
@@ -124,20 +128,19 @@ def extract_on_cluster(
                    for i, (m, ts) in enumerate(jobs)]
         try:
             _count_done(futures, progress)
-            results = client.gather(futures)
+            results: list[list[ExtractResult]] = client.gather(  # type: ignore[no-untyped-call]
+                futures)
         except BaseException:
-            client.cancel(futures)
+            client.cancel(futures)  # type: ignore[no-untyped-call]
             raise
     return [r for job in results for r in job]
 
 
-def _count_done(futures: list[Any], progress: bool) -> None:
+def _count_done(futures: list[Future[list[ExtractResult]]], progress: bool) -> None:
     """A ticking bar of the finished extraction jobs (on a terminal only); returns when all
     are done (a failed job is raised by the gather after)."""
     if not progress:
         return
-    from distributed import as_completed
-
     from geneb._progress import progress_bar
 
     bar = progress_bar(len(futures), True, desc="extracting", unit="job")

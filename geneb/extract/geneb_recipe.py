@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ModelError
+from geneb.models.embedder import ModelInfo
 from geneb.models.geneb_recipes import GENEB_POOLING, GenebRecipe, find_recipe
 from geneb.models.options import OPTION_DEFAULTS
 from geneb.models.selftest import BatchPolicy
@@ -147,8 +148,8 @@ class GenebRecipeEmbedder:
         return int(self.inner.dim)
 
     @property
-    def info(self) -> Any:
-        base = self.inner.info
+    def info(self) -> ModelInfo:
+        base: ModelInfo = self.inner.info
         used = {"padding_side_used": self.side, "max_length_used": self.inner.max_length}
         extra = dict(base.extra, geneb_recipe={**self.recipe.to_json(), **used})
         return dataclasses.replace(base, recipe="geneb", extra=extra)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,11 @@ from geneb.vocabulary import (
     DEFAULT_STRANDS,
     DEFAULT_TRUNCATION,
 )
+
+if TYPE_CHECKING:
+    from geneb._progress import ProgressBar
+
+#: Upper bound on one block's embeddings in memory (rows x dim x 4 bytes).
 
 
 @dataclass(frozen=True)
@@ -228,7 +233,8 @@ def extract(
                 "layers from one forward; run it without layers"
             )
         if fs is None:  # created only once a model has loaded: a refused model writes nothing
-            fs = FeatureStore(store, "a")  # type: ignore[arg-type]
+            assert not isinstance(store, FeatureStore)  # an open store is fs from the start
+            fs = FeatureStore(store, "a")
         results += _extract_model(
             fs, embedder, name or embedder.name, task_list, splits, batch_tokens, block_rows,
             storage_dtype, overwrite, progress, on_block,
@@ -236,7 +242,7 @@ def extract(
     line = truncation_warning(results)
     if line and on_warning is None:
         print(line, file=sys.stderr, flush=True)
-    elif line:
+    elif line and on_warning is not None:
         on_warning(line)
     return results
 
@@ -350,11 +356,12 @@ def _extract_model(
 
 def _preflight(spec: str, trust_remote_code: bool) -> None:
     """Cheap checks of a folder / hub-id spec before anything is loaded or written."""
-    from geneb.models.hub import HUB_ID, resolve_source
+    from geneb.models.hub import resolve_source
+    from geneb.models.spec import HUB_ID_RE
     from geneb.models.trust import enforce_trust
 
     bare = spec.strip().removeprefix("random:").removeprefix("hf:")
-    if Path(bare).expanduser().is_dir() or HUB_ID.match(bare):
+    if Path(bare).expanduser().is_dir() or HUB_ID_RE.match(bare):
         src = resolve_source(bare)
         enforce_trust(src.folder, bare, trust_remote_code)
 
@@ -445,7 +452,7 @@ def _opened(w: Any, key: StoreKey, prov: Provenance, n: int, dim: int) -> Extrac
     return ExtractResult(key, action, reason, n, dim, provenance=prov)
 
 
-def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> Any:
+def _progress_bar(progress: bool, key: StoreKey, n: int, start: int) -> ProgressBar | None:
     if not progress:
         return None
     from geneb._progress import progress_bar

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from geneb.errors import ModelError, unknown_name
 from geneb.vocabulary import CPU_COMPUTE_DTYPE, DEFAULT_DEVICE
+
+if TYPE_CHECKING:
+    import torch
 
 DTYPES = {
     "float32": "float32",
@@ -61,7 +65,7 @@ def resolve_dtype(dtype: str | None, device: str) -> str:
     return DTYPES[key]
 
 
-def torch_dtype(name: str):
+def torch_dtype(name: str) -> torch.dtype:
     import torch
 
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
@@ -84,7 +88,8 @@ def tf32(enabled: bool) -> Iterator[None]:
 
     b = torch.backends
     if hasattr(b.cuda.matmul, "fp32_precision"):
-        targets = [b.cuda.matmul, b.cudnn.conv, b.cudnn.rnn]
+        # torch.backends.cudnn sets conv and rnn at import time: its stubs lack them
+        targets = [b.cuda.matmul, b.cudnn.conv, b.cudnn.rnn]  # type: ignore[attr-defined]
         old = [t.fp32_precision for t in targets]
         for t in targets:
             t.fp32_precision = "tf32" if enabled else "ieee"

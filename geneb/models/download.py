@@ -104,7 +104,8 @@ def _verified(f: HubFile, path: Path) -> bool:
 
 
 def _fetch_one(f: HubFile, url: str, dest: Path, limits: FetchLimits, where: str) -> None:
-    from huggingface_hub.utils import build_hf_headers
+    # documented public API, re-exported by huggingface_hub.utils without __all__ or "as"
+    from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]
 
     from geneb.tasks.download import download
 

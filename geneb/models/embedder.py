@@ -66,6 +66,24 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class PreparedPath(Protocol):
+    """The optional prepared path of an adapter that tokenises ahead (looked up by name:
+    ``isinstance(embedder, PreparedPath)`` is whether it has all three)."""
+
+    def prepare(self, sequences: Sequence[str]) -> Sequence[Any]:
+        """One prepared item (e.g. token ids) per sequence."""
+        ...
+
+    def cost(self, items: Sequence[Any]) -> Any:
+        """Per-item cost (token count) as an integer array-like."""
+        ...
+
+    def embed_prepared(self, items: Sequence[Any]) -> np.ndarray:
+        """Embeddings of prepared items, as ``embed`` of their sequences."""
+        ...
+
+
 def check_embedding(emb: np.ndarray, n: int, dim: int, who: str) -> np.ndarray:
     """Make sure an adapter returned what it promised, naming the adapter if not."""
     from geneb.errors import ModelError

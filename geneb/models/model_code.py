@@ -45,6 +45,7 @@ def hide_gpu_kernels(device: str) -> Iterator[None]:
     # None in sys.modules: ``import triton`` raises ModuleNotFoundError and
     # ``importlib.util.find_spec("triton")`` answers None, exactly as when it is not installed
     for name in GPU_KERNEL_PACKAGES:
+        # typeshed types sys.modules as dict[str, ModuleType]; the import system documents None
         sys.modules[name] = None  # type: ignore[assignment]
     try:
         yield

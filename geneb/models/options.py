@@ -75,8 +75,11 @@ ADAPTER_OPTIONS: dict[str, tuple[str, ...]] = {
 
 
 class _Described(Protocol):
-    spec: str
-    options: tuple[str, ...]
+    @property
+    def spec(self) -> str: ...
+
+    @property
+    def options(self) -> tuple[str, ...]: ...
 
 
 def check_options(meta: _Described, options: dict[str, Any]) -> dict[str, Any]:

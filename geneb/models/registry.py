@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from geneb.constraints import validate_params
 from geneb.errors import ModelError, unknown_name
@@ -93,14 +93,10 @@ class ModelMeta:
         dict
             Every field but ``base``; tuples as lists, the catalogue entry by its name.
         """
-        out = {
-            k: getattr(self, k)
-            for k in (
-                "spec", "name", "key", "kind", "hub_id", "family", "architecture",
-                "tokenization", "n_params", "context_length", "context_unit",
-                "trust_remote_code", "source", "path", "plugin", "loader",
-            )
-        }  # fmt: skip
+        keys = ("spec", "name", "key", "kind", "hub_id", "family", "architecture", "tokenization",
+                "n_params", "context_length", "context_unit", "trust_remote_code", "source",
+                "path", "plugin", "loader")
+        out = {k: getattr(self, k) for k in keys}
         out["extra_packages"] = list(self.extra_packages)
         out["capabilities"] = list(self.capabilities)
         out["options"] = list(self.options)
@@ -367,13 +363,14 @@ def _embedder_for(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
     if meta.kind == "kmer":
         from geneb.models.adapters.kmer import KmerEmbedder
 
-        return KmerEmbedder(int(KMER_RE.match(meta.spec).group(1)))  # type: ignore[union-attr]
+        return KmerEmbedder(int(meta.spec.removeprefix("kmer-")))  # kind kmer: spec is KMER_RE
     if meta.kind == "plugin":
         return _call_plugin(meta, opts)
     seed = opts.pop("seed", None)
     if meta.kind == "random":
         opts["random_init_seed"] = DEFAULT_RANDOM_SEED if seed is None else int(seed)
-        return _build(meta.base, opts, name=meta.key)  # type: ignore[arg-type]
+        assert meta.base is not None  # a random model always names the one it copies
+        return _build(meta.base, opts, name=meta.key)
     return _build(meta, opts, name=None)
 
 
@@ -386,17 +383,18 @@ def _build(meta: ModelMeta, opts: dict[str, Any], name: str | None) -> Embedder:
     from geneb.models.adapters.track_models import build_track_embedder, track_model_type
 
     track = track_model_type(meta.kind, meta.family, meta.hub_id)  # Enformer, Borzoi
+    src = meta.path if meta.kind == "folder" else meta.hub_id
+    assert src is not None  # a folder model has its path, a catalogue or hub model its id
+    build = HFEmbedder if track is None else partial(build_track_embedder, track)
     if meta.kind == "folder":
-        cls = HFEmbedder if track is None else partial(build_track_embedder, track)
-        return cls(meta.path, name=name, **opts)  # type: ignore[arg-type]
-    extra = None
+        return build(src, name=name, **opts)
+    extra: dict[str, object] | None = None
     if meta.catalogue is not None:
         extra = {"catalogue": meta.catalogue.name, "hub_id": meta.hub_id}
         if meta.n_params is not None:
             extra["n_params_published"] = meta.n_params
             extra["n_params_published_source"] = meta.catalogue.sources["n_params"]
-    cls = HFEmbedder if track is None else partial(build_track_embedder, track)
-    return cls(meta.hub_id, name=name or meta.key, extra=extra, **opts)  # type: ignore[arg-type]
+    return build(src, name=name or meta.key, extra=extra, **opts)
 
 
 def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
@@ -405,7 +403,7 @@ def _call_plugin(meta: ModelMeta, opts: dict[str, Any]) -> Embedder:
     for attr in ("name", "dim", "embed"):
         if not hasattr(emb, attr):
             raise ModelError(f"plugin embedder {meta.spec!r} returned {emb!r} without .{attr}")
-    return emb
+    return cast(Embedder, emb)  # a plugin's object, checked above for what the runner uses
 
 
 # ------------------------------------------------------------------------- listing

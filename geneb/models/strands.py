@@ -18,6 +18,7 @@ import numpy as np
 
 from geneb.dna import reverse_complement
 from geneb.errors import ModelError
+from geneb.models.embedder import Embedder, ModelInfo, PreparedPath
 from geneb.vocabulary import STRANDS
 
 
@@ -30,9 +31,10 @@ def check_strands(strands: str) -> str:
 class BothStrands:
     """An embedder whose rows are the mean of the forward and reverse-complement embeddings."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        if all(hasattr(inner, a) for a in ("prepare", "cost", "embed_prepared")):
+        self._path = inner if isinstance(inner, PreparedPath) else None
+        if self._path is not None:
             self.prepare = self._prepare
             self.cost = self._cost
             self.embed_prepared = self._embed_prepared
@@ -48,7 +50,7 @@ class BothStrands:
         return self.inner.dim
 
     @property
-    def info(self) -> Any:
+    def info(self) -> ModelInfo:
         from geneb.models.embedder import model_info
 
         base = model_info(self.inner)
@@ -63,18 +65,25 @@ class BothStrands:
     # the prepared path: one item = (forward prepared, reverse-complement prepared)
     def _prepare(self, sequences: Sequence[str]) -> list[tuple[Any, Any]]:
         seqs = list(sequences)
-        fwd = self.inner.prepare(seqs)
-        rev = self.inner.prepare([reverse_complement(s) for s in seqs])
+        path = self._prepared()
+        fwd = path.prepare(seqs)
+        rev = path.prepare([reverse_complement(s) for s in seqs])
         return list(zip(fwd, rev, strict=True))
 
     def _cost(self, items: Sequence[tuple[Any, Any]]) -> np.ndarray:
-        fwd = np.asarray(self.inner.cost([a for a, _ in items]), dtype=np.int64)
-        rev = np.asarray(self.inner.cost([b for _, b in items]), dtype=np.int64)
+        path = self._prepared()
+        fwd = np.asarray(path.cost([a for a, _ in items]), dtype=np.int64)
+        rev = np.asarray(path.cost([b for _, b in items]), dtype=np.int64)
         return fwd + rev
 
     def _embed_prepared(self, items: Sequence[tuple[Any, Any]]) -> np.ndarray:
         flat = [a for a, _ in items] + [b for _, b in items]
-        return _mean_halves(np.asarray(self.inner.embed_prepared(flat)), len(items))
+        return _mean_halves(np.asarray(self._prepared().embed_prepared(flat)), len(items))
+
+    def _prepared(self) -> PreparedPath:
+        if self._path is None:  # the methods using it are bound only when it exists
+            raise ModelError(f"embedder {self.name!r} has no prepare/cost/embed_prepared")
+        return self._path
 
 
 def _mean_halves(both: np.ndarray, n: int) -> np.ndarray:

@@ -14,11 +14,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geneb.errors import GenebError, PlanError
 from geneb.pipeline.plan import ModelPlan, Plan
 from geneb.tasks.spec import Task
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 
 def model_key(mp: ModelPlan) -> str:
@@ -299,7 +302,7 @@ def _probe_all(plan: Plan, models: list[str], tasks: list[str], summary: RunSumm
 
 
 @contextlib.contextmanager
-def _extract_cluster(plan: Plan) -> Iterator[Any]:
+def _extract_cluster(plan: Plan) -> Iterator[Client | None]:
     """The Dask client extraction runs on ([extract] workers / scheduler), or None."""
     if plan.extract_workers is None and not plan.extract_scheduler:
         yield None
@@ -311,7 +314,7 @@ def _extract_cluster(plan: Plan) -> Iterator[Any]:
         yield client
 
 
-def _extract_all(plan: Plan, tasks: list[Task], client: Any, summary: RunSummary,
+def _extract_all(plan: Plan, tasks: list[Task], client: Client | None, summary: RunSummary,
                  progress: bool, log: Callable[[str], Any]) -> list[str]:
     """Extract every model of the plan (in this process, or on ``client``'s cluster)."""
     from geneb.extract.runner import extract

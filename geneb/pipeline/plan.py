@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from geneb.constraints import ParamError, PathParam
+from geneb.constraints import Constraint, ListOf, ParamError, PathParam
 from geneb.errors import PlanError
 from geneb.params import PLAN_SECTIONS, check_table, section_label
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C, DEFAULT_SEEDS, REGIMES
@@ -142,10 +142,10 @@ def parse_plan(data: dict[str, Any], *, base: Path, src: str = "plan") -> Plan:
     top_spec = PLAN_SECTIONS[""]
     top = _top(data, src)
     path = functools.partial(_path, base, src)
-    store = path(top["store"], "store", spec=top_spec["store"])  # type: ignore[arg-type]
-    out = path(top["out"], "out", spec=top_spec["out"])  # type: ignore[arg-type]
+    store = path(top["store"], "store", spec=_path_param(top_spec["store"]))
+    out = path(top["out"], "out", spec=_path_param(top_spec["out"]))
     data_dir = (
-        path(top["data_dir"], "data_dir", spec=top_spec["data_dir"])  # type: ignore[arg-type]
+        path(top["data_dir"], "data_dir", spec=_path_param(top_spec["data_dir"]))
         if "data_dir" in top
         else None
     )
@@ -187,6 +187,14 @@ def _top(data: dict[str, Any], src: str) -> dict[str, Any]:
         if req not in data:
             raise PlanError(f"{src}: missing required key {req!r}")
     return top
+
+
+def _path_param(declared: Constraint) -> PathParam:
+    """The declaration of a plan path key (a PathParam, or a ListOf PathParam items)."""
+    item = declared.item if isinstance(declared, ListOf) else declared
+    if not isinstance(item, PathParam):
+        raise TypeError(f"expected a path declaration in PLAN_SECTIONS, got {declared!r}")
+    return item
 
 
 def _path(
@@ -246,9 +254,9 @@ def _tasks(data: dict[str, Any], path: Callable[..., Path], src: str) -> tuple[s
     tspec = PLAN_SECTIONS["tasks"]
     tasks: list[str] = list(tk.get("names", []))
     for j, f in enumerate(tk.get("folders", [])):
-        tasks.append(str(path(f, f"folders[{j}]", "[tasks]", tspec["folders"].item)))  # type: ignore[attr-defined]
+        tasks.append(str(path(f, f"folders[{j}]", "[tasks]", _path_param(tspec["folders"]))))
     for j, c in enumerate(tk.get("collections", [])):
-        p = path(c, f"collections[{j}]", "[tasks]", tspec["collections"].item)  # type: ignore[attr-defined]
+        p = path(c, f"collections[{j}]", "[tasks]", _path_param(tspec["collections"]))
         subs = sorted(d for d in p.iterdir() if d.is_dir() and not d.name.startswith("."))
         subs += list(collection_files(p).values())  # GENEB task files (<id>.csv)
         if not subs:

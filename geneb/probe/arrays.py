@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geneb import protocol as _protocol
-from geneb.constraints import validate_params
+from geneb.constraints import validate_params, validated_list
 from geneb.errors import ProbeError
 from geneb.probe.engine import PROBE_PARAMS
 from geneb.probe.plan import (
@@ -170,8 +170,8 @@ def probe_arrays(
                 task_fp=task_fingerprint or _labels_fingerprint(ytr, file_rows),
                 store_fp="", storage_dtype="float32", n_params=None, category=UNCATEGORIZED,
                 synthetic=False, label_values=list(range(int(K))), source_rows=len(ytr))
-    plan_pair(pair, shots=tuple(shots), seeds=tuple(seeds), Cs=tuple(Cs),  # type: ignore[arg-type]
-              probe=probe,
+    plan_pair(pair, shots=validated_list(shots, str), seeds=validated_list(seeds, int),
+              Cs=validated_list(Cs, float), probe=probe,
               backend_name=backend_name, protocol_name=protocol, standardize=standardize,
               take_all=take_all, done=Done(), versions=versions(),
               created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geneb._progress import progress_bar
 from geneb.cluster import dask_client, gpu_count
@@ -36,6 +36,7 @@ from geneb.constraints import (
     WORKERS,
     ListOf,
     validate_params,
+    validated_list,
 )
 from geneb.errors import ProbeError
 from geneb.probe.plan import (
@@ -56,6 +57,9 @@ from geneb.results.schema import RESULTS_SCHEMA
 from geneb.results.table import ResultsTable
 from geneb.store import FeatureStore, StoreEntry
 from geneb.vocabulary import REGRESSION
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["PROBES", "ProbeRunSummary", "run_probes", "solve_pair"]
 
@@ -204,8 +208,10 @@ def run_probes(
     fs = store if isinstance(store, FeatureStore) else FeatureStore(store, "r")
     # a scheduler: its client for the whole run; else a local cluster only if _run needs one
     with dask_client(scheduler=scheduler) if scheduler else contextlib.nullcontext() as client:
-        return _run(fs, Path(results), client, models=models, tasks=tasks, shots=tuple(shots),
-                    seeds=tuple(seeds), Cs=tuple(Cs), alphas=tuple(alphas), probe=probe,
+        return _run(fs, Path(results), client, models=models, tasks=tasks,
+                    shots=validated_list(shots, str), seeds=validated_list(seeds, int),
+                    Cs=validated_list(Cs, float), alphas=validated_list(alphas, float),
+                    probe=probe,
                     backend_name=backend_name,
                     protocol_name=protocol, workers=workers, standardize=standardize,
                     take_all=take_all, progress=progress, on_pair_done=on_pair_done, t0=t0)
@@ -214,7 +220,7 @@ def run_probes(
 def _run(
     fs: FeatureStore,
     out_p: Path,
-    client: Any | None,
+    client: Client | None,
     *,
     models: Sequence[str] | None,
     tasks: Sequence[str] | None,

@@ -11,6 +11,8 @@ whole probe grid's time on a 75-cell task.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 
 #: Probabilities this close to the top one count as a tie, broken towards the lower class.
@@ -19,6 +21,16 @@ import numpy as np
 #: decide them differently for every solver. scikit-learn's ``predict`` also sends decision 0
 #: to the lower class; the tolerance only makes that rule immune to rounding.
 TIE_TOL = 1e-9
+
+
+class ClassMetrics(TypedDict):
+    """The metrics of one classification probe (``auroc`` None: a class absent from the test
+    labels leaves it undefined)."""
+
+    mcc: float
+    accuracy: float
+    macro_f1: float
+    auroc: float | None
 
 
 def predict_from_proba(proba: np.ndarray) -> np.ndarray:
@@ -39,7 +51,7 @@ def _mcc(cm: np.ndarray) -> float:
     cov_ytyt = s * s - float(t @ t)
     if cov_ypyp * cov_ytyt == 0:
         return 0.0
-    return cov_ytyp / np.sqrt(cov_ytyt * cov_ypyp)
+    return float(cov_ytyp / np.sqrt(cov_ytyt * cov_ypyp))
 
 
 def _average_ranks(x: np.ndarray) -> np.ndarray:
@@ -63,7 +75,7 @@ def _binary_auroc(is_pos: np.ndarray, score: np.ndarray) -> float:
 
 def compute_metrics(
     y_true: np.ndarray, proba: np.ndarray, n_classes: int, y_pred: np.ndarray | None = None
-) -> dict[str, float]:
+) -> ClassMetrics:
     """MCC, accuracy, macro-F1 and AUROC (or None) of probabilities ``proba`` (n, K).
 
     ``y_pred`` overrides the predicted classes (the paper protocol scores scikit-learn's own

@@ -59,9 +59,9 @@ def bootstrap_intervals(
         for k, v in regression_metrics(y[idx], p[idx]).items():
             draws[k].append(v)
     a = (1 - level) / 2
-    out = {}
-    for k, v in draws.items():
-        b = np.asarray(v, dtype=np.float64)
+    out: dict[str, tuple[float, float]] = {}
+    for k, values in draws.items():
+        b = np.asarray(values, dtype=np.float64)
         b = b[np.isfinite(b)]
         out[k] = ((float(np.percentile(b, 100 * a)), float(np.percentile(b, 100 * (1 - a))))
                   if len(b) else (float("nan"), float("nan")))

@@ -7,11 +7,15 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from geneb.cluster import dask_client
+from geneb._progress import ProgressBar
+from geneb.cluster import as_completed, dask_client
 from geneb.probe.plan import Pair
 from geneb.probe.worker import solve_pair
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 
 def default_workers() -> int:
@@ -26,10 +30,10 @@ def run_dask(
     todo: list[Pair],
     store_path: str,
     args: dict[str, Any],
-    client: Any | None,
+    client: Client | None,
     n_workers: int,
     finish: Callable[[Pair, list[dict[str, Any]]], None],
-    bar: Any,
+    bar: ProgressBar,
     gpu: bool = False,
 ) -> None:
     """One Dask task per pair (model, task); results handled on the driver as they complete.
@@ -39,8 +43,6 @@ def run_dask(
     each solving on its own device; else processes (one thread each; the nanny pins
     OMP/OpenBLAS/MKL to one thread), never several CUDA contexts on one GPU.
     """
-    from distributed import as_completed
-
     store_path = os.path.abspath(store_path) if "://" not in store_path else store_path
     run = uuid.uuid4().hex[:8]
     with dask_client(client=client, workers=n_workers, device="cuda" if gpu else None) as client:
@@ -56,5 +58,5 @@ def run_dask(
                 finish(p, fut.result())
                 bar.update(len(p.fits))
         except BaseException:
-            client.cancel(list(futures))
+            client.cancel(list(futures))  # type: ignore[no-untyped-call]  # unannotated
             raise

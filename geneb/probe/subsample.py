@@ -120,7 +120,7 @@ def subsample_curve(
     y_test = np.asarray(te.labels, dtype=np.int64)
     rows = []
     for (size, seed, C), res in zip(keys, solver.solve(problem, fits), strict=True):
-        mcc = compute_metrics(y_test, res.proba, pair.n_classes, y_pred=res.pred)["mcc"]
+        mcc = compute_metrics(y_test, res.class_proba(), pair.n_classes, y_pred=res.pred)["mcc"]
         rows.append((model, task, len(pair.labels), size, seed, C, float(mcc)))
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 

@@ -9,12 +9,12 @@ call (so a backend can batch them) with BLAS pinned to one thread, and returns s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from geneb.errors import GenebError, StoreError
+from geneb.errors import GenebError, ProbeError, StoreError
 from geneb.probe.metrics import compute_metrics
 from geneb.probe.plan import PlannedFit, is_regression_labels
 from geneb.probe.solvers import serving
@@ -148,12 +148,14 @@ def solve_fits(
         return out
 
 
-def _metrics(y_test: np.ndarray, fit: FitResult, n_classes: int) -> dict[str, Any]:
+def _metrics(y_test: np.ndarray, fit: FitResult, n_classes: int) -> Mapping[str, object]:
     """The metric columns of one fit: a regression's (``n_classes`` 0) from its predictions,
     else the classification metrics from its class probabilities."""
     if n_classes == 0:
         from geneb.probe.ridge_probe import ridge_metrics
 
-        return ridge_metrics(y_test, fit.pred)  # type: ignore[arg-type]
-    return compute_metrics(y_test, fit.proba, n_classes, y_pred=fit.pred)  # type: ignore[arg-type]
+        if fit.pred is None:
+            raise ProbeError("a ridge fit returned no predictions (FitResult.pred is None)")
+        return ridge_metrics(y_test, fit.pred)
+    return compute_metrics(y_test, fit.class_proba(), n_classes, y_pred=fit.pred)
 

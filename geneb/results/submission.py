@@ -114,11 +114,13 @@ def _cell(raw: Any, where: str) -> tuple[float, float | None, float | None]:
 
 def _mean(values: Sequence[float | None]) -> float | None:
     """Left-to-right mean (as GENEB averages its seeds); None when a value is missing."""
-    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+    present = [v for v in values if v is not None]
+    if len(present) < len(values) or any(isinstance(v, float) and math.isnan(v)
+                                         for v in present):
         return None
     total = 0.0
-    for v in values:
-        total += float(v)  # type: ignore[arg-type]
+    for v in present:
+        total += float(v)
     return total / len(values)
 
 

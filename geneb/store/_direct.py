@@ -26,17 +26,17 @@ import numpy as np
 
 from geneb._fs import IOV_MAX
 from geneb.errors import CorruptEntryError
-from geneb.store._direct_write import write_file  # noqa: F401 - part of this module's API
+from geneb.store._direct_write import write_file as write_file  # part of this module's API
 from geneb.store._files import open_read
-from geneb.store._layout import (  # noqa: F401 - part of this module's API
+from geneb.store._layout import (  # Layout, layout_from_meta: this module's API too
     EMPTY,
     Digest,
-    Layout,
     as_bytes,
     crc32c,
     digest_of,
-    layout_from_meta,
 )
+from geneb.store._layout import Layout as Layout
+from geneb.store._layout import layout_from_meta as layout_from_meta
 from geneb.store._pool import parallel
 
 
@@ -120,7 +120,7 @@ def read_file_into(layout: Layout, i: int, out: np.ndarray, expect: Digest | Non
         empty = offsets == EMPTY
         stride = np.uint64(unit + 4)
         if not empty.any() and (offsets == np.arange(present, dtype=np.uint64) * stride).all():
-            bufs: list = []
+            bufs: list[memoryview | bytearray] = []
             for j in range(present):
                 bufs.append(data[j])
                 bufs.append(crc_mv[4 * j : 4 * j + 4])
@@ -139,8 +139,9 @@ def read_file_into(layout: Layout, i: int, out: np.ndarray, expect: Digest | Non
                 if empty[j]:
                     np.frombuffer(data[j], dtype=np.uint8)[:] = 0
                     continue
-                seg = [data[j], *([pad] if j == present - 1 and pad is not None else []),
-                       crc_mv[4 * j : 4 * j + 4]]
+                seg: list[memoryview | bytearray] = [
+                    data[j], *([pad] if j == present - 1 and pad is not None else []),
+                    crc_mv[4 * j : 4 * j + 4]]
                 if os.preadv(fd, seg, int(offsets[j])) != unit + 4:
                     raise _corrupt(layout, i, f"truncated inner chunk {j}")
     finally:
@@ -154,10 +155,10 @@ def read_file_into(layout: Layout, i: int, out: np.ndarray, expect: Digest | Non
         j = int(np.argmax(bad))
         row = a + j * r
         raise _corrupt(layout, i, f"checksum mismatch for rows {row}..{min(row + r, b)}")
-    got = digest_of(computed)
-    if expect is not None and tuple(expect) != got:
+    digest = digest_of(computed)
+    if expect is not None and tuple(expect) != digest:
         raise _position_error(layout, i)
-    return got
+    return digest
 
 
 def _pool_size(nbytes: int, n_files: int) -> int:
@@ -247,10 +248,10 @@ def read_rows(layout: Layout, rows: np.ndarray, expect: Sequence[Digest] | None 
                 off = int(idx[j, 0]) if idx is not None else 0
                 if idx is not None and idx[j, 0] == EMPTY:  # zarr's "all fill value"
                     buf[:] = 0
-                    buf[-4:] = np.frombuffer(crc32c(buf[:-4]).to_bytes(4, "little"), np.uint8)
-                elif os.preadv(fd, [buf], off) != unit + 4:
+                    buf[-4:] = np.frombuffer(crc32c(buf[:-4].data).to_bytes(4, "little"), np.uint8)
+                elif os.preadv(fd, [buf.data], off) != unit + 4:
                     raise _corrupt(layout, i, f"truncated inner chunk {j}")
-                if crc32c(buf[:-4]) != int(buf[-4:].view("<u4")[0]):
+                if crc32c(buf[:-4].data) != int(buf[-4:].view("<u4")[0]):
                     raise _corrupt(layout, i, f"checksum mismatch for rows {u * r}..{u * r + r}")
                 chunk = buf[:-4].view(layout.dtype).reshape(r, -1)
                 lo = np.searchsorted(sorted_units, u, side="left")

@@ -9,7 +9,7 @@ one-line error on a full disk).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from geneb.store._files import write_buffers
 from geneb.store._layout import EMPTY, Digest, Layout, as_bytes, crc32c, digest_of
 
 
-def _fallocate_fn():
+def _fallocate_fn() -> Callable[[int, int, int, int], int] | None:
     try:
         import ctypes
 
@@ -57,7 +57,7 @@ def write_file(layout: Layout, i: int, pieces: Sequence[np.ndarray]) -> Digest:
     unit = layout.inner * rb
     present = -(-(b - a) // layout.inner)  # inner chunks holding at least one row
     views = [as_bytes(p) for p in pieces if len(p)]
-    bufs: list = []
+    bufs: list[bytes | memoryview] = []
     _crc = crc32c
     crcs: list[int] = []
     vi, off = 0, 0  # position in views

@@ -14,8 +14,9 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,8 @@ def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> bool:
         raise write_error(path, e) from e
 
 
-def write_buffers(path: Path, bufs: Sequence, total: int, preallocate=None) -> None:
+def write_buffers(path: Path, bufs: Sequence[bytes | memoryview], total: int,
+                  preallocate: Callable[[int, int], None] | None = None) -> None:
     """A data file from many buffers (one ``writev``), atomically (temp + rename)."""
     try:
         _fs.write_buffers(path, bufs, total, preallocate=preallocate)
@@ -104,19 +106,20 @@ def open_read(path: Path) -> int:
 # Zarr v3 metadata documents, written directly for local stores (each zarr API call costs
 # ~2 ms of event-loop round trips). They are exactly what zarr-python writes for the same
 # arrays; the tests read them back with zarr.
-_CRC_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
+_CRC_CODECS: list[dict[str, Any]] = [
+    {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
 
 
-def group_meta(attrs: dict) -> dict:
+def group_meta(attrs: dict[str, Any]) -> dict[str, Any]:
     return {"attributes": attrs, "zarr_format": 3, "consolidated_metadata": None,
             "node_type": "group"}
 
 
 def array_meta(shape: tuple[int, ...], dtype: str, chunk_rows: int, inner_rows: int | None,
-               dims: Sequence[str], attrs: dict | None = None) -> dict:
+               dims: Sequence[str], attrs: dict[str, Any] | None = None) -> dict[str, Any]:
     rest = list(shape[1:])
     if inner_rows is None:
-        codecs: list = _CRC_CODECS
+        codecs: list[dict[str, Any]] = _CRC_CODECS
     else:
         codecs = [{"name": "sharding_indexed", "configuration": {
             "chunk_shape": [inner_rows, *rest], "codecs": _CRC_CODECS,
@@ -137,7 +140,7 @@ def array_meta(shape: tuple[int, ...], dtype: str, chunk_rows: int, inner_rows: 
     }
 
 
-def write_json(path: Path, obj: dict, *, exclusive: bool = False) -> bool:
+def write_json(path: Path, obj: dict[str, Any], *, exclusive: bool = False) -> bool:
     """Atomically write a JSON document (temp file + rename; never through a symlink).
     ``exclusive``: only if ``path`` does not exist yet (hard link, so racing creators never
     clobber each other); returns whether this call created it."""
@@ -155,7 +158,7 @@ def _json_default(o: object) -> object:
     raise StoreError(f"cannot store {type(o).__name__} {o!r} in zarr metadata (JSON)")
 
 
-def read_json(path: Path) -> dict | None:
+def read_json(path: Path) -> dict[str, Any] | None:
     """A metadata document (a JSON object), None when absent; ``CorruptEntryError`` naming
     the file when it is unreadable, not JSON, not an object, or a symlink."""
     try:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import crc32c as _crc
 import numpy as np
@@ -29,13 +30,14 @@ _LITTLE = sys.byteorder == "little"
 crc32c = _crc.crc32c
 
 
-def _bytes_codec_ok(c: dict) -> bool:
+def _bytes_codec_ok(c: dict[str, Any]) -> bool:
     if c.get("name") != "bytes":
         return False
-    return (c.get("configuration") or {}).get("endian", "little") == "little"
+    endian: str = (c.get("configuration") or {}).get("endian", "little")
+    return endian == "little"
 
 
-def _plain_codecs_ok(codecs: Sequence[dict]) -> bool:
+def _plain_codecs_ok(codecs: Sequence[dict[str, Any]]) -> bool:
     return (
         len(codecs) == 2 and _bytes_codec_ok(codecs[0]) and codecs[1].get("name") == "crc32c"
     )
@@ -81,7 +83,7 @@ class Layout:
         return a, min(a + self.chunk_rows, self.n_rows)
 
 
-def layout_from_meta(array_dir: Path, meta: dict) -> Layout | None:
+def layout_from_meta(array_dir: Path, meta: dict[str, Any]) -> Layout | None:
     """The direct-path layout described by an array's metadata; None when it does not apply
     (other codecs, chunking or a big-endian host: zarr reads those)."""
     if not _LITTLE:
@@ -132,4 +134,4 @@ def digest_of(crcs: Sequence[int]) -> Digest:
 
 def as_bytes(a: np.ndarray) -> memoryview:
     """A flat byte view of a C-contiguous array (no copy)."""
-    return memoryview(a).cast("B")
+    return a.data.cast("B")

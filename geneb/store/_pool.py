@@ -8,8 +8,11 @@ milliseconds on a loaded machine, so the pool lives as long as the process (per 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+_Item = TypeVar("_Item")
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 
@@ -23,20 +26,20 @@ def pool() -> ThreadPoolExecutor:
     return _pool[1]
 
 
-def parallel(fn, items: Sequence) -> None:  # noqa: ANN001 - any callable
+def parallel(fn: Callable[[_Item], object], items: Iterable[_Item]) -> None:
     """Run ``fn`` over ``items`` with the calling thread plus idle pool threads pulling from
     one queue (no hand-off wait for the first item; uneven items balance themselves). The
     first exception is re-raised after every started call has returned."""
     import threading
 
-    items = list(items)
+    todo = list(items)
     nested = threading.current_thread().name.startswith("geneb-io")  # never wait on own pool
-    helpers = min(len(items), os.cpu_count() or 1, 4) - 1
+    helpers = min(len(todo), os.cpu_count() or 1, 4) - 1
     if helpers < 1 or nested:
-        for it in items:
+        for it in todo:
             fn(it)
         return
-    queue = iter(items)
+    queue = iter(todo)
     lock = threading.Lock()
     errors: list[BaseException] = []
 
@@ -45,9 +48,10 @@ def parallel(fn, items: Sequence) -> None:  # noqa: ANN001 - any callable
             with lock:
                 if errors:
                     return
-                item = next(queue, queue)  # the iterator itself marks the end
-            if item is queue:
-                return
+                try:
+                    item = next(queue)
+                except StopIteration:
+                    return
             try:
                 fn(item)
             except BaseException as e:  # noqa: BLE001 - re-raised in the caller

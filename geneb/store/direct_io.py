@@ -14,17 +14,20 @@ import shutil
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from geneb import _fs
 from geneb.errors import CorruptEntryError, StoreError
 from geneb.store import _direct, _files
-from geneb.store._layout import Digest
+from geneb.store._layout import Digest, Layout
 from geneb.store.entry_io import ARRAY_ATTRS, ARRAYS, DIMENSIONS, STORE_FORMAT_VERSION, ArraySpec
 from geneb.store.keys import StoreKey
 from geneb.store.locking import entry_lock
+
+if TYPE_CHECKING:
+    from geneb.store.zarr_io import ZarrIO
 
 
 def open_local(path: Path, mode: str) -> None:
@@ -71,7 +74,7 @@ class DirectIO:
         self.root = root
         self.location = str(root)
         self.real = Path(os.path.realpath(root))
-        self._fallback: Any = None  # a ZarrIO for layouts the direct path does not handle
+        self._fallback: ZarrIO | None = None  # for layouts the direct path does not handle
 
     # -------------------------------------------------------------- paths and metadata
     def _array_dir(self, key: StoreKey, name: str) -> Path:
@@ -168,32 +171,38 @@ class DirectIO:
         return ArraySpec(shape, dtype, chunk, inner, _direct.layout_from_meta(d, meta))
 
     # -------------------------------------------------------------- reading
-    def _zarr(self) -> Any:
+    def _zarr(self) -> ZarrIO:
         if self._fallback is None:
             from geneb.store.zarr_io import ZarrIO
 
             self._fallback = ZarrIO(str(self.root), "r", check_root=False)
         return self._fallback
 
+    def _zarr_spec(self, key: StoreKey, name: str) -> ArraySpec:
+        spec = self._zarr().spec(key, name)
+        if spec is None:
+            raise CorruptEntryError(f"store entry {key}: array {name!r} is missing "
+                                    f"({self.location})")
+        return spec
+
     def read(self, key: StoreKey, name: str, spec: ArraySpec,
              expect: Sequence[Digest] | None) -> np.ndarray:
-        if spec.impl is None:
-            return self._zarr().read(key, name, self._zarr().spec(key, name), expect)
+        if not isinstance(spec.impl, Layout):
+            return self._zarr().read(key, name, self._zarr_spec(key, name), expect)
         return _direct.read_all(spec.impl, expect=expect)
 
     def read_rows(self, key: StoreKey, name: str, spec: ArraySpec, pos: np.ndarray,
                   expect: Sequence[Digest] | None) -> np.ndarray:
-        if spec.impl is None:
-            z = self._zarr()
-            return z.read_rows(key, name, z.spec(key, name), pos, expect)
+        if not isinstance(spec.impl, Layout):
+            return self._zarr().read_rows(key, name, self._zarr_spec(key, name), pos, expect)
         return _direct.read_rows(spec.impl, pos, expect)
 
     def verify_file(self, key: StoreKey, name: str, spec: ArraySpec, i: int,
                     scratch: np.ndarray | None, expect: Digest | None
                     ) -> tuple[np.ndarray, Digest]:
-        if spec.impl is None:
-            z = self._zarr()
-            return z.verify_file(key, name, z.spec(key, name), i, scratch, expect)
+        if not isinstance(spec.impl, Layout):
+            return self._zarr().verify_file(key, name, self._zarr_spec(key, name), i, scratch,
+                                            expect)
         lay = spec.impl
         a, b = lay.rows_of(i)
         shape = (b - a, *lay.shape[1:])
@@ -229,21 +238,21 @@ class DirectIO:
                                                 DIMENSIONS[name], ARRAY_ATTRS[name]))
             digests[name] = []
             if len(data):
-                lay = _direct.Layout(gdir / name, data.shape, data.dtype, n1, None)
+                lay = Layout(gdir / name, data.shape, data.dtype, n1, None)
                 digests[name].append(_direct.write_file(lay, 0, [data]))
         return digests
 
-    def layout(self, key: StoreKey, spec: ArraySpec) -> _direct.Layout:
-        return _direct.Layout(self.root / key.path / "embeddings", spec.shape, spec.dtype,
+    def layout(self, key: StoreKey, spec: ArraySpec) -> Layout:
+        return Layout(self.root / key.path / "embeddings", spec.shape, spec.dtype,
                               spec.chunk_rows, spec.inner_rows)
 
     def write_file(self, key: StoreKey, spec: ArraySpec, i: int,
                    pieces: Sequence[np.ndarray]) -> Digest:
-        lay = spec.impl if spec.impl is not None else self.layout(key, spec)
+        lay = spec.impl if isinstance(spec.impl, Layout) else self.layout(key, spec)
         return _direct.write_file(lay, i, pieces)
 
     def check_written(self, key: StoreKey, spec: ArraySpec) -> None:
-        lay = spec.impl if spec.impl is not None else self.layout(key, spec)
+        lay = spec.impl if isinstance(spec.impl, Layout) else self.layout(key, spec)
         for i in range(lay.n_files):
             _direct.check_index(lay, i)
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from geneb.errors import CorruptEntryError
-from geneb.store._layout import Digest, crc32c, digest_of
+from geneb.store._layout import Digest, Layout, crc32c, digest_of
 from geneb.store.keys import StoreKey
 from geneb.vocabulary import DEFAULT_STORAGE_DTYPE
+
+if TYPE_CHECKING:
+    import zarr
 
 STORE_FORMAT_VERSION = 1
 #: Bytes per inner chunk (the unit read for a random row and checked by crc32c).
@@ -61,7 +64,7 @@ class ArraySpec:
     chunk_rows: int  # rows per chunk file (the shard when sharded)
     inner_rows: int | None  # rows per inner chunk; None when unsharded
     #: what the implementation needs besides (the direct path's ``Layout``, a zarr array)
-    impl: Any = field(default=None, compare=False, repr=False)
+    impl: Layout | zarr.Array[Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_files(self) -> int:
@@ -134,7 +137,7 @@ def digest_of_rows(data: np.ndarray, inner_rows: int) -> Digest:
     crcs = []
     for a in range(0, n, inner_rows):
         block = raw[a : a + inner_rows]
-        c = crc32c(memoryview(block).cast("B"))
+        c = crc32c(block.data.cast("B"))
         short = inner_rows - len(block)
         if short:
             c = crc32c(bytes(short * raw.shape[1] * raw.itemsize), c)

@@ -46,11 +46,15 @@ def export_entry(
     prov = json.dumps(entry.provenance.to_dict(), sort_keys=True, default=str)
     names = entry.label_names
     if fmt == "npz":
-        extra = {"label_names": np.array(names, dtype=str)} if names is not None else {}
+        arrays = {"embeddings": entry.embeddings, "labels": entry.labels, "row": entry.rows,
+                  "provenance": np.array(prov)}
+        if names is not None:
+            arrays["label_names"] = np.array(names, dtype=str)
+
         def savez(tmp: Path) -> None:
             with open(tmp, "wb") as f:  # a file object: numpy would otherwise append ".npz"
-                np.savez(f, embeddings=entry.embeddings, labels=entry.labels, row=entry.rows,
-                         provenance=np.array(prov), **extra)
+                # allow_pickle: numpy's default, spelled out (mypy otherwise matches **arrays)
+                np.savez(f, allow_pickle=True, **arrays)
 
         write_with(out, savez)  # all or nothing: a temporary file renamed into place
         return out

@@ -38,6 +38,7 @@ from geneb.store.entry_io import (  # noqa: F401 - re-exported for callers
     LABEL_NAMES_ATTR,
     SHARD_BYTES,
     STORE_FORMAT_VERSION,
+    ArraySpec,
     EntryIO,
     check_spec,
     layout_for,
@@ -48,8 +49,9 @@ from geneb.store.provenance import Provenance
 from geneb.store.writer import PROGRESS_EVERY_S, EntryWriter, WritePlan  # noqa: F401 - re-exported
 from geneb.vocabulary import DEFAULT_STORAGE_DTYPE
 
-if TYPE_CHECKING:  # zarr is imported when first needed: ~0.18 s that reading a local
-    import zarr  # store (``geneb probe``) never pays
+if TYPE_CHECKING:
+    import xarray  # optional (the ``xarray`` extra)
+    import zarr  # imported when first needed: ~0.18 s that reading a local store never pays
 
 
 
@@ -93,7 +95,7 @@ class StoreEntry:
         names = self.attrs.get(LABEL_NAMES_ATTR)
         return tuple(str(x) for x in names) if isinstance(names, list) else None
 
-    def to_xarray(self):  # noqa: ANN201 - xarray is optional
+    def to_xarray(self) -> xarray.Dataset:
         """An ``xarray.Dataset`` view (dims sample x feature; ``row`` as a coordinate)."""
         try:
             import xarray as xr
@@ -276,7 +278,7 @@ class FeatureStore:
             )
         return attrs
 
-    def _spec(self, key: StoreKey, name: str, attrs: dict[str, Any]):  # noqa: ANN202
+    def _spec(self, key: StoreKey, name: str, attrs: dict[str, Any]) -> ArraySpec:
         return check_spec(key, name, self._io.spec(key, name), attrs, f"{self.path}/{key.path}")
 
     def get(

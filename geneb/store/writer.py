@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
@@ -353,7 +354,8 @@ class EntryWriter:
             DIGESTS_ATTR: digests,
         })
 
-    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001 - context protocol
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         try:
             if exc_type is None:
                 self.close()

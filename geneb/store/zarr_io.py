@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -29,13 +29,29 @@ from geneb.store.locking import entry_lock
 
 if TYPE_CHECKING:
     import zarr
+    from zarr.core.chunk_key_encodings import ChunkKeyEncodingParams
+    from zarr.core.common import JSON
 
 
-def _zarr_read(arr: zarr.Array, what: str, sel: Any = Ellipsis) -> np.ndarray:
+def _zarr_read(arr: zarr.Array[Any], what: str, sel: Any = Ellipsis) -> np.ndarray:
     try:
         return np.asarray(arr[sel])
     except Exception as e:  # zarr raises ValueError for a crc mismatch, others for I/O
         raise CorruptEntryError(f"{what} cannot be read: {type(e).__name__}: {e}") from e
+
+
+def _array(spec: ArraySpec) -> zarr.Array[Any]:
+    """The zarr array behind a spec made by :meth:`ZarrIO.spec`."""
+    import zarr
+
+    if not isinstance(spec.impl, zarr.Array):
+        raise TypeError(f"expected an ArraySpec made by ZarrIO.spec, got impl {spec.impl!r}")
+    return spec.impl
+
+
+def _json(attrs: Mapping[str, str]) -> dict[str, JSON]:
+    """Array attributes as zarr's JSON mapping (a copy)."""
+    return dict(attrs)
 
 
 class ZarrIO:
@@ -103,9 +119,9 @@ class ZarrIO:
                                 continue
                             if complete_only and a.get("complete") is not True:
                                 continue
-                            with contextlib.suppress(StoreError):
-                                out.append(StoreKey(a.get("model_id", mname),
-                                                    a.get("task_id", tname), split))
+                            with contextlib.suppress(StoreError):  # StoreKey checks the ids
+                                out.append(StoreKey(cast(str, a.get("model_id", mname)),
+                                                    cast(str, a.get("task_id", tname)), split))
         except StoreError:
             raise
         except Exception as e:  # zarr: a member's metadata is not JSON, or unreadable
@@ -125,6 +141,8 @@ class ZarrIO:
         g.attrs.put(updates) if replace else g.attrs.update(updates)
 
     def spec(self, key: StoreKey, name: str) -> ArraySpec | None:
+        import zarr
+
         g = self._group(key)
         if g is None:
             return None
@@ -132,6 +150,9 @@ class ZarrIO:
             if name not in g:
                 return None
             arr = g[name]
+            if not isinstance(arr, zarr.Array):
+                raise CorruptEntryError(f"{key.path}/{name} in {self.location} is a group, "
+                                        "expected an array")
             shards = arr.shards
             return ArraySpec(tuple(arr.shape), np.dtype(arr.dtype),
                              int(shards[0] if shards else arr.chunks[0]),
@@ -147,7 +168,7 @@ class ZarrIO:
                     scratch: np.ndarray | None, expect: Digest | None
                     ) -> tuple[np.ndarray, Digest]:
         a, b = spec.rows_of(i)
-        data = _zarr_read(spec.impl, f"{name} of {key}", slice(a, b))
+        data = _zarr_read(_array(spec), f"{name} of {key}", slice(a, b))
         got = digest_of_rows(data, spec.inner_rows or spec.chunk_rows)
         if expect is not None and tuple(expect) != got:
             raise CorruptEntryError(
@@ -159,7 +180,7 @@ class ZarrIO:
     def read(self, key: StoreKey, name: str, spec: ArraySpec,
              expect: Sequence[Digest] | None) -> np.ndarray:
         if expect is None:
-            return _zarr_read(spec.impl, f"{name} of {key}")
+            return _zarr_read(_array(spec), f"{name} of {key}")
         out = np.empty(spec.shape, dtype=spec.dtype)
         for i in range(spec.n_files):
             a, b = spec.rows_of(i)
@@ -168,7 +189,7 @@ class ZarrIO:
 
     def read_rows(self, key: StoreKey, name: str, spec: ArraySpec, pos: np.ndarray,
                   expect: Sequence[Digest] | None) -> np.ndarray:
-        arr = spec.impl
+        arr = _array(spec)
         uniq, inv = np.unique(pos, return_inverse=True)
         sel = (uniq,) + (slice(None),) * (arr.ndim - 1)
         try:
@@ -200,19 +221,21 @@ class ZarrIO:
         g.attrs.put(attrs)
         for name in list(g.array_keys()):
             del g[name]
-        cke = {"name": "default", "separator": "."}
+        cke: ChunkKeyEncodingParams = {"name": "default", "separator": "."}
+        assert emb.inner_rows is not None  # the writer always shards embeddings (layout_for)
         g.create_array("embeddings", shape=emb.shape, dtype=str(emb.dtype),
                        chunks=(emb.inner_rows, *emb.shape[1:]),
                        shards=(emb.chunk_rows, *emb.shape[1:]), compressors=[Crc32cCodec()],
                        fill_value=0.0, chunk_key_encoding=cke,
                        dimension_names=DIMENSIONS["embeddings"],
-                       attributes=ARRAY_ATTRS["embeddings"])
+                       attributes=_json(ARRAY_ATTRS["embeddings"]))
         n1 = max(1, len(labels))
         digests: dict[str, list[Digest]] = {}
         for name, data in (("labels", labels), ("row", rows)):
             a = g.create_array(name, shape=data.shape, dtype=str(data.dtype), chunks=(n1,),
                                compressors=[Crc32cCodec()], fill_value=0, chunk_key_encoding=cke,
-                               dimension_names=DIMENSIONS[name], attributes=ARRAY_ATTRS[name])
+                               dimension_names=DIMENSIONS[name],
+                               attributes=_json(ARRAY_ATTRS[name]))
             a[...] = data
             digests[name] = [digest_of_rows(data, n1)] if len(data) else []
         return digests
@@ -235,7 +258,11 @@ class ZarrIO:
 
     def write_file(self, key: StoreKey, spec: ArraySpec, i: int,
                    pieces: Sequence[np.ndarray]) -> Digest:
-        arr = spec.impl if spec.impl is not None else self.spec(key, "embeddings").impl
+        made = spec if spec.impl is not None else self.spec(key, "embeddings")
+        if made is None:
+            raise CorruptEntryError(f"store entry {key}: array 'embeddings' is missing "
+                                    f"({self.location})")
+        arr = _array(made)
         data = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
         a = i * spec.chunk_rows  # whole shards only, so no read-modify-write
         try:

@@ -212,12 +212,12 @@ def _load(path: str, mtime_ns: int) -> tuple[TaskCatalogueEntry, ...]:
         for i, obj in enumerate(doc["tasks"])
     )
     seen: set[str] = set()
-    for e in entries:
-        if e.name in seen:
-            raise TaskError(f"task catalogue {path}: task name {e.name!r} appears twice")
-        seen.add(e.name)
-    if seen & {e.suite for e in entries}:
-        clash = sorted(seen & {e.suite for e in entries})[0]
+    for entry in entries:
+        if entry.name in seen:
+            raise TaskError(f"task catalogue {path}: task name {entry.name!r} appears twice")
+        seen.add(entry.name)
+    if seen & {entry.suite for entry in entries}:
+        clash = sorted(seen & {entry.suite for entry in entries})[0]
         raise TaskError(f"task catalogue {path}: {clash!r} is both a task and a suite name")
     return entries
 

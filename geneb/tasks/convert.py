@@ -22,7 +22,7 @@ import zipfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -30,14 +30,18 @@ from geneb.errors import TaskError
 from geneb.tasks.limits import FetchLimits, copy_capped, format_bytes
 from geneb.tasks.readers import read_labelled_fasta
 from geneb.tasks.reference import UserReference, extract_windows
-from geneb.tasks.variants import RefRecord, check_variant_rows, parse_records, row_location
+from geneb.tasks.variant_rows import row_location
+from geneb.tasks.variants import RefRecord, check_variant_rows, parse_records
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead
 
 SPLIT_ROLES = ("train", "valid", "test")
 VARIANT_COLUMNS = ("chrom", "pos", "ref", "alt", "label")
 
 
 def _unpack(
-    src: BinaryIO, out: Path, declared: int, packed: int, what: str, limits: FetchLimits
+    src: SupportsRead[bytes], out: Path, declared: int, packed: int, what: str, limits: FetchLimits
 ) -> Path:
     """Copy ``src`` to ``out`` unless its declared or real size is over the unpack limit."""
     limit, why = limits.unpack_limit(packed)

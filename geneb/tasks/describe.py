@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from geneb.constraints import validate_params
-from geneb.tasks.regression import CLASSIFICATION
+from geneb.vocabulary import CLASSIFICATION
 from geneb.tasks.spec import Task
 
 

@@ -15,6 +15,7 @@ import hashlib
 import http.client
 import os
 import socket
+import ssl
 import threading
 import urllib.error
 import urllib.request
@@ -93,19 +94,20 @@ def _opener(watch: _Watch) -> urllib.request.OpenerDirector:
             super().connect()
             watch.add(self.sock)
 
+    context = _ssl_context()
+
     class HttpHandler(urllib.request.HTTPHandler):
-        def http_open(self, req: Any) -> Any:
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
             return self.do_open(Http, req)
 
     class HttpsHandler(urllib.request.HTTPSHandler):
-        def https_open(self, req: Any) -> Any:
-            return self.do_open(Https, req, context=self._context)
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(Https, req, context=context)
 
-    return urllib.request.build_opener(HttpHandler(), HttpsHandler(context=_ssl_context()))
+    return urllib.request.build_opener(HttpHandler(), HttpsHandler(context=context))
 
 
-def _ssl_context() -> Any:
-    import ssl
+def _ssl_context() -> ssl.SSLContext:
 
     try:
         import certifi  # what requests uses; system stores are sometimes empty

@@ -18,7 +18,7 @@ import numpy as np
 
 from geneb.errors import TaskError
 from geneb.tasks.readers import RawSplit
-from geneb.tasks.regression import REGRESSION, targets_of
+from geneb.tasks.regression import targets_of
 from geneb.tasks.validate import (
     RawLabels,
     check_eval_classes,
@@ -26,6 +26,7 @@ from geneb.tasks.validate import (
     check_two_classes,
     classify_labels,
 )
+from geneb.vocabulary import REGRESSION
 
 
 def _ascending_ints(

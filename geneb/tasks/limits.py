@@ -18,7 +18,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead, SupportsWrite
 
 from geneb.constraints import Interval
 from geneb.errors import TaskError
@@ -69,6 +72,12 @@ def _number(text: str, where: str, constraint: Interval) -> float:
     return float(constraint.check(constraint.from_text(text), where))
 
 
+class _Overrides(TypedDict, total=False):
+    max_bytes: int
+    max_ratio: float
+    deadline_s: float
+
+
 @dataclass(frozen=True)
 class FetchLimits:
     """Bounds on one fetch (see the module docstring for why each exists)."""
@@ -81,14 +90,14 @@ class FetchLimits:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> FetchLimits:
         """The defaults, overridden by ``GENEB_FETCH_MAX_BYTES`` / ``_RATIO`` / ``_DEADLINE``."""
         env = os.environ if environ is None else environ
-        kw: dict[str, float] = {}
+        kw: _Overrides = {}
         if env.get(ENV_MAX_BYTES, "").strip():
             kw["max_bytes"] = parse_size(env[ENV_MAX_BYTES], ENV_MAX_BYTES)
         if env.get(ENV_MAX_RATIO, "").strip():
             kw["max_ratio"] = _number(env[ENV_MAX_RATIO], ENV_MAX_RATIO, RATIO)
         if env.get(ENV_DEADLINE, "").strip():
             kw["deadline_s"] = _number(env[ENV_DEADLINE], ENV_DEADLINE, SECONDS)
-        return cls(**kw)  # type: ignore[arg-type]
+        return cls(**kw)
 
     def unpack_limit(self, packed_bytes: int) -> tuple[int, str]:
         """The most bytes a file unpacked from ``packed_bytes`` may have, and why (for messages)."""
@@ -101,7 +110,8 @@ class FetchLimits:
         return self.max_bytes, f"the fetch size cap; {ENV_MAX_BYTES} raises it"
 
 
-def copy_capped(src: BinaryIO, dst: BinaryIO, limit: int, what: str, why: str) -> int:
+def copy_capped(src: SupportsRead[bytes], dst: SupportsWrite[bytes], limit: int, what: str,
+                why: str) -> int:
     """Stream ``src`` into ``dst``; stop with a ``TaskError`` once more than ``limit`` bytes came.
 
     ``what`` names the file in the message, ``why`` says where the limit comes from.

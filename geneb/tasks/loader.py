@@ -43,7 +43,7 @@ from geneb.errors import TaskError, unknown_name
 from geneb.protocol import TRAIN_ROW_CAP, UNCATEGORIZED, stratified_positions
 from geneb.tasks.labels import split_labels
 from geneb.tasks.readers import RawSplit, read_raw_split
-from geneb.tasks.regression import REGRESSION, cap_targets, target_summary, task_kind
+from geneb.tasks.regression import cap_targets, target_summary, task_kind
 from geneb.tasks.sampling import SUBSAMPLE_METHOD, name_seed
 from geneb.tasks.spec import (
     CATEGORIES,
@@ -54,6 +54,7 @@ from geneb.tasks.spec import (
     typed_task,
 )
 from geneb.tasks.validate import check_class_files, check_sequences
+from geneb.vocabulary import REGRESSION
 
 SPLIT_ORDER = ("train", "valid", "test")
 REQUIRED_SPLITS = ("train", "test")

@@ -127,10 +127,10 @@ def _parse_fasta(path: Path) -> tuple[list[str], list[int], list[str]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        bad_line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise TaskError(
-            f"{path} line {line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); "
+            f"{path} line {bad_line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); "
             f"expected a text FASTA file"
         ) from None
     for lineno, line in enumerate(text.splitlines(), start=1):

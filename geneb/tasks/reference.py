@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -80,6 +81,9 @@ class _Hashing:
 
     def readable(self) -> bool:
         return True
+
+    def seek(self, offset: int, /) -> int:  # part of gzip's reader protocol; never needed
+        raise io.UnsupportedOperation("a hashing reader is read once, front to back")
 
     def drain(self) -> None:
         while self.read(1 << 20):

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from geneb.errors import TaskError
@@ -24,7 +25,7 @@ from geneb.vocabulary import CLASSIFICATION, REGRESSION, SEQUENCE_TASK_KINDS
 def task_kind(meta: Mapping[str, Any], json_file: str) -> str:
     """The task's kind from its task.json (default classification), checked."""
     kind = meta.get("kind", CLASSIFICATION)
-    if kind not in SEQUENCE_TASK_KINDS:
+    if not isinstance(kind, str) or kind not in SEQUENCE_TASK_KINDS:
         kinds = ", ".join(map(repr, SEQUENCE_TASK_KINDS))
         raise TaskError(f"{json_file}: field 'kind' must be one of {kinds}, got {kind!r}")
     if kind == REGRESSION:
@@ -38,7 +39,8 @@ def task_kind(meta: Mapping[str, Any], json_file: str) -> str:
 def targets_of(raw: RawSplit) -> np.ndarray:
     """The float64 targets of one split, or an error naming the first bad row."""
     s = pd.Series(np.asarray(raw.labels, dtype=object), dtype=object)
-    num = pd.to_numeric(s.astype(str).str.strip(), errors="coerce").to_numpy(np.float64)
+    num: npt.NDArray[np.float64] = pd.to_numeric(
+        s.astype(str).str.strip(), errors="coerce").to_numpy(np.float64)
     bad = np.flatnonzero(~np.isfinite(num))
     if bad.size:
         i = int(bad[0])

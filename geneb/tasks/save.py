@@ -12,8 +12,8 @@ import pandas as pd
 
 from geneb.errors import TaskError, unknown_name
 from geneb.tasks.loader import TASK_JSON
-from geneb.tasks.regression import REGRESSION
 from geneb.tasks.spec import CATEGORIES, Task
+from geneb.vocabulary import REGRESSION
 
 SAVE_FORMATS = ("csv", "parquet", "fasta", "fasta-per-class")
 

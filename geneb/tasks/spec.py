@@ -159,13 +159,14 @@ class Task:
                                             "predict_auroc (probabilities only)"]}
         return attrs
 
-    def train_data(self) -> tuple[list[str], np.ndarray]:
+    def train_data(self) -> tuple[list[str] | list[tuple[str, str]], np.ndarray]:
         """The finetune set.
 
         Returns
         -------
         tuple of (list of str, numpy.ndarray)
-            The train sequences and their labels (class ids or float targets).
+            The train sequences and their labels (class ids or float targets); a
+            supervised variant task gives (reference, alternate) window pairs instead.
         """
         tr = self.split("train")
         return list(tr.sequences), tr.labels.copy()

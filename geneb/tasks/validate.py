@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -72,7 +73,7 @@ def check_sequences(seqs: Sequence[object], where: Locator) -> CheckedSequences:
             f"{where(i)}: missing sequence (got {seqs[i]!r}); every row needs a DNA sequence"
             f"{_also(int(missing.sum()))}"
         )
-    strs: Sequence[str] = seqs  # type: ignore[assignment]
+    strs = cast("Sequence[str]", seqs)  # every entry was just checked to be a str
     lengths = np.fromiter(map(len, strs), dtype=np.int64, count=n)
     ends = np.cumsum(lengths)
     starts = ends - lengths

@@ -32,13 +32,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from geneb.errors import GenebError
 from geneb.tasks.spec import Task, TaskSpec
 from geneb.vocabulary import DEFAULT_VEP_WINDOW, SUPERVISED_VARIANT, ZERO_SHOT_VARIANT
+
+if TYPE_CHECKING:
+    from geneb.tasks.windows import Windows
 
 VARIANT_CATEGORY = "variant_effect"
 
@@ -64,7 +67,7 @@ class _VariantTask(Task):
                    check_window(window))
 
     @cached_property
-    def windows(self) -> Any:
+    def windows(self) -> Windows:
         """The reference / alternate windows of every variant (made once)."""
         from geneb.tasks.windows import make_windows
 

@@ -18,11 +18,12 @@ their row (score NaN) and are never dropped.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from geneb.errors import GenebError
+from geneb.errors import GenebError, TaskError
 from geneb.tasks.variants import VariantTask
 
 OK = "ok"
@@ -56,6 +57,27 @@ class Windows:
         """The reference window of variant ``i`` (None: the variant has no window)."""
         j = int(self.ref_id[i])
         return self.ref_windows[j] if j >= 0 else None
+
+    def alts_of(self, rows: Iterable[int]) -> list[str]:
+        """The alternate windows of ``rows``, variants that have one (status ``OK``).
+
+        Parameters
+        ----------
+        rows : iterable of int
+            Variant rows (e.g. ``np.flatnonzero(status == OK)``).
+
+        Returns
+        -------
+        list of str
+            One window per row; ``TaskError`` naming the first row without one.
+        """
+        out = []
+        for i in rows:
+            alt = self.alt_windows[int(i)]
+            if alt is None:
+                raise TaskError(f"variant {int(i)} has no window ({self.status[int(i)]})")
+            out.append(alt)
+        return out
 
 
 def make_windows(task: VariantTask, window: int) -> Windows:

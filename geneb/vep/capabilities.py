@@ -108,7 +108,8 @@ def detect(
     return caps
 
 
-def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool, device: str):
+def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool, device: str
+                ) -> None:
     """Load every LM head of ``src`` whose weights are all in the checkpoint into ``caps``."""
     import torch
     from transformers import AutoConfig, AutoTokenizer
@@ -175,7 +176,8 @@ def _load_heads(caps: Capabilities, src: str, spec: str, trust_remote_code: bool
             continue
         if tok is None:
             with model_code_errors(spec, "loading its tokenizer"):
-                tok = AutoTokenizer.from_pretrained(src, trust_remote_code=trust_remote_code)
+                tok = AutoTokenizer.from_pretrained(  # type: ignore[no-untyped-call]  # unannotated
+                    src, trust_remote_code=trust_remote_code)
         model.eval()
         caps.heads[kind] = (model.to(device), tok)
 

@@ -126,7 +126,7 @@ def mark_unseeable(ctx: Context | None, win: Windows) -> Windows:
     if not len(ok):
         return win
     ref_fits = ctx.fits(win.ref_windows)
-    alt_fits = ctx.fits([win.alt_windows[i] for i in ok])  # type: ignore[misc]
+    alt_fits = ctx.fits(win.alts_of(ok))
     bad = ~(alt_fits & ref_fits[win.ref_id[ok]])
     if not bad.any():
         return win

@@ -102,7 +102,8 @@ def common_variants(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 def oriented(df: pd.DataFrame) -> np.ndarray:
     """Scores turned so that higher means label 1 (per row, from its scorer)."""
     sign = df["scorer"].map(ORIENTATION).to_numpy(dtype=np.float64)
-    return df["score"].to_numpy(dtype=np.float64) * sign
+    turned: np.ndarray = df["score"].to_numpy(dtype=np.float64) * sign
+    return turned
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -156,10 +157,11 @@ def evaluate(
         why_spearman = ""
         if ts is not None:
             obs["spearman"], why_spearman = spearman_why(s, ts)
-        fit = ts is not None and str(key[2]).startswith("ridge-")  # predictions of task_score
+        # a ridge scorer's scores are predictions of task_score
+        fit_ts = ts if ts is not None and str(key[2]).startswith("ridge-") else None
         raw = ok["score"].to_numpy(np.float64)
-        if fit:
-            obs.update(pearson=pearson(raw, ts), r2=r2(ts, raw))
+        if fit_ts is not None:
+            obs.update(pearson=pearson(raw, fit_ts), r2=r2(fit_ts, raw))
         rng = np.random.default_rng(boot_seed)
         boot: dict[str, list[float]] = {k: [] for k in obs}
         if len(ok):
@@ -169,9 +171,9 @@ def evaluate(
                 boot["auprc"].append(auprc(yb, sb))
                 if ts is not None:
                     boot["spearman"].append(_spearman(sb, ts[idx]))
-                if fit:
-                    boot["pearson"].append(pearson(raw[idx], ts[idx]))
-                    boot["r2"].append(r2(ts[idx], raw[idx]))
+                if fit_ts is not None:
+                    boot["pearson"].append(pearson(raw[idx], fit_ts[idx]))
+                    boot["r2"].append(r2(fit_ts[idx], raw[idx]))
         row = dict(zip(GROUP, key, strict=True))
         row.update({
             "orientation": str(g["orientation"].iloc[0]), "n": len(g), "n_scored": len(ok),

@@ -28,6 +28,7 @@ from geneb.constraints import (
     ListOf,
     StrOptions,
     validate_params,
+    validated_list,
 )
 from geneb.errors import GenebError
 from geneb.protocol import DEFAULT_ALPHA_SWEEP, DEFAULT_C_SWEEP
@@ -107,7 +108,7 @@ def plan_variant_probe(
         raise GenebError(f"target: 'score' asked for, but task {vt.name!r} has no score column",
                          param="target")
     regression = target == "score"
-    cs = tuple(alphas) if regression else tuple(Cs)
+    cs = validated_list(alphas, float) if regression else validated_list(Cs, float)
     learner = (ridge_learner(standardize) if regression else
                logistic_learner(get_backend(resolve_backend(backend, "linear")), standardize))
     cut, _ = cut_to_limit(vt, limit)

@@ -25,6 +25,7 @@ import pandas as pd
 
 from geneb.constraints import BATCH_TOKENS, POSITIVE_INT, ListOf, StrOptions, validate_params
 from geneb.errors import StaleEntryError
+from geneb.models.embedder import Embedder
 from geneb.tasks.variants import VariantTask, load_variant_task
 from geneb.tasks.windows import OK, Windows, check_window, make_windows
 from geneb.vep.capabilities import (
@@ -73,9 +74,11 @@ def store_task_key(task: VariantTask, window: int, limit: int | None) -> str:
 
 #: The run limits every entry point that embeds windows declares (checked before any work).
 LIMITS = {"limit": POSITIVE_INT, "batch_tokens": BATCH_TOKENS}
+#: ``score_variants``' parameters (also the constraints of a plan's [vep] scorers)
+SCORE_PARAMS = {"scorers": ListOf(StrOptions(SCORERS), unique=True), **LIMITS}
 
 
-@validate_params({"scorers": ListOf(StrOptions(SCORERS), unique=True), **LIMITS})
+@validate_params(SCORE_PARAMS)
 def score_variants(
     task: str | Path | VariantTask,
     model: str,
@@ -255,7 +258,7 @@ def _fp(seqs: Sequence[str]) -> str:
 
 
 def _plan_store(
-    store: str | Path, embedder: Any, name: str | None, vt: VariantTask, win: Windows,
+    store: str | Path, embedder: Embedder, name: str | None, vt: VariantTask, win: Windows,
     limit: int | None,
 ) -> list[Any]:
     """(key, provenance, sequences, labels, rows, plan) per split; stale entries refused."""
@@ -267,10 +270,10 @@ def _plan_store(
     model_key = name or embedder.name
     task_key = store_task_key(vt, win.window, limit)
     ok = np.flatnonzero(win.status == OK)
-    splits = {
+    splits: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {
         "ref": (win.ref_windows, np.full(len(win.ref_windows), -1, dtype=np.int64),
                 np.arange(len(win.ref_windows), dtype=np.int64)),
-        "alt": ([win.alt_windows[i] for i in ok], vt.table["label"].to_numpy()[ok],
+        "alt": (win.alts_of(ok), vt.table["label"].to_numpy()[ok],
                 vt.table["variant"].to_numpy()[ok]),
     }
     jobs, stale = [], []
@@ -296,7 +299,7 @@ def _plan_store(
     return jobs
 
 
-def embed_equal_length(embedder: Any, seqs: Sequence[str], budget: int) -> np.ndarray:
+def embed_equal_length(embedder: Embedder, seqs: Sequence[str], budget: int) -> np.ndarray:
     """Embeddings of ``seqs`` (row order kept), batching only inputs of one token length, so
     no row is ever padded and its embedding cannot depend on its batch neighbours."""
     from geneb.extract.batching import prepared_api
@@ -314,12 +317,13 @@ def embed_equal_length(embedder: Any, seqs: Sequence[str], budget: int) -> np.nd
 
 
 def _embeddings(
-    embedder: Any, win: Windows, vt: VariantTask, jobs: list[Any], budget: int, run: ScoreRun
+    embedder: Embedder, win: Windows, vt: VariantTask, jobs: list[Any], budget: int,
+    run: ScoreRun
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ok = np.flatnonzero(win.status == OK)
     if not jobs:
         ref = embed_equal_length(embedder, win.ref_windows, budget)
-        alt = embed_equal_length(embedder, [win.alt_windows[i] for i in ok], budget)
+        alt = embed_equal_length(embedder, win.alts_of(ok), budget)
         run.embedded += len(win.ref_windows) + len(ok)
         return ref, alt, ok
     got = []

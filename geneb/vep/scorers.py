@@ -36,7 +36,8 @@ def distances(ref: np.ndarray, alt: np.ndarray, scorer: str) -> np.ndarray:
     a = np.asarray(ref, dtype=np.float64)
     b = np.asarray(alt, dtype=np.float64)
     if scorer == "l2":
-        return np.linalg.norm(a - b, axis=1)
+        l2: np.ndarray = np.linalg.norm(a - b, axis=1)
+        return l2
     na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         cos = np.einsum("ij,ij->i", a, b) / (na * nb)
@@ -79,7 +80,7 @@ def llr_scores(lm: LMScorer, win: Windows, alleles: list[tuple[str, str]]) -> tu
         same = np.array([len(alleles[i][0]) == len(alleles[i][1]) for i in ok], dtype=bool)
         status[ok[~same]] = INDEL_MASKED
         ok = ok[same]
-    alt_toks = lm.tokenise([win.alt_windows[i] for i in ok])  # type: ignore[misc]
+    alt_toks = lm.tokenise(win.alts_of(ok))
     long_alt = _too_long(lm, alt_toks)
     long_ref = _too_long(lm, [ref_toks[int(win.ref_id[i])] for i in ok])
     status[ok[long_alt | long_ref]] = TOO_LONG

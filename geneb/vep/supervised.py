@@ -81,7 +81,7 @@ def logistic_learner(backend: SolverBackend, standardize: bool = False) -> Learn
                             n_classes=2, standardize=standardize)
         cells = [ProbeFit(regime="full", k=None, seed=0, C=float(c),
                           train_idx=np.arange(len(train), dtype=np.int64)) for c in Cs]
-        return [f.proba[:, 1].astype(np.float64) for f in backend.solve(prob, cells)]
+        return [f.class_proba()[:, 1].astype(np.float64) for f in backend.solve(prob, cells)]
 
     return Learner(fit_predict, auroc, "C")
 

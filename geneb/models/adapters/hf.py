@@ -24,6 +24,7 @@ from geneb.errors import ModelError, unknown_name
 from geneb.models.adapters.families import FamilyRules, accepts, detect_rules
 from geneb.models.adapters.hf_load import load_hf
 from geneb.models.device import resolve_device, resolve_dtype, tf32, torch_dtype
+from geneb.models.embedder import ModelInfo
 from geneb.models.hub import resolve_source
 from geneb.models.model_code import model_code_errors
 from geneb.models.outputs import hidden_states, last_hidden_state
@@ -199,9 +200,7 @@ class HFEmbedder:
         return self._dim
 
     @property
-    def info(self):
-        from geneb.models.embedder import ModelInfo
-
+    def info(self) -> ModelInfo:
         extra: dict[str, Any] = {
             "model_source": self.source,
             "model_class": type(self.model).__name__,
@@ -314,7 +313,8 @@ class HFEmbedder:
 
     def embed_prepared(self, items: Sequence[Prepared]) -> np.ndarray:
         """Embed ``items`` (any mix of lengths); with ``layers``, the first listed layer."""
-        return self.embed_prepared_layers(items)[0]
+        first: np.ndarray = self.embed_prepared_layers(items)[0]
+        return first
 
     def embed_prepared_layers(self, items: Sequence[Prepared]) -> np.ndarray:
         """``(n_layers, len(items), dim)``: every layer of ``layers`` (or the one ``layer``)

@@ -75,17 +75,17 @@ def quiet_transformers() -> Iterator[None]:
     from transformers.utils import logging as tlog
 
     level, bar = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
-    tlog.set_verbosity_error()
-    tlog.disable_progress_bar()
+    tlog.set_verbosity_error()  # type: ignore[no-untyped-call]  # transformers: unannotated
+    tlog.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
         tlog.set_verbosity(level)
         if bar:
-            tlog.enable_progress_bar()
+            tlog.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
-def _init_params(cls: type) -> set[str]:
+def _init_params(cls: type[Any]) -> set[str]:
     try:
         return set(inspect.signature(cls.__init__).parameters)
     except (TypeError, ValueError):  # pragma: no cover
@@ -96,10 +96,12 @@ def _load_tokenizer(folder: str, src: str, trc: bool) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        tok = AutoTokenizer.from_pretrained(folder, trust_remote_code=trc, local_files_only=True)
+        # AutoTokenizer.from_pretrained is unannotated (transformers)
+        tok = AutoTokenizer.from_pretrained(  # type: ignore[no-untyped-call]
+            folder, trust_remote_code=trc, local_files_only=True)
         if is_dnabert1(tok) and lowercases(tok):
             # DNABERT-1 repositories say do_lower_case=True: every k-mer would become [UNK]
-            tok = AutoTokenizer.from_pretrained(
+            tok = AutoTokenizer.from_pretrained(  # type: ignore[no-untyped-call]
                 folder, trust_remote_code=trc, local_files_only=True, do_lower_case=False
             )
     except (OSError, ValueError) as e:
@@ -183,9 +185,11 @@ def _load_config(folder: str, src: str, trc: bool) -> Any:
 
 def _root_cause(e: BaseException) -> BaseException:
     """The innermost exception (transformers wraps a refused pickle in a misleading OSError)."""
-    while e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
-        e = e.__cause__ or e.__context__  # type: ignore[assignment]
-    return e
+    while True:
+        inner = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        if inner is None:
+            return e
+        e = inner
 
 
 def _first_line(e: BaseException) -> str:
@@ -210,7 +214,8 @@ def _load_model(
             if cls is not None:
                 model = cls(config, **kwargs)
             else:
-                model = AutoModel.from_config(config, trust_remote_code=True)
+                model = AutoModel.from_config(  # type: ignore[no-untyped-call]  # unannotated
+                    config, trust_remote_code=True)
         return model.to(torch_dtype), []
     common = {"dtype": torch_dtype, "output_loading_info": True, "local_files_only": True}
     try:

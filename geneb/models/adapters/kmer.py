@@ -73,7 +73,7 @@ class KmerEmbedder:
 
     @property
     def dim(self) -> int:
-        return 4**self.k
+        return int(4**self.k)
 
     @property
     def info(self) -> ModelInfo:

@@ -31,6 +31,6 @@ def register_classes() -> None:
     import lucaone
     from transformers import AutoTokenizer
 
-    AutoTokenizer.register(
+    AutoTokenizer.register(  # type: ignore[no-untyped-call]  # transformers: unannotated
         lucaone.LucaGPLMConfig, slow_tokenizer_class=lucaone.LucaGPLMTokenizer, exist_ok=True
     )

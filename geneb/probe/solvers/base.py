@@ -16,6 +16,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from geneb.errors import ProbeError
+
 #: Gradient tolerance used by every backend so that results are the optimum of the objective.
 #: Reached when max |grad| of the (sklearn-scaled) objective falls below it.
 DEFAULT_TOL = 1e-8
@@ -71,6 +73,19 @@ class FitResult:
     backend: str | None = None
     #: the arithmetic this fit ran in when it is not the solver's ``precision``
     precision: str | None = None
+
+    def class_proba(self) -> np.ndarray:
+        """``proba`` of a classification fit.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n_test, n_classes) class probabilities; ``ProbeError`` when the backend gave none.
+        """
+        if self.proba is None:
+            raise ProbeError(f"a classification fit returned no class probabilities (backend "
+                             f"{self.backend or 'of the solver'})")
+        return self.proba
 
 
 @dataclass(frozen=True, eq=False)

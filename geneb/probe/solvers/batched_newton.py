@@ -48,10 +48,12 @@ class NumpyOps:
         return np.zeros(shape, dtype=dtype)
 
     def einsum(self, eq: str, *ops: np.ndarray) -> np.ndarray:
-        return np.einsum(eq, *ops, optimize=True)
+        out: np.ndarray = np.einsum(eq, *ops, optimize=True)
+        return out
 
     def softplus(self, x: np.ndarray) -> np.ndarray:
-        return np.logaddexp(0.0, x)
+        out: np.ndarray = np.logaddexp(0.0, x)
+        return out
 
     def sigmoid(self, x: np.ndarray) -> np.ndarray:
         return numeric.expit(x)
@@ -69,11 +71,13 @@ class NumpyOps:
         return np.eye(n, dtype=dtype)
 
     def where(self, c: np.ndarray, a: Any, b: Any) -> np.ndarray:
-        return np.where(c, a, b)
+        out: np.ndarray = np.where(c, a, b)
+        return out
 
     def amax_last(self, x: np.ndarray, ndims: int) -> np.ndarray:
         """Max over the last ``ndims`` axes."""
-        return x.reshape(x.shape[: x.ndim - ndims] + (-1,)).max(axis=-1)
+        out: np.ndarray = x.reshape(x.shape[: x.ndim - ndims] + (-1,)).max(axis=-1)
+        return out
 
     def mask(self, m: np.ndarray) -> np.ndarray:
         return m
@@ -107,7 +111,8 @@ class TorchOps:
         return t.as_tensor(x, dtype=self._dt(dtype), device=self.device)
 
     def to_numpy(self, x: Any) -> np.ndarray:
-        return x.detach().cpu().numpy()
+        out: np.ndarray = x.detach().cpu().numpy()
+        return out
 
     def zeros(self, shape: tuple[int, ...], dtype: Any = np.float64) -> Any:
         return self.torch.zeros(shape, dtype=self._dt(dtype), device=self.device)
@@ -149,7 +154,8 @@ class TorchOps:
         return self.torch.cat(xs)
 
     def svd(self, X: Any) -> tuple[Any, Any, Any]:
-        return self.torch.linalg.svd(X, full_matrices=False)
+        U, S, Vh = self.torch.linalg.svd(X, full_matrices=False)
+        return U, S, Vh
 
 
 @dataclass(frozen=True, eq=False)

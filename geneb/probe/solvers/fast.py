@@ -36,7 +36,8 @@ from geneb.errors import ProbeError
 from geneb.probe.preprocess import Standardizer
 from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem, second_order
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
-from geneb.probe.solvers.fast_full import PathFit, solve_path
+from geneb.probe.solvers.fast_full import solve_path
+from geneb.probe.solvers.fast_path import PathFit
 from geneb.probe.solvers.numeric import expit, softmax
 from geneb.probe.solvers.row_blocks import RowBlocks
 

@@ -81,7 +81,8 @@ class _Problem:
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """(K', p) coefficients in sklearn's parametrisation."""
-        return self.Q @ theta
+        W: np.ndarray = self.Q @ theta
+        return W
 
     def eta(self, theta: np.ndarray) -> np.ndarray:
         Wt = np.ascontiguousarray(self.full(theta).T)
@@ -96,7 +97,7 @@ class _Problem:
     def _xt_sum(self, fn: Callable[[int, int], np.ndarray]) -> np.ndarray:
         """Sum of per-block ``X_blk^T r_blk`` partials, added in block order."""
         parts = self.rows.map(fn)
-        total = parts[0].astype(np.float64)
+        total: np.ndarray = parts[0].astype(np.float64)
         for part in parts[1:]:
             total += part
         return total
@@ -114,12 +115,13 @@ class _Problem:
     def grad(self, C: float, theta: np.ndarray, P: np.ndarray) -> np.ndarray:
         R = P - self.Y
         XtR = self._xt_sum(lambda a, b: self.rows64(a, b).T @ R[a:b])  # (p, K')
-        return C * (self.Q.T @ XtR.T) + self.pen * theta
+        g: np.ndarray = C * (self.Q.T @ XtR.T) + self.pen * theta
+        return g
 
     def grad_norm(self, C: float, g: np.ndarray) -> float:
         """sklearn's stopping measure: max |gradient| in its own coefficients, over C * n
         (the full gradient lies in the sum-zero subspace, so it is exactly ``Q g``)."""
-        return float(np.abs(self.Q @ g).max()) / (C * self.n)
+        return float(np.abs(self.Q @ g).max()) / float(C * self.n)
 
     def hvp(self, C: float, P: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian-vector product with float32 data passes (it only steers CG; the gradient and
@@ -133,7 +135,8 @@ class _Problem:
                 Xb, Pb = X[a:b], P[a:b]
                 pu = Pb * (Xb @ Wt)  # float64 (n_b, K)
                 s = pu - Pb * pu.sum(1, keepdims=True)
-                return Xb.T @ s.astype(np.float32)  # (p, K), the block still in cache
+                part: np.ndarray = Xb.T @ s.astype(np.float32)  # (p, K), the block in cache
+                return part
 
             hv = self.Q.T @ self._xt_sum(block).T
         else:
@@ -142,10 +145,12 @@ class _Problem:
 
             def block(a: int, b: int) -> np.ndarray:
                 Xb = X[a:b]
-                return (D[a:b] * (Xb @ w)).astype(np.float32) @ Xb
+                part: np.ndarray = (D[a:b] * (Xb @ w)).astype(np.float32) @ Xb
+                return part
 
             hv = self._xt_sum(block)[None, :]
-        return C * hv + self.pen * v
+        Hv: np.ndarray = C * hv + self.pen * v
+        return Hv
 
     def _weights(self, P: np.ndarray) -> np.ndarray:
         """Binary Hessian weights p (1 - p), cached for the current P (one per Newton step,
@@ -236,7 +241,8 @@ class _Problem:
         M = G.astype(dtype) * dtype(C)
         M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp).astype(dtype)
         M[np.diag_indices_from(M)] += dtype(max(1e-10, shift)) * np.abs(np.diag(M)).max()
-        return M
+        precond: np.ndarray = M
+        return precond
 
     def factor(self, C: float, P: np.ndarray, G: np.ndarray | None
                ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
@@ -300,7 +306,8 @@ def intercept_start(y: np.ndarray, n_classes: int) -> np.ndarray:
     if n_classes == 2:
         return np.array([[np.log(counts[1] / counts[0])]])
     logp = np.log(counts / counts.sum())
-    return (logp - logp.mean())[:, None]
+    centred: np.ndarray = (logp - logp.mean())[:, None]
+    return centred
 
 
 def solve_path(

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from geneb.probe.solvers.fast_full import PathFit, _Problem, intercept_start
+from geneb.probe.solvers.fast_full import _Problem, intercept_start
+from geneb.probe.solvers.fast_path import PathFit
 
 #: L-BFGS iterations per Newton iteration of the ``max_iter`` budget: an L-BFGS step costs one
 #: or two gradient passes, a Newton step tens of Hessian products, and L-BFGS needs many more

@@ -10,11 +10,15 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from geneb.errors import GenebError
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 _F32_EPS = float(np.finfo(np.float32).eps)
 
@@ -92,13 +96,13 @@ def glorot_init(rng: np.random.RandomState, d: int, h: int, o: int) -> list[np.n
 class _Stack:
     """P probes' parameters in one flat buffer; W1/b1/W2/b2 are contiguous views of it."""
 
-    def __init__(self, flat: Any, P: int, d: int, h: int, o: int) -> None:
+    def __init__(self, flat: Tensor, P: int, d: int, h: int, o: int) -> None:
         self.P, self.d, self.h, self.o = P, d, h, o
         self.sizes = (d * h, h, h * o, o)
         self.flat = flat
         self.views = self.split(flat)
 
-    def split(self, flat: Any) -> list[Any]:
+    def split(self, flat: Tensor) -> list[Tensor]:
         shapes = ((self.d, self.h), (self.h,), (self.h, self.o), (self.o,))
         out, a = [], 0
         for size, shape in zip(self.sizes, shapes, strict=True):
@@ -106,7 +110,7 @@ class _Stack:
             a += self.P * size
         return out
 
-    def select(self, flat: Any, keep: Any) -> Any:
+    def select(self, flat: Tensor, keep: Tensor) -> Tensor:
         """The same layout for the probes ``keep`` (a device index tensor) only."""
         import torch
 
@@ -116,7 +120,7 @@ class _Stack:
 class _StackedAdam:
     """scikit-learn's Adam over one flat parameter buffer (fused kernel when torch has it)."""
 
-    def __init__(self, cfg: MLPConfig, flat: Any) -> None:
+    def __init__(self, cfg: MLPConfig, flat: Tensor) -> None:
         import torch
 
         self.cfg = cfg
@@ -126,7 +130,7 @@ class _StackedAdam:
         self.step_t = torch.zeros((), dtype=torch.float32, device=flat.device)
         self.fused = hasattr(torch, "_fused_adam_")
 
-    def step(self, flat: Any, grad: Any) -> None:
+    def step(self, flat: Tensor, grad: Tensor) -> None:
         import torch
 
         c = self.cfg
@@ -144,7 +148,7 @@ class _StackedAdam:
         lr_t = c.lr * math.sqrt(1 - c.beta2 ** self.t) / (1 - c.beta1 ** self.t)
         flat.addcdiv_(self.m, self.v.sqrt().add_(c.eps), value=-lr_t)
 
-    def select(self, stack: _Stack, keep: Any) -> None:
+    def select(self, stack: _Stack, keep: Tensor) -> None:
         self.m = stack.select(self.m, keep)
         self.v = stack.select(self.v, keep)
 
@@ -153,7 +157,7 @@ class _StackedAdam:
 class _Group:
     """Probes trained in lockstep: the same number of rows per batch at every step."""
 
-    def __init__(self, probes: list[_Probe], X: Any, Y: Any, row_w: Any | None,
+    def __init__(self, probes: list[_Probe], X: Tensor, Y: Tensor, row_w: Tensor | None,
                  cfg: MLPConfig, device: str) -> None:
         import torch
 
@@ -173,7 +177,8 @@ class _Group:
         self.active = list(range(P))  # positions in ``probes`` of the probes still training
 
     # one mini-batch step for every active probe; returns the (P,) summed batch loss
-    def step(self, Xb: Any, Yb: Any, w: Any, n_b: Any, l2_coef: Any) -> Any:
+    def step(self, Xb: Tensor, Yb: Tensor, w: Tensor | None, n_b: int | Tensor,
+             l2_coef: float | Tensor) -> Tensor:
         import torch
 
         W1, b1, W2, b2 = self.stack.views
@@ -192,12 +197,13 @@ class _Group:
             ce_sum = ce.sum(dim=(1, 2), dtype=torch.float64)
             delta = (prob - Yb).mul_(1.0 / n_b)  # n_b: python int (all probes alike)
         else:
+            assert not isinstance(n_b, int)  # weighted rows come with per-probe row counts
             ce_sum = (ce * w).sum(dim=(1, 2), dtype=torch.float64) * n_b.view(-1)
             delta = (prob - Yb).mul_(w)  # w = mask / n_p: padded rows contribute nothing
         # ||W||^2 before the update (sklearn adds it to the batch loss)
         sq = (torch.linalg.vector_norm(W1.reshape(W1.shape[0], -1), dim=1) ** 2
               + torch.linalg.vector_norm(W2.reshape(W2.shape[0], -1), dim=1) ** 2)
-        loss = ce_sum + 0.5 * self.cfg.alpha * sq.to(torch.float64)
+        loss: Tensor = ce_sum + 0.5 * self.cfg.alpha * sq.to(torch.float64)
         torch.sum(delta, dim=1, out=gb2)
         dA1 = torch.bmm(delta, W2.transpose(1, 2))
         dA1.mul_(A1 > 0)
@@ -252,7 +258,7 @@ class _Group:
         self.keep_rows(k)
         return True
 
-    def keep_rows(self, k: Any) -> None:
+    def keep_rows(self, k: Tensor) -> None:
         """Hook for the per-probe data of the few-shot stack (kept in step with ``active``)."""
 
 
@@ -281,13 +287,15 @@ def _train_small(probes: list[_Probe], Xs: list[np.ndarray], Ys: list[np.ndarray
 
 
 class _SmallGroup(_Group):
-    def __init__(self, probes: list[_Probe], X: Any, Y: Any, w: Any, n: Any, cfg: MLPConfig,
+    def __init__(self, probes: list[_Probe], X: Tensor, Y: Tensor, w: Tensor, n: Tensor,
+                 cfg: MLPConfig,
                  device: str) -> None:
         super().__init__(probes, X, Y, w, cfg, device)
         self.n_f = n.to(X.dtype).view(-1, 1, 1)
         self.l2 = cfg.alpha / self.n_f
 
-    def keep_rows(self, k: Any) -> None:
+    def keep_rows(self, k: Tensor) -> None:
+        assert self.row_w is not None  # a small group always weighs its rows (_train_small)
         self.X = self.X.index_select(0, k)
         self.Y = self.Y.index_select(0, k)
         self.row_w = self.row_w.index_select(0, k)
@@ -329,15 +337,18 @@ def _train_large(probes: list[_Probe], local: list[int], sources: list[np.ndarra
             Yb = Yflat.index_select(0, r).view(P, b1 - b0, -1)
             loss = g.step(Xb, Yb, None, b1 - b0, cfg.alpha / (b1 - b0))
             total = loss if total is None else total.add_(loss)
+        assert total is not None  # n >= 1 rows: at least one batch ran
         if not g.end_epoch(total.cpu().numpy(), [n] * P, t0):
             break
 
 
 
-def _targets(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+def _targets(y: np.ndarray, classes: np.ndarray) -> npt.NDArray[np.float32]:
     if len(classes) == 2:
-        return (y == classes[1]).astype(np.float32)[:, None]
-    return (y[:, None] == classes[None, :]).astype(np.float32)
+        binary: npt.NDArray[np.float32] = (y == classes[1]).astype(np.float32)[:, None]
+        return binary
+    one_hot: npt.NDArray[np.float32] = (y[:, None] == classes[None, :]).astype(np.float32)
+    return one_hot
 
 
 def _train_probes(probes: list[_Probe], designs: list[np.ndarray], y: np.ndarray,

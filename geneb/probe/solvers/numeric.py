@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 #: ``run(fn, tasks)``: calls ``fn(*task)`` for each task (in any threads), results in order.
 Runner = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]]
@@ -21,24 +22,27 @@ Runner = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]]
 TRI_BLOCK = 128
 
 
-def expit(x: np.ndarray) -> np.ndarray:
+def expit(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Logistic sigmoid ``1 / (1 + exp(-x))`` without overflow for large |x|."""
-    x = np.asarray(x, dtype=np.float64)
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    x64 = np.asarray(x, dtype=np.float64)
+    e: npt.NDArray[np.float64] = np.exp(-np.abs(x64))
+    out: npt.NDArray[np.float64] = np.where(x64 >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return out
 
 
 def logsumexp(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """``log(sum(exp(x)))`` along ``axis``, shifted by the maximum."""
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
-    return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(x - m), axis=axis))
+    out: np.ndarray = np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(x - m), axis=axis))
+    return out
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """``exp(x) / sum(exp(x))`` along ``axis``, shifted by the maximum."""
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    out: np.ndarray = e / np.sum(e, axis=axis, keepdims=True)
+    return out
 
 
 def upper_panels(lo: int, hi: int) -> list[tuple[int, int]]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from geneb.errors import ProbeError
 from geneb.probe.preprocess import standardize_pair
 from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem
 from geneb.protocol import DEFAULT_ALPHA_SWEEP
@@ -97,8 +98,11 @@ class RidgeSolver:
     precision = "float64"
 
     def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
-        ridge = [RidgeFit(alpha=float(c.alpha), train_idx=c.train_idx)  # type: ignore[arg-type]
-                 for c in fits]
+        ridge = []
+        for c in fits:
+            if c.alpha is None:
+                raise ProbeError(f"a ridge fit needs alpha (the ridge penalty); got {c!r:.80}")
+            ridge.append(RidgeFit(alpha=float(c.alpha), train_idx=c.train_idx))
         results = solve_ridge(problem.X_train, np.asarray(problem.y_train, np.float64),
                               problem.X_test, ridge, standardize=problem.standardize)
         return [FitResult(proba=None, n_iter=1, converged=True, fit_seconds=r.fit_seconds,

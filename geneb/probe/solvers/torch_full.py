@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 #: Rows of the design scaled at once while a Hessian block is accumulated.
 HESSIAN_ROW_CHUNK = 8192
@@ -35,7 +39,7 @@ class TorchPathFit:
 
 
 class _Problem:
-    def __init__(self, torch: Any, Xa: Any, y: np.ndarray, n_classes: int) -> None:
+    def __init__(self, torch: ModuleType, Xa: Tensor, y: np.ndarray, n_classes: int) -> None:
         self.t, self.X = torch, Xa
         self.n, self.p = Xa.shape
         dev = Xa.device
@@ -46,16 +50,16 @@ class _Problem:
             Y = np.eye(n_classes)[y]
         else:
             Q, Y = np.ones((1, 1)), y.astype(np.float64)[:, None]
-        self.Q = torch.as_tensor(Q, dtype=torch.float64, device=dev)
-        self.Y = torch.as_tensor(Y, dtype=torch.float64, device=dev)
+        self.Q: Tensor = torch.as_tensor(Q, dtype=torch.float64, device=dev)
+        self.Y: Tensor = torch.as_tensor(Y, dtype=torch.float64, device=dev)
         self.Kp = Q.shape[1]
-        self.pen = torch.ones(self.p, dtype=torch.float64, device=dev)
+        self.pen: Tensor = torch.ones(self.p, dtype=torch.float64, device=dev)
         self.pen[-1] = 0.0
 
-    def eta(self, V: Any) -> Any:
+    def eta(self, V: Tensor) -> Tensor:
         return self.X @ (self.Q @ V).T  # (n, K)
 
-    def loss_P(self, eta: Any) -> tuple[Any, Any]:
+    def loss_P(self, eta: Tensor) -> tuple[Tensor, Tensor]:
         t = self.t
         if self.multi:
             lse = t.logsumexp(eta, dim=1)
@@ -63,16 +67,16 @@ class _Problem:
         e = eta[:, 0]
         return (t.logaddexp(t.zeros_like(e), e) - self.Y[:, 0] * e).sum(), t.sigmoid(eta)
 
-    def f(self, C: float, V: Any, loss: Any) -> Any:
+    def f(self, C: float, V: Tensor, loss: Tensor) -> Tensor:
         return C * loss + 0.5 * (self.pen * V * V).sum()
 
-    def grad(self, C: float, V: Any, P: Any) -> Any:
+    def grad(self, C: float, V: Tensor, P: Tensor) -> Tensor:
         return C * (self.Q.T @ (self.X.T @ (P - self.Y)).T) + self.pen * V
 
-    def grad_norm(self, C: float, g: Any) -> float:
-        return float((self.Q @ g).abs().max()) / (C * self.n)
+    def grad_norm(self, C: float, g: Tensor) -> float:
+        return float((self.Q @ g).abs().max()) / float(C * self.n)
 
-    def hessian(self, C: float, P: Any) -> Any:
+    def hessian(self, C: float, P: Tensor) -> Tensor:
         """Exact Hessian ((K-1) p, (K-1) p) in V, block by block over row chunks."""
         t, Kp, p = self.t, self.Kp, self.p
         if self.multi:  # m[n] = Q^T (diag(P_n) - P_n P_n^T) Q, (n, K', K')
@@ -80,7 +84,7 @@ class _Problem:
             m = t.einsum("ka,kb,nk->nab", self.Q, self.Q, P) - PQ[:, :, None] * PQ[:, None, :]
         else:
             m = (P[:, 0] * (1.0 - P[:, 0]))[:, None, None]
-        H = t.zeros((Kp * p, Kp * p), dtype=t.float64, device=self.X.device)
+        H: Tensor = t.zeros((Kp * p, Kp * p), dtype=t.float64, device=self.X.device)
         for a in range(Kp):
             for b in range(a, Kp):
                 blk = H[a * p:(a + 1) * p, b * p:(b + 1) * p]
@@ -93,15 +97,15 @@ class _Problem:
         H.diagonal().add_(self.pen.repeat(Kp))
         return H
 
-    def newton_step(self, H: Any, g: Any) -> Any:
+    def newton_step(self, H: Tensor, g: Tensor) -> Tensor:
         t = self.t
         L, info = t.linalg.cholesky_ex(H)
         rhs = g.reshape(-1, 1)
-        d = t.cholesky_solve(rhs, L) if int(info) == 0 else t.linalg.solve(H, rhs)
+        d: Tensor = t.cholesky_solve(rhs, L) if int(info) == 0 else t.linalg.solve(H, rhs)
         return -d.reshape(self.Kp, self.p)
 
 
-def solve_path_torch(Xa: Any, y: np.ndarray, n_classes: int, Cs: list[float],
+def solve_path_torch(Xa: Tensor, y: np.ndarray, n_classes: int, Cs: list[float],
                      theta0: np.ndarray, *, tol: float, max_iter: int) -> list[TorchPathFit]:
     """Newton with Armijo backtracking for each C in ascending order, warm-started; ``Xa``:
     the (n, p) float64 torch design (features, then ones) on its device; ``theta0`` the
@@ -121,8 +125,8 @@ def solve_path_torch(Xa: Any, y: np.ndarray, n_classes: int, Cs: list[float],
     return out
 
 
-def _newton(prob: _Problem, C: float, V: Any, tol: float, max_iter: int
-            ) -> tuple[Any, int, bool]:
+def _newton(prob: _Problem, C: float, V: Tensor, tol: float, max_iter: int
+            ) -> tuple[Tensor, int, bool]:
     eta = prob.eta(V)
     loss, P = prob.loss_P(eta)
     f = prob.f(C, V, loss)
