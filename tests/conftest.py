@@ -88,3 +88,20 @@ def built_report(tmp_path_factory):
         return dest
 
     return copy
+
+
+@pytest.fixture(scope="session")
+def published_report(tmp_path_factory) -> tuple[Path, float]:
+    """(index.html, seconds the build took) of the whole report on ``published:geneb`` (41
+    models x 100 tasks x 3 regimes, GENEB's catalogue facts, n_boot 200), built once per
+    session: test_analysis_published.py checks its content and time, test_report_browser.py
+    its layout in Chromium."""
+    import time
+
+    from geneb.analysis.report import build_report
+    from geneb.models.catalogue import published_facts
+
+    t0 = time.perf_counter()
+    index = build_report("published:geneb", tmp_path_factory.mktemp("published") / "R",
+                         n_boot=200, catalogue=published_facts)
+    return index, time.perf_counter() - t0

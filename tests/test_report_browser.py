@@ -126,13 +126,10 @@ def test_report_renders_in_chromium(chromium, request, tmp_path, which, width):
         assert_tables_fit(got)
 
 
-def test_published_report_fits_the_page(chromium, tmp_path):
+def test_published_report_fits_the_page(chromium, published_report, tmp_path):
     """GENEB's own matrix (41 models, 100 long task ids, 3 regimes): every table and figure of
-    the report fits a 1280 px page."""
-    from geneb.models.catalogue import published_facts
-
-    index = build_report("published:geneb", tmp_path / "report", n_boot=100,
-                         catalogue=published_facts)
+    the report fits a 1280 px page (the report built once per session, conftest.py)."""
+    index, _seconds = published_report
     got = measure(chromium, index, 1280, tmp_path)
     assert got["not_drawn"] == [] and got["n_images"] >= 5, got
     assert got["scroll_width"] <= got["viewport"], got
