@@ -167,12 +167,14 @@ def test_vep_tables_fit_the_page(chromium, hostile_report, tmp_path):
     from geneb.analysis.report.vep_section import add_to_report, vep_page
     from geneb.vep.summary import summarise
 
-    scores = _vep_scores()
+    # one summary for both pages (20 bootstrap draws: the intervals' digits, not their
+    # precision, set the tables' widths)
+    summary = summarise(_vep_scores(), n_boot=20)
     report = tmp_path / "report"
     shutil.copytree(hostile_report.parent, report)
-    add_to_report(report / "index.html", summarise(scores))  # the section `geneb run` appends
+    add_to_report(report / "index.html", summary)  # the section `geneb run` appends
     # `geneb vep evaluate --out`
-    _, files = vep_page(summarise(scores, n_boot=20), tmp_path / "vep")
+    _, files = vep_page(summary, tmp_path / "vep")
     for index in (report / "index.html", tmp_path / "vep" / "vep_report.html"):
         got = measure(chromium, index, 1280, tmp_path)
         assert got["scroll_width"] <= got["viewport"], got

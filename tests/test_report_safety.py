@@ -59,12 +59,16 @@ def test_empty_folder_is_used_and_rerun_keeps_user_additions(tmp_path):
     out.mkdir()
     build_report(example_results(), out, n_boot=N_BOOT)
     assert (out / MANIFEST).is_file()
+    assert (out / "figures" / "linear_vs_mlp.png").exists()
+    assert (out / "tables" / "probe_stability.csv").exists()
     (out / "tables" / "my_extra.csv").write_text("x\n1\n")
     (out / "README-mine.txt").write_text("mine")
     build_report(example_results(mlp=False), out, n_boot=N_BOOT)
     assert (out / "tables" / "my_extra.csv").read_text() == "x\n1\n"
     assert (out / "README-mine.txt").read_text() == "mine"
-    assert not (out / "figures" / "linear_vs_mlp.png").exists()  # the report's own, gone
+    # the report's own stale figure and table (no MLP rows now), gone
+    assert not (out / "figures" / "linear_vs_mlp.png").exists()
+    assert not (out / "tables" / "probe_stability.csv").exists()
     assert not list(out.glob(".geneb-report-staging-*"))
 
 
