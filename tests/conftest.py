@@ -59,3 +59,49 @@ def models_dir() -> Path:
 def brca1_folder() -> Path:
     """The staged BRCA1 variant folder (Findlay et al. 2018; reference.fa + variants.csv)."""
     return require_shared(SHARED / "variants" / "brca1_findlay2018", "the BRCA1 variant folder")
+
+
+@pytest.fixture(scope="session")
+def built_report(tmp_path_factory):
+    """``copy(dest, **kw)``: a copy at ``dest`` of the report ``build_report`` writes for
+    ``example_results(**kw)`` (n_boot 100), each ``kw`` built once per session.
+
+    For the tests that need *a* previous report in a folder (staging, ownership, a failed
+    rebuild), not a build of their own: a report's files name each other by relative path
+    only (its manifest too), so a copy is the folder that build wrote.
+    """
+    import shutil
+
+    from example_results import example_results
+
+    from geneb.analysis.report import build_report
+
+    built: dict[tuple, Path] = {}
+
+    def copy(dest: Path, **kw) -> Path:
+        key = tuple(sorted(kw.items()))
+        if key not in built:
+            src = tmp_path_factory.mktemp("built_report") / "r"
+            build_report(example_results(**kw), src, n_boot=100)
+            built[key] = src
+        shutil.copytree(built[key], dest)
+        return dest
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def published_report(tmp_path_factory) -> tuple[Path, float]:
+    """(index.html, seconds the build took) of the whole report on ``published:geneb`` (41
+    models x 100 tasks x 3 regimes, GENEB's catalogue facts, n_boot 200), built once per
+    session: test_analysis_published.py checks its content and time, test_report_browser.py
+    its layout in Chromium."""
+    import time
+
+    from geneb.analysis.report import build_report
+    from geneb.models.catalogue import published_facts
+
+    t0 = time.perf_counter()
+    index = build_report("published:geneb", tmp_path_factory.mktemp("published") / "R",
+                         n_boot=200, catalogue=published_facts)
+    return index, time.perf_counter() - t0

@@ -5,7 +5,6 @@ against GENEB's own micro/macro/category values, and its running time."""
 from __future__ import annotations
 
 import csv
-import time
 
 import numpy as np
 import pandas as pd
@@ -202,21 +201,16 @@ def test_aggregates_equal_the_published_ones() -> None:
     assert (cats["macro_mcc"].to_numpy() == published.to_numpy()).all()
 
 
-def test_report_on_the_published_matrix(tmp_path) -> None:
+def test_report_on_the_published_matrix(published_report) -> None:
     """The whole report on ``published:geneb`` (41 models x 100 tasks x 3 regimes): completes,
-    says that the rows are seed means (no interval over seeds), its leaderboard is GENEB's."""
-    from geneb.analysis.report import build_report
-    from geneb.models.catalogue import published_facts
-
+    says that the rows are seed means (no interval over seeds), its leaderboard is GENEB's.
+    (The report is built once per session, conftest.py: the browser test lays it out.)"""
     _rows, ref = _published_rows()
-    t0 = time.perf_counter()
-    index = build_report("published:geneb", tmp_path / "R", n_boot=200,
-                         catalogue=published_facts)
-    seconds = time.perf_counter() - t0
+    index, seconds = published_report
     assert seconds < 120, seconds
     page = index.read_text(encoding="utf-8")
     assert "every row is a mean over seeds as published" in page
-    tables = tmp_path / "R" / "tables"
+    tables = index.parent / "tables"
     assert not (tables / "bootstrap_seeds.csv").exists()
     lb = pd.read_csv(tables / "leaderboard_full.csv")
     assert "seed_ci_low" not in lb.columns and len(lb) == 41

@@ -167,8 +167,16 @@ def test_vep_score_runs_every_family(family: str, models_dir: Path, tmp_path: Pa
         args += ["--scorer", s]
     if family != "gpn":
         args.append("--trust-remote-code")
-    proc = geneb_cli(*args)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    if family == "hyena":  # a fresh process, as a user runs it (hyena also runs under tf 5.x)
+        proc = geneb_cli(*args)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    else:  # the same command in this process: an interpreter start less per family
+        from typer.testing import CliRunner
+
+        from geneb.cli import app
+
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 0, r.output[-3000:]
     df = pd.read_csv(out)
     assert sorted(df["scorer"].unique()) == sorted(scorers)
     ok = df[df["status"] == "ok"]

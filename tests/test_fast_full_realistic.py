@@ -20,7 +20,7 @@ from geneb.probe.solvers.fast_full import solve_path
 
 C_SWEEP = (0.01, 0.1, 1.0, 10.0, 100.0)
 #: (train rows, width, classes, seed): held out from the benchmark's shapes and seeds
-SHAPES = [(1200, 48, 2, 101), (900, 64, 3, 102), (400, 360, 2, 103), (300, 420, 3, 104)]
+SHAPES = [(1200, 48, 2, 101), (900, 64, 3, 102), (400, 360, 2, 103), (240, 336, 3, 104)]
 
 
 def _objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, C: float) -> float:

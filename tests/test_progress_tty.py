@@ -1,61 +1,21 @@
 """Progress on long commands (issue 28, case 26): on a terminal a bar on stderr, also on a
 pseudo-terminal that reports no size (where a bare tqdm draws nothing) and redrawn while one
 long step runs; nothing when not a terminal or in CI. Commands run in a fresh process on a
-pseudo-terminal opened here (``pty``), as a user's shell runs them.
+pseudo-terminal opened here (tests/terminal.py), as a user's shell runs them. The demo's
+progress is checked by its own test (test_demo.py), on the same one run as its outputs.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import select
-import struct
 import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
 from probe_stores import gaussian_task
+from terminal import environment, run_on_terminal
 
 from geneb.store import FeatureStore
-
-
-def run_on_terminal(args: list[str], env: dict[str, str], columns: int | None = None,
-                    timeout: float = 240) -> tuple[int, str]:  # fmt: skip
-    """``geneb args`` with stdin, stdout and stderr on a new pseudo-terminal (of ``columns``
-    columns; None: one that reports no size); returns (exit code, everything it printed)."""
-    master, slave = pty.openpty()
-    if columns is not None:
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "geneb", *args], stdin=slave, stdout=slave,
-                            stderr=slave, env=env, close_fds=True)  # fmt: skip
-    os.close(slave)
-    out, t0 = b"", time.perf_counter()
-    while time.perf_counter() - t0 < timeout:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                data = os.read(master, 1 << 16)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            out += data
-        elif proc.poll() is not None:
-            break
-    proc.kill() if proc.poll() is None else None
-    os.close(master)
-    return proc.wait(), out.decode(errors="replace")
-
-
-def environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GENEB_NO_PROGRESS")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -93,15 +53,3 @@ def test_extract_shows_a_bar_on_a_terminal(tmp_path: Path, columns: int | None) 
                         *args[3:]], env=environment(), capture_output=True, text=True,
                        timeout=240)  # fmt: skip
     assert r.returncode == 0 and "600/600" not in r.stderr, r.stderr
-
-
-@pytest.mark.slow  # the demo at its smallest: ~110 s
-def test_demo_shows_progress_and_explains_non_converged_fits(tmp_path: Path) -> None:
-    args = ["demo", "--out", str(tmp_path / "d"), "--n-train", "80", "--n-test", "60",
-            "--no-minilm"]  # fmt: skip
-    code, out = run_on_terminal(args, environment(), timeout=500)
-    assert code == 0, out[-2000:]
-    assert "seq/s" in out and "probing (linear)" in out and "probing (mlp)" in out
-    text = " ".join(out.split())
-    if "did not converge" in text:  # the demo's few-row MLP fits: said in one line, explained
-        assert "Common for MLP fits on few rows" in text

@@ -221,13 +221,8 @@ def test_mlp_only(tmp_path):
     assert "heatmap_model_category.png" in figs
 
 
-def test_rerun_removes_stale_figures(tmp_path):
-    out = tmp_path / "r"
-    build_report(example_results(), out, n_boot=N_BOOT)
-    assert (out / "figures" / "linear_vs_mlp.png").exists()
-    build_report(example_results(mlp=False), out, n_boot=N_BOOT)
-    assert not (out / "figures" / "linear_vs_mlp.png").exists()
-    assert not (out / "tables" / "probe_stability.csv").exists()
+# A rerun removes the report's own stale figures and tables: test_report_safety.py
+# (test_empty_folder_is_used_and_rerun_keeps_user_additions, on the same two builds).
 
 
 def test_restrict_regimes_and_cs(tmp_path):

@@ -59,18 +59,21 @@ def test_empty_folder_is_used_and_rerun_keeps_user_additions(tmp_path):
     out.mkdir()
     build_report(example_results(), out, n_boot=N_BOOT)
     assert (out / MANIFEST).is_file()
+    assert (out / "figures" / "linear_vs_mlp.png").exists()
+    assert (out / "tables" / "probe_stability.csv").exists()
     (out / "tables" / "my_extra.csv").write_text("x\n1\n")
     (out / "README-mine.txt").write_text("mine")
     build_report(example_results(mlp=False), out, n_boot=N_BOOT)
     assert (out / "tables" / "my_extra.csv").read_text() == "x\n1\n"
     assert (out / "README-mine.txt").read_text() == "mine"
-    assert not (out / "figures" / "linear_vs_mlp.png").exists()  # the report's own, gone
+    # the report's own stale figure and table (no MLP rows now), gone
+    assert not (out / "figures" / "linear_vs_mlp.png").exists()
+    assert not (out / "tables" / "probe_stability.csv").exists()
     assert not list(out.glob(".geneb-report-staging-*"))
 
 
-def test_user_file_with_a_report_name_is_not_overwritten(tmp_path):
-    out = tmp_path / "r"
-    build_report(example_results(mlp=False), out, n_boot=N_BOOT)
+def test_user_file_with_a_report_name_is_not_overwritten(tmp_path, built_report):
+    out = built_report(tmp_path / "r", mlp=False)  # a previous report without MLP rows
     before = (out / "index.html").read_bytes()
     mine = out / "figures" / "linear_vs_mlp.png"  # not written by that report
     mine.write_bytes(b"user's own figure")
@@ -81,9 +84,8 @@ def test_user_file_with_a_report_name_is_not_overwritten(tmp_path):
     assert not list(out.glob(".geneb-report-staging-*"))
 
 
-def test_failed_build_leaves_the_previous_report_whole(tmp_path, monkeypatch):
-    out = tmp_path / "r"
-    build_report(example_results(), out, n_boot=N_BOOT)
+def test_failed_build_leaves_the_previous_report_whole(tmp_path, monkeypatch, built_report):
+    out = built_report(tmp_path / "r")  # the previous report
     snapshot = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     def boom(page, ctx):
