@@ -13,7 +13,8 @@ is hours on a shared 2-core machine). For each shape, in one process:
 * the limit, measured in the same run: the float32 data Hessian Gram (``X^T X`` at the
   measured rate: K'^2 of them for K' = K - 1 weight vectors, K' = 1 binary) plus 50 passes of
   X over K' vectors, the fewest a full-data path can make; ratio = full regime / limit;
-* the full regime's peak memory over the embeddings' size (tracemalloc, one extra run);
+* the full regime's peak memory over the embeddings' size (``--memory``: VmHWM of a child
+  process that loads the pair, one extra run);
 * the paper protocol (scikit-learn ``LogisticRegression(C, max_iter=1000)``) on the same
   pair, per regime (``--paper``; shapes above ``--paper-max-cells`` n*d are skipped and said).
 
@@ -39,7 +40,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -132,17 +132,43 @@ def former_rule_regime(data: tuple) -> dict:
         fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = kept
 
 
-def peak_memory(data: tuple) -> dict[str, float]:
-    """Peak bytes numpy allocates during the full regime, over the embeddings' bytes."""
-    X, _, Xte, _ = data
-    tracemalloc.start()
-    try:
-        probe_regime(data, "full")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+def _rss_kib(field: str) -> int:
+    """``field`` (VmRSS, VmHWM) of this process from /proc/self/status, in KiB."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith(field + ":"))
+
+
+def memory_child(npz: str) -> None:
+    """In a fresh process: load the pair's embeddings, reset the peak RSS, run the full
+    regime, print the RSS figures as JSON (``--memory-child``)."""
+    import geneb  # imports first: their pages are not the probe's
+
+    base = _rss_kib("VmRSS")
+    with np.load(npz) as z:
+        data = (z["X"], z["y"], z["Xte"], z["yte"])
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+    loaded = _rss_kib("VmRSS")
+    probe_regime(data, "full")
+    del geneb
+    print(json.dumps({"base_kib": base, "loaded_kib": loaded, "peak_kib": _rss_kib("VmHWM")}))
+
+
+def peak_memory(data: tuple, workdir: Path) -> dict[str, float]:
+    """Peak resident memory of the full regime in a child process (VmHWM, reset once the
+    embeddings are loaded; ru_maxrss would carry this parent's pages across fork and exec),
+    over the embeddings' bytes: ``(peak - RSS after imports) / embeddings``, so the
+    embeddings themselves count, the interpreter and libraries do not."""
+    X, y, Xte, yte = data
+    npz = workdir / "pair.npz"
+    np.savez(npz, X=X, y=y, Xte=Xte, yte=yte)
+    res = subprocess.run([sys.executable, __file__, "--memory-child", str(npz)], check=True,
+                         capture_output=True, text=True, env={**os.environ})
+    rss = json.loads(res.stdout.strip().splitlines()[-1])
     emb = X.nbytes + Xte.nbytes
-    return {"peak_gib": peak / 2**30, "embeddings_gib": emb / 2**30, "peak_over_emb": peak / emb}
+    probe_bytes = (rss["peak_kib"] - rss["base_kib"]) * 1024
+    return {"peak_gib": rss["peak_kib"] / 2**20, "base_gib": rss["base_kib"] / 2**20,
+            "embeddings_gib": emb / 2**30, "peak_over_emb": probe_bytes / emb}
 
 
 def cli_grid(data: tuple, workdir: Path) -> float:
@@ -198,7 +224,8 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
         out[f"regime_{regime}_s"] = probe_regime(data, regime, backend=args.backend)["seconds"]
     out["grid_api_s"] = out["regime_1_s"] + out["regime_10_s"] + full_s
     if args.memory:
-        out["memory"] = peak_memory(data)
+        with tempfile.TemporaryDirectory(prefix="geneb-realsize-") as tmp:
+            out["memory"] = peak_memory(data, Path(tmp))
     if args.cli:
         with tempfile.TemporaryDirectory(prefix="geneb-realsize-") as tmp:
             out["grid_cli_s"] = cli_grid(data, Path(tmp))
@@ -255,13 +282,17 @@ def main() -> None:
     ap.add_argument("--cli", action="store_true", help="also time `geneb probe`")
     ap.add_argument("--paper", action="store_true", help="also the paper protocol")
     ap.add_argument("--paper-max-cells", type=int, default=2_000_000)
-    ap.add_argument("--memory", action="store_true", help="also the peak memory (tracemalloc)")
+    ap.add_argument("--memory", action="store_true", help="also the peak memory (VmHWM of a child)")
+    ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     ap.add_argument("--before", action="store_true",
                     help="also the full regime with the former Gram rule, alternating")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--json")
     ap.add_argument("--md")
     args = ap.parse_args()
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return
     args.backend = "auto"
     if args.device == "cuda":
         if not cuda_usable():
