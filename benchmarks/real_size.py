@@ -19,8 +19,9 @@ is hours on a shared 2-core machine). For each shape, in one process:
   pair, per regime (``--paper``; shapes above ``--paper-max-cells`` n*d are skipped and said).
 
 Repeats alternate limit and solve (``--repeats``, medians): on a shared machine the ratio of
-two figures measured side by side is the robust one. ``--before`` also times, alternating,
-the full regime with the path's rules before issue 30 (``former_rule_regime``).
+two figures measured side by side is the robust one. ``--before REV`` also times, alternating,
+the full regime with the solver of git revision REV (``solver_at``), e.g. the commit before a
+change to ``geneb/probe/solvers``.
 
 ``--device cuda`` runs the same shapes and grids through the torch backend
 (``backend="torch"``) when torch sees a CUDA device, and exits saying so otherwise; the
@@ -34,6 +35,7 @@ Not run in the session that wrote it (no GPU was lent).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -41,6 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -119,17 +122,37 @@ def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend:
             "mcc_full_C1": float(df[df.C == 1.0].mcc.mean())}
 
 
-def former_rule_regime(data: tuple) -> dict:
-    """The full regime as before issue 30: a new Gram whenever one CG solve took more than
-    ``STALE_CG`` steps (``GRAM_COST_DIVISOR`` = inf), plain warm starts along C."""
-    from geneb.probe.solvers import fast_path
+def solver_at(rev: str) -> ModuleType:
+    """The full-data solver (``fast_full`` with its ``fast_path``) as it was at git revision
+    ``rev`` of this repository, imported under other names (the before/after comparison runs
+    both in one process, alternating)."""
+    root = Path(__file__).resolve().parents[1]
+    tmp = Path(tempfile.mkdtemp(prefix="geneb-solver-"))
+    names = {}
+    for mod in ("fast_path", "fast_gram", "fast_full"):
+        show = subprocess.run(["git", "-C", str(root), "show",
+                               f"{rev}:geneb/probe/solvers/{mod}.py"], capture_output=True,
+                              text=True)
+        if show.returncode == 0:
+            names[mod] = show.stdout
+    for mod, text in names.items():
+        for other in names:
+            text = text.replace(f"geneb.probe.solvers.{other} import", f"before_{other} import")
+        (tmp / f"before_{mod}.py").write_text(text)
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("before_fast_full")
 
-    kept = fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION
-    fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = float("inf"), False
+
+def before_regime(data: tuple, solver: ModuleType) -> dict:
+    """The full regime with ``solver.solve_path`` (``solver_at``) in place of the current one."""
+    from geneb.probe.solvers import fast
+
+    kept = fast.solve_path
+    fast.solve_path = solver.solve_path
     try:
         return probe_regime(data, "full")
     finally:
-        fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = kept
+        fast.solve_path = kept
 
 
 def _rss_kib(field: str) -> int:
@@ -141,8 +164,8 @@ def _rss_kib(field: str) -> int:
 def memory_child(npz: str) -> None:
     """In a fresh process: load the pair's embeddings, reset the peak RSS, run the full
     regime, print the RSS figures as JSON (``--memory-child``)."""
-    import geneb  # imports first: their pages are not the probe's
-
+    X, y = generate(200, 16, 2, seed=0)  # imports first: their pages are not the probe's
+    probe_regime((X[:150], y[:150], X[150:], y[150:]), "full")
     base = _rss_kib("VmRSS")
     with np.load(npz) as z:
         data = (z["X"], z["y"], z["Xte"], z["yte"])
@@ -150,7 +173,6 @@ def memory_child(npz: str) -> None:
         fh.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
     loaded = _rss_kib("VmRSS")
     probe_regime(data, "full")
-    del geneb
     print(json.dumps({"base_kib": base, "loaded_kib": loaded, "peak_kib": _rss_kib("VmHWM")}))
 
 
@@ -203,7 +225,7 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
         rows["limit"].append(measure_limit(Xc, Kp, threads))
         rows["full"].append(probe_regime(data, "full", backend=args.backend))
         if args.before:
-            rows["before"].append(former_rule_regime(data))
+            rows["before"].append(before_regime(data, args.before_solver))
     med = {k: float(np.median([r[k] for r in rows["limit"]])) for k in rows["limit"][0]}
     full_s = float(np.median([r["seconds"] for r in rows["full"]]))
     ratios = [f["seconds"] / li["limit_s"] for f, li in zip(rows["full"], rows["limit"],
@@ -240,7 +262,7 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
 def markdown(results: list[dict]) -> str:
     """The table: limit, C path and regime ratios (per run), grid, CLI, paper, memory."""
     cols = ("train x width x classes", "load", "Gram s (GFLOP/s)", "50 passes s", "limit s",
-            "former path / limit (runs)", "C path s", "path / limit (runs)",
+            "before path / limit (runs)", "C path s", "path / limit (runs)",
             "full regime s", "regime / limit", "1-shot s", "10-shot s", "grid API s",
             "grid CLI s", "paper full s", "peak mem / emb")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -284,8 +306,8 @@ def main() -> None:
     ap.add_argument("--paper-max-cells", type=int, default=2_000_000)
     ap.add_argument("--memory", action="store_true", help="also the peak memory (VmHWM of a child)")
     ap.add_argument("--memory-child", help=argparse.SUPPRESS)
-    ap.add_argument("--before", action="store_true",
-                    help="also the full regime with the former Gram rule, alternating")
+    ap.add_argument("--before", metavar="REV",
+                    help="also the full regime with the solver of git revision REV, alternating")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--json")
     ap.add_argument("--md")
@@ -294,6 +316,7 @@ def main() -> None:
         memory_child(args.memory_child)
         return
     args.backend = "auto"
+    args.before_solver = solver_at(args.before) if args.before else None
     if args.device == "cuda":
         if not cuda_usable():
             sys.exit("--device cuda: torch sees no CUDA device here; nothing was run")

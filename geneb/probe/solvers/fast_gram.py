@@ -25,8 +25,8 @@ from geneb.probe.solvers.numeric import upper_panels
 
 #: Bytes of one chunk of rows a Gram task scales at a time: large enough that the chunk's
 #: panel product (chunk rows x panel) dominates the add into G, small enough that two tasks'
-#: buffers stay a small part of the embeddings (at width 4,096: 1,024 rows, 16 MiB each).
-GRAM_CHUNK_BYTES = 16 * 2**20
+#: buffers stay a small part of the embeddings (at width 1,024: 2,048 rows, 8 MiB each).
+GRAM_CHUNK_BYTES = 8 * 2**20
 #: Fewest rows of a chunk (narrow designs).
 GRAM_CHUNK_MIN_ROWS = 256
 
