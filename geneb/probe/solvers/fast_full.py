@@ -131,7 +131,7 @@ class _Problem:
     def _xt_sum(self, fn: Callable[[int, int], np.ndarray]) -> np.ndarray:
         """Sum of per-block ``X_blk^T r_blk`` partials, added in block order."""
         parts = self.rows.map(fn)
-        total = parts[0].astype(np.float64)
+        total: np.ndarray = parts[0].astype(np.float64)
         for part in parts[1:]:
             total += part
         return total
@@ -179,7 +179,7 @@ class _Problem:
             return loss, acc
 
         parts = self.rows.map(block)
-        total = parts[0][1]
+        total: np.ndarray = parts[0][1]
         for _, part in parts[1:]:
             total += part
         return Evaluation(eta_d, eta1, float(sum(p[0] for p in parts)), P1, total)
@@ -205,7 +205,8 @@ class _Problem:
     def gradient(self, C: float, theta: np.ndarray, XtR: np.ndarray) -> np.ndarray:
         """Gradient from the data part ``XtR = X^T (P - Y)`` (no pass: it does not depend on
         C, so a path reuses it at the next C)."""
-        return C * (self.Q.T @ XtR.T) + self.pen * theta
+        g: np.ndarray = C * (self.Q.T @ XtR.T) + self.pen * theta
+        return g
 
     def grad_norm(self, C: float, g: np.ndarray) -> float:
         """sklearn's stopping measure: max |gradient| in its own coefficients, over C * n

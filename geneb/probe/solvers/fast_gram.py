@@ -49,7 +49,7 @@ def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
     block is ``X^T (D_ab X)`` in two column halves. ``run(fn, tasks)`` runs ``fn(*task)``
     for every task (a thread pool). Only the upper triangle of G is filled.
     """
-    G = np.zeros((n_blocks * p, n_blocks * p), dtype=dtype)
+    G: np.ndarray = np.zeros((n_blocks * p, n_blocks * p), dtype=dtype)
     first, second = [], []
     for (a, b) in weights:
         if a == b:
@@ -62,13 +62,14 @@ def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
     step = chunk_rows(p, np.dtype(dtype).itemsize)
     roots = {a: np.sqrt(np.maximum(w, 0.0)).astype(dtype)
              for (a, b), w in weights.items() if a == b}
-    offdiag = {k: w.astype(dtype) for k, w in weights.items() if k[0] != k[1]}
+    offdiag: dict[tuple[int, int], np.ndarray] = {
+        k: w.astype(dtype) for k, w in weights.items() if k[0] != k[1]}
 
     def task(a: int, b: int, c0: int, c1: int, diag: bool) -> None:
         top = c1 if diag else p  # a diagonal panel needs only the rows above its end
-        buf = np.empty((min(step, n), p), dtype=dtype)
-        other = None if diag else np.empty_like(buf)
-        out = np.empty((top, c1 - c0), dtype=dtype)
+        buf: np.ndarray = np.empty((min(step, n), p), dtype=dtype)
+        other: np.ndarray = np.empty_like(buf) if not diag else buf[:0]
+        out: np.ndarray = np.empty((top, c1 - c0), dtype=dtype)
         panel = G[a * p:a * p + top, b * p + c0:b * p + c1]
         for s in range(0, n, step):
             e = min(n, s + step)
@@ -80,7 +81,7 @@ def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
             else:
                 L = buf[:m]
                 L[...] = Xc
-                R = np.multiply(Xc, offdiag[a, b][s:e, None], out=other[:m])  # type: ignore[index]
+                R = np.multiply(Xc, offdiag[a, b][s:e, None], out=other[:m])
             np.matmul(L[:, :top].T, R[:, c0:c1], out=out)
             panel += out
 
