@@ -28,8 +28,9 @@ class TestRows:
 
     def blocks(self) -> Iterator[np.ndarray]:
         """The float64 blocks, in row order (one empty block for an empty test set)."""
-        rows = max(64, TEST_BLOCK_BYTES // (8 * max(1, self.X.shape[1])))
-        for a in range(0, max(1, self.X.shape[0]), rows):
+        n, d = self.X.shape
+        rows = max(64, min(TEST_BLOCK_BYTES // (8 * max(1, d)), n // 8))
+        for a in range(0, max(1, n), rows):
             blk = self.X[a:a + rows]
             yield (self.st.transform(blk, np.float64) if self.st is not None
                    else blk.astype(np.float64, copy=False))
