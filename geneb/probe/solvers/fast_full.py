@@ -19,6 +19,7 @@ Gram and Cholesky updates are fixed lists of panel products, all handed to the s
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,14 +31,17 @@ from geneb.errors import ProbeError
 from geneb.probe.solvers.fast_gram import data_hessian
 from geneb.probe.solvers.fast_path import PathFit, run_path
 from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp
-from geneb.probe.solvers.row_blocks import RowBlocks
+from geneb.probe.solvers.row_blocks import BLOCK_ROWS, RowBlocks
 
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
-#: Bytes of float64 rows a float64 pass upcasts at a time (well inside a core's 4 MiB L2):
-#: measured on 100,000 x 1,025, two threads, X^T r: 270 ms upcasting 1,024-row blocks whole,
-#: 203 ms by 128-row sub-blocks (a float32 pass: 56 ms).
-SUB_BYTES = 2**20
+#: Most bytes of float64 rows a float64 pass upcasts at a time: a row block is split into
+#: the fewest equal sub-blocks below it (whole 1,024-row blocks up to width 2,047). Measured
+#: on 100,000 x 1,025, two threads, one process: the fused pass 201 ms with whole blocks,
+#: 232 ms with 1 MiB (128-row) sub-blocks, whose per-sub-block Python calls (the loss and P
+#: of 128 rows) cost more than L2 residency saved; the former separate eta and gradient
+#: passes 282-304 ms (a float32 pass: 49-65 ms).
+SUB_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,7 +76,9 @@ class _Problem:
         self.X32 = Xa32
         self.n, self.p = Xa32.shape
         self.rows = RowBlocks(self.n, threads or 1)
-        self.sub_rows = max(8, SUB_BYTES // (8 * self.p))
+        per_block = -(-BLOCK_ROWS * 8 * self.p // SUB_BYTES)  # sub-blocks per block
+        self.sub_rows = -(-BLOCK_ROWS // per_block)
+        self._local = threading.local()  # per-thread sub-block buffers
         self._w_for: np.ndarray | None = None
         self._w = np.empty(0)
         self.multi = n_classes > 2
@@ -102,8 +108,15 @@ class _Problem:
         return out
 
     def _sub_buffer(self) -> np.ndarray | None:
-        """A float64 buffer for one sub-block (None when the float64 design is held)."""
-        return None if self.X is not None else np.empty((self.sub_rows, self.p))
+        """This thread's float64 buffer for one sub-block, allocated once (a new 8 MiB array
+        per block would be a fresh mapping whose pages fault in on every pass); None when the
+        float64 design is held."""
+        if self.X is not None:
+            return None
+        buf: np.ndarray | None = getattr(self._local, "buf", None)
+        if buf is None:
+            buf = self._local.buf = np.empty((self.sub_rows, self.p))
+        return buf
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """(K', p) coefficients in sklearn's parametrisation."""
@@ -111,7 +124,7 @@ class _Problem:
 
     def _subs(self, a: int, b: int) -> range:
         """Starts of the fixed sub-blocks of rows a..b that a float64 pass upcasts at a time
-        (``SUB_BYTES``, so that the float64 rows are still in cache when read)."""
+        (``SUB_BYTES``: the float64 rows are read twice while still in cache)."""
         return range(a, b, self.sub_rows)
 
     def eta(self, theta: np.ndarray) -> np.ndarray:
