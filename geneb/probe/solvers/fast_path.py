@@ -33,15 +33,15 @@ STALE_CG = 5
 #: Hessian-vector products (each two float32 passes over X) while the float32 design fits in
 #: ``CACHE_BYTES`` (measured 2026-12-01: 10,000 x 769, 0.40 s per Gram, 3.6 ms per product,
 #: ~110 products), ``DRAM_SLOWDOWN`` times fewer beyond (passes then run at memory speed).
-#: 5 since the chunked Gram (``fast_gram``, 2026-12-02): 100,000 x 1,025, 2.9 s per Gram,
-#: 0.137 s per product (21 = p / 48); counted on 30,000 x 1,025 (Grams / products, Newton
-#: iterations equal): 10 -> 5 Grams / 79 products, 5 -> 3 / 86 (the cheaper path in pass
-#: units); on 30,000 x 2,561: 4 / 111 vs 3 / 163 (equal cost), 2.5: 2 / 383 (dearer).
+#: Kept at 10 with the chunked Gram (``fast_gram``, 2026-12-02), from counts (Grams / products,
+#: the same Newton iterations either way): 30,000 x 1,025: 4 / 73 at 10, 3 / 87 at 5 (about
+#: the same cost); 30,000 x 2,561: 4 / 111 at 10, 3 / 163 at 5 (5 measured 6.62x the limit
+#: against 5.74x for the former solver in one process), 2 / 383 at 2.5.
 #: Counted in steps, never seconds: the iterates (and bits) do not depend on the machine's
 #: load. ``inf``: the former rule (rebuild after any solve of more than ``STALE_CG`` steps).
 GRAM_COST_DIVISOR = 8.0
 CACHE_BYTES = 32 * 2**20
-DRAM_SLOWDOWN = 5.0
+DRAM_SLOWDOWN = 10.0
 #: First-order continuation along C (False: plain warm starts, as before issue 30), up to
 #: this C: beyond it (outside GENEB's sweep 0.01..100) the optimum is flat in some directions
 #: and the gradient test loose, and on 421 x 1,024 standardised kmer-5 a continued path
