@@ -16,6 +16,10 @@ Two steps of one script (``gpu_check_steps.py`` holds them):
    leftover GPU memory after N multi-class full-data pairs; ``--mlp`` adds the MLP
    benchmark on CUDA (its exit status is a check). Exit status 1 when any check fails.
 
+The real-size shapes (``real_size.py``'s default ones; small ones in the dry run) are checked
+too: the torch backend (and cuML) against the CPU `fast` backend's full-regime fits
+(``gpu_check_real_size.py``; the reference step then takes the C path of each shape).
+
 ``--cpu`` is the dry run of both steps here (small sizes, device cpu, < 2 minutes);
 ``--inject-error CHECK`` perturbs one check's reference, to see the script fail.
 

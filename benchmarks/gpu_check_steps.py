@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gpu_check_real_size import check_real_size, reference_real_size
 
 #: max |p - p_ref| of test-set probabilities. Two solvers that both meet the gradient
 #: tolerance 1e-8 agree to ~1e-6 on well-posed fits (fast vs torch, n = 20,000, d = 511,
@@ -144,6 +145,7 @@ def reference(refs: Path, size: str, data_dir: Path | None, models_dir: Path | N
         emb = get_embedder(str(refs / "tiny_model"), device="cpu", dtype="float32")
         np.save(refs / "extract.npy", emb.embed(SEQS))
         cfg["extract"] = True
+    cfg.update(reference_real_size(refs, size))
     (refs / "config.json").write_text(json.dumps(cfg, default=list))
     return cfg
 
@@ -281,7 +283,7 @@ def check_memory(refs: Path, device: str, inject: bool) -> dict:
 
 
 CHECKS = {"linear": check_linear, "engine": check_engine, "extract": check_extract,
-          "memory": check_memory}
+          "memory": check_memory, "real_size": check_real_size}
 
 
 def run_checks(refs: Path, device: str, inject: str | None = None) -> list[dict]:

@@ -13,13 +13,15 @@ is hours on a shared 2-core machine). For each shape, in one process:
 * the limit, measured in the same run: the float32 data Hessian Gram (``X^T X`` at the
   measured rate: K'^2 of them for K' = K - 1 weight vectors, K' = 1 binary) plus 50 passes of
   X over K' vectors, the fewest a full-data path can make; ratio = full regime / limit;
-* the full regime's peak memory over the embeddings' size (tracemalloc, one extra run);
+* the full regime's peak memory over the embeddings' size (``--memory``: VmHWM of a child
+  process that loads the pair, one extra run);
 * the paper protocol (scikit-learn ``LogisticRegression(C, max_iter=1000)``) on the same
   pair, per regime (``--paper``; shapes above ``--paper-max-cells`` n*d are skipped and said).
 
 Repeats alternate limit and solve (``--repeats``, medians): on a shared machine the ratio of
-two figures measured side by side is the robust one. ``--before`` also times, alternating,
-the full regime with the path's rules before issue 30 (``former_rule_regime``).
+two figures measured side by side is the robust one. ``--before REV`` also times, alternating,
+the full regime with the solver of git revision REV (``solver_at``), e.g. the commit before a
+change to ``geneb/probe/solvers``.
 
 ``--device cuda`` runs the same shapes and grids through the torch backend
 (``backend="torch"``) when torch sees a CUDA device, and exits saying so otherwise; the
@@ -33,14 +35,15 @@ Not run in the session that wrote it (no GPU was lent).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -119,30 +122,75 @@ def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend:
             "mcc_full_C1": float(df[df.C == 1.0].mcc.mean())}
 
 
-def former_rule_regime(data: tuple) -> dict:
-    """The full regime as before issue 30: a new Gram whenever one CG solve took more than
-    ``STALE_CG`` steps (``GRAM_COST_DIVISOR`` = inf), plain warm starts along C."""
-    from geneb.probe.solvers import fast_path
+def solver_at(rev: str) -> ModuleType:
+    """The full-data solver (``fast_full`` with its ``fast_path``) as it was at git revision
+    ``rev`` of this repository, imported under other names (the before/after comparison runs
+    both in one process, alternating)."""
+    root = Path(__file__).resolve().parents[1]
+    tmp = Path(tempfile.mkdtemp(prefix="geneb-solver-"))
+    names = {}
+    for mod in ("fast_path", "fast_gram", "fast_full"):
+        show = subprocess.run(["git", "-C", str(root), "show",
+                               f"{rev}:geneb/probe/solvers/{mod}.py"], capture_output=True,
+                              text=True)
+        if show.returncode == 0:
+            names[mod] = show.stdout
+    for mod, text in names.items():
+        for other in names:
+            text = text.replace(f"geneb.probe.solvers.{other} import", f"before_{other} import")
+        (tmp / f"before_{mod}.py").write_text(text)
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("before_fast_full")
 
-    kept = fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION
-    fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = float("inf"), False
+
+def before_regime(data: tuple, solver: ModuleType) -> dict:
+    """The full regime with ``solver.solve_path`` (``solver_at``) in place of the current one."""
+    from geneb.probe.solvers import fast
+
+    kept = fast.solve_path
+    fast.solve_path = solver.solve_path
     try:
         return probe_regime(data, "full")
     finally:
-        fast_path.GRAM_COST_DIVISOR, fast_path.CONTINUATION = kept
+        fast.solve_path = kept
 
 
-def peak_memory(data: tuple) -> dict[str, float]:
-    """Peak bytes numpy allocates during the full regime, over the embeddings' bytes."""
-    X, _, Xte, _ = data
-    tracemalloc.start()
-    try:
-        probe_regime(data, "full")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+def _rss_kib(field: str) -> int:
+    """``field`` (VmRSS, VmHWM) of this process from /proc/self/status, in KiB."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith(field + ":"))
+
+
+def memory_child(npz: str) -> None:
+    """In a fresh process: load the pair's embeddings, reset the peak RSS, run the full
+    regime, print the RSS figures as JSON (``--memory-child``)."""
+    X, y = generate(200, 16, 2, seed=0)  # imports first: their pages are not the probe's
+    probe_regime((X[:150], y[:150], X[150:], y[150:]), "full")
+    base = _rss_kib("VmRSS")
+    with np.load(npz) as z:
+        data = (z["X"], z["y"], z["Xte"], z["yte"])
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+    loaded = _rss_kib("VmRSS")
+    probe_regime(data, "full")
+    print(json.dumps({"base_kib": base, "loaded_kib": loaded, "peak_kib": _rss_kib("VmHWM")}))
+
+
+def peak_memory(data: tuple, workdir: Path) -> dict[str, float]:
+    """Peak resident memory of the full regime in a child process (VmHWM, reset once the
+    embeddings are loaded; ru_maxrss would carry this parent's pages across fork and exec),
+    over the embeddings' bytes: ``(peak - RSS after imports) / embeddings``, so the
+    embeddings themselves count, the interpreter and libraries do not."""
+    X, y, Xte, yte = data
+    npz = workdir / "pair.npz"
+    np.savez(npz, X=X, y=y, Xte=Xte, yte=yte)
+    res = subprocess.run([sys.executable, __file__, "--memory-child", str(npz)], check=True,
+                         capture_output=True, text=True, env={**os.environ})
+    rss = json.loads(res.stdout.strip().splitlines()[-1])
     emb = X.nbytes + Xte.nbytes
-    return {"peak_gib": peak / 2**30, "embeddings_gib": emb / 2**30, "peak_over_emb": peak / emb}
+    probe_bytes = (rss["peak_kib"] - rss["base_kib"]) * 1024
+    return {"peak_gib": rss["peak_kib"] / 2**20, "base_gib": rss["base_kib"] / 2**20,
+            "embeddings_gib": emb / 2**30, "peak_over_emb": probe_bytes / emb}
 
 
 def cli_grid(data: tuple, workdir: Path) -> float:
@@ -177,7 +225,7 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
         rows["limit"].append(measure_limit(Xc, Kp, threads))
         rows["full"].append(probe_regime(data, "full", backend=args.backend))
         if args.before:
-            rows["before"].append(former_rule_regime(data))
+            rows["before"].append(before_regime(data, args.before_solver))
     med = {k: float(np.median([r[k] for r in rows["limit"]])) for k in rows["limit"][0]}
     full_s = float(np.median([r["seconds"] for r in rows["full"]]))
     ratios = [f["seconds"] / li["limit_s"] for f, li in zip(rows["full"], rows["limit"],
@@ -198,7 +246,8 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
         out[f"regime_{regime}_s"] = probe_regime(data, regime, backend=args.backend)["seconds"]
     out["grid_api_s"] = out["regime_1_s"] + out["regime_10_s"] + full_s
     if args.memory:
-        out["memory"] = peak_memory(data)
+        with tempfile.TemporaryDirectory(prefix="geneb-realsize-") as tmp:
+            out["memory"] = peak_memory(data, Path(tmp))
     if args.cli:
         with tempfile.TemporaryDirectory(prefix="geneb-realsize-") as tmp:
             out["grid_cli_s"] = cli_grid(data, Path(tmp))
@@ -213,7 +262,7 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
 def markdown(results: list[dict]) -> str:
     """The table: limit, C path and regime ratios (per run), grid, CLI, paper, memory."""
     cols = ("train x width x classes", "load", "Gram s (GFLOP/s)", "50 passes s", "limit s",
-            "former path / limit (runs)", "C path s", "path / limit (runs)",
+            "before path / limit (runs)", "C path s", "path / limit (runs)",
             "full regime s", "regime / limit", "1-shot s", "10-shot s", "grid API s",
             "grid CLI s", "paper full s", "peak mem / emb")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -255,14 +304,19 @@ def main() -> None:
     ap.add_argument("--cli", action="store_true", help="also time `geneb probe`")
     ap.add_argument("--paper", action="store_true", help="also the paper protocol")
     ap.add_argument("--paper-max-cells", type=int, default=2_000_000)
-    ap.add_argument("--memory", action="store_true", help="also the peak memory (tracemalloc)")
-    ap.add_argument("--before", action="store_true",
-                    help="also the full regime with the former Gram rule, alternating")
+    ap.add_argument("--memory", action="store_true", help="also the peak memory (VmHWM of a child)")
+    ap.add_argument("--memory-child", help=argparse.SUPPRESS)
+    ap.add_argument("--before", metavar="REV",
+                    help="also the full regime with the solver of git revision REV, alternating")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--json")
     ap.add_argument("--md")
     args = ap.parse_args()
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return
     args.backend = "auto"
+    args.before_solver = solver_at(args.before) if args.before else None
     if args.device == "cuda":
         if not cuda_usable():
             sys.exit("--device cuda: torch sees no CUDA device here; nothing was run")

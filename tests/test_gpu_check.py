@@ -30,5 +30,6 @@ def test_dry_run_passes_and_fails_on_an_injected_error(data_dir: Path, models_di
     assert summary["failed"] == ["memory after 4 pairs"], summary
     checks = {r["check"]: r for r in lines if "check" in r}
     assert {"linear torch", "engine auto, 2 workers", "extract float32",
-            "extract bfloat16"} <= set(checks)
+            "extract bfloat16", "real_size 600x64x2 torch", "real_size 400x96x3 torch"
+            } <= set(checks)
     assert seconds < 120, seconds

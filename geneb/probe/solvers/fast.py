@@ -38,6 +38,7 @@ from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem, second_o
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
 from geneb.probe.solvers.fast_full import solve_path
 from geneb.probe.solvers.fast_path import PathFit
+from geneb.probe.solvers.fast_predict import TestRows
 from geneb.probe.solvers.numeric import expit, softmax
 from geneb.probe.solvers.row_blocks import RowBlocks
 
@@ -272,12 +273,14 @@ class FastBackend:
         ``blas_threads`` / ``$GENEB_BLAS_THREADS``; one when neither is given."""
         return max(self.fit_threads or 1, full_fit_blas_threads(self.blas_threads) or 1)
 
-    def _design(self, problem: ProbeProblem, idx: np.ndarray, float64: bool = True
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _design(self, problem: ProbeProblem, idx: np.ndarray, float64: bool = True,
+                test64: bool = True) -> tuple[np.ndarray, np.ndarray, Any]:
         """Float64 and float32 designs (features, then ones) of the rows, and the float64
         test features. ``float64=False`` (unstandardised float32 features only, where the
         float64 design equals the float32 one): an empty (0, 0) float64 design, the solver
         upcasts the float32 one's row blocks (a third of the memory of holding both).
+        ``test64=False``: the test features as ``TestRows`` (float64 block by block) instead
+        of a float64 copy.
 
         Written in place (no hstack copy of a large matrix), in column slabs spread over the
         fit's threads: every column is standardised on its own (numpy reduces a C-ordered
@@ -313,19 +316,21 @@ class FastBackend:
             runner.close()
         Xa[:, -1:] = 1.0
         Xa32[:, -1] = 1.0
+        st = None
         if problem.standardize:
             st = Standardizer(mean=np.concatenate([s.mean for s in parts]),
                               scale=np.concatenate([s.scale for s in parts]))
-            Xt = st.transform(problem.X_test, np.float64)
-        else:
-            Xt = problem.X_test.astype(np.float64)
+        if not test64:
+            return Xa, Xa32, TestRows(problem.X_test, st)
+        Xt = (st.transform(problem.X_test, np.float64) if st is not None
+              else problem.X_test.astype(np.float64))
         return Xa, Xa32, Xt
 
     def _solve_full(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
                     ) -> list[FitResult]:
         t0 = time.perf_counter()
         exact32 = not problem.standardize and problem.X_train.dtype == np.float32
-        Xa, Xa32, Xt = self._design(problem, idx, float64=not exact32)
+        Xa, Xa32, Xt = self._design(problem, idx, float64=not exact32, test64=False)
         prep = time.perf_counter() - t0
         path = solve_path(None if exact32 else Xa, Xa32, problem.y_train[idx], problem.n_classes,
                           Cs, tol=problem.tol, max_iter=problem.max_iter,
@@ -339,7 +344,7 @@ class FastBackend:
         from geneb.probe.solvers.fast_lbfgs import solve_path_lbfgs
 
         t0 = time.perf_counter()
-        Xa, _, Xt = self._design(problem, idx)
+        Xa, _, Xt = self._design(problem, idx, test64=False)
         prep = time.perf_counter() - t0
         path = solve_path_lbfgs(Xa, problem.y_train[idx], problem.n_classes, Cs,
                                 tol=problem.tol, max_iter=problem.max_iter,
@@ -347,17 +352,23 @@ class FastBackend:
         return self._path_fits(path, Xt, problem.n_classes > 2, prep)
 
     @staticmethod
-    def _path_fits(path: list[PathFit], Xt: np.ndarray, multi: bool, prep: float
+    def _path_fits(path: list[PathFit], Xt: np.ndarray | TestRows, multi: bool, prep: float
                    ) -> list[FitResult]:
-        """Test probabilities of each fit of a C path (``prep``: design seconds, shared)."""
-        out = []
-        for pf in path:
-            W, b = pf.theta[:, :-1], pf.theta[:, -1]
-            mag = np.abs(Xt) @ np.abs(W).T + np.abs(b)
-            out.append(FitResult(proba=proba_from_logits(Xt @ W.T + b, multi, mag),
-                                 n_iter=pf.n_iter, converged=pf.converged,
-                                 fit_seconds=pf.seconds + prep / len(path)))
-        return out
+        """Test probabilities of each fit of a C path (``prep``: design seconds, shared),
+        over blocks of test rows (``TestRows``: no float64 copy of the whole test set)."""
+        rows = Xt if isinstance(Xt, TestRows) else TestRows(Xt, None)
+        Ws = [(pf.theta[:, :-1], pf.theta[:, -1]) for pf in path]
+        logits: list[list[np.ndarray]] = [[] for _ in path]
+        mags: list[list[np.ndarray]] = [[] for _ in path]
+        for block in rows.blocks():
+            absb = np.abs(block)
+            for i, (W, b) in enumerate(Ws):
+                logits[i].append(block @ W.T + b)
+                mags[i].append(absb @ np.abs(W).T + np.abs(b))
+        return [FitResult(proba=proba_from_logits(np.concatenate(lg), multi, np.concatenate(mg)),
+                          n_iter=pf.n_iter, converged=pf.converged,
+                          fit_seconds=pf.seconds + prep / len(path))
+                for pf, lg, mg in zip(path, logits, mags, strict=True)]
 
 
 def _few_proba(ops: Any, problem: ProbeProblem, theta: Any, Vt_pad: Any, r_max: int,

@@ -19,19 +19,41 @@ Gram and Cholesky updates are fixed lists of panel products, all handed to the s
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from geneb.errors import ProbeError
+from geneb.probe.solvers.fast_gram import data_hessian
 from geneb.probe.solvers.fast_path import PathFit, run_path
-from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp, upper_panels
-from geneb.probe.solvers.row_blocks import RowBlocks
+from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp
+from geneb.probe.solvers.row_blocks import BLOCK_ROWS, RowBlocks
 
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
+#: Most bytes of float64 rows a float64 pass upcasts at a time: a row block is split into
+#: the fewest equal sub-blocks below it (whole 1,024-row blocks up to width 2,047). Measured
+#: on 100,000 x 1,025, two threads, one process: the fused pass 201 ms with whole blocks,
+#: 232 ms with 1 MiB (128-row) sub-blocks, whose per-sub-block Python calls (the loss and P
+#: of 128 rows) cost more than L2 residency saved; the former separate eta and gradient
+#: passes 282-304 ms (a float32 pass: 49-65 ms).
+SUB_BYTES = 16 * 2**20
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """What one fused pass (``_Problem.fused``) returns: ``X d`` for a direction d, and at
+    the linear predictor ``eta`` the loss, the probabilities P and ``XtR = X^T (P - Y)``."""
+
+    eta_d: np.ndarray
+    eta: np.ndarray
+    loss: float
+    P: np.ndarray
+    XtR: np.ndarray
 
 
 class _Problem:
@@ -54,6 +76,9 @@ class _Problem:
         self.X32 = Xa32
         self.n, self.p = Xa32.shape
         self.rows = RowBlocks(self.n, threads or 1)
+        per_block = -(-BLOCK_ROWS * 8 * self.p // SUB_BYTES)  # sub-blocks per block
+        self.sub_rows = -(-BLOCK_ROWS // per_block)
+        self._local = threading.local()  # per-thread sub-block buffers
         self._w_for: np.ndarray | None = None
         self._w = np.empty(0)
         self.multi = n_classes > 2
@@ -69,27 +94,50 @@ class _Problem:
         #: precision of the lagged Gram; float64 once float32 proved too coarse (``factor``)
         self.gram_dtype: type = np.float32
 
-    def rows64(self, a: int, b: int) -> np.ndarray:
+    def rows64(self, a: int, b: int, buf: np.ndarray | None = None) -> np.ndarray:
         """Rows a..b of the float64 design: the same values (so the same BLAS products, the
-        same bits) whether it is held or upcast from Xa32, whose half-size reads make the
-        float64 passes cheaper."""
-        return self.X[a:b] if self.X is not None else self.X32[a:b].astype(np.float64)
+        same bits) whether it is held or upcast from Xa32 (into ``buf`` when given: a
+        buffer reused across sub-blocks costs 1.65 float32 passes to fill, a new array each
+        time 2.44), whose half-size reads make the float64 passes cheaper."""
+        if self.X is not None:
+            return self.X[a:b]
+        if buf is None:
+            return self.X32[a:b].astype(np.float64)
+        out = buf[:b - a]
+        np.copyto(out, self.X32[a:b])
+        return out
 
-    def design64(self) -> np.ndarray:
-        """The whole float64 design (held, or upcast for the rare float64 Gram)."""
-        return self.X if self.X is not None else self.X32.astype(np.float64)
+    def _sub_buffer(self) -> np.ndarray | None:
+        """This thread's float64 buffer for one sub-block, allocated once (a new 8 MiB array
+        per block would be a fresh mapping whose pages fault in on every pass); None when the
+        float64 design is held."""
+        if self.X is not None:
+            return None
+        buf: np.ndarray | None = getattr(self._local, "buf", None)
+        if buf is None:
+            buf = self._local.buf = np.empty((self.sub_rows, self.p))
+        return buf
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """(K', p) coefficients in sklearn's parametrisation."""
         W: np.ndarray = self.Q @ theta
         return W
 
+    def _subs(self, a: int, b: int) -> range:
+        """Starts of the fixed sub-blocks of rows a..b that a float64 pass upcasts at a time
+        (``SUB_BYTES``: the float64 rows are read twice while still in cache)."""
+        return range(a, b, self.sub_rows)
+
     def eta(self, theta: np.ndarray) -> np.ndarray:
+        """Linear predictor ``X W^T`` (n, K) in float64."""
         Wt = np.ascontiguousarray(self.full(theta).T)
         out = np.empty((self.n, Wt.shape[1]))
 
         def block(a: int, b: int) -> None:
-            np.matmul(self.rows64(a, b), Wt, out=out[a:b])
+            buf = self._sub_buffer()
+            for s in self._subs(a, b):
+                e = min(b, s + self.sub_rows)
+                np.matmul(self.rows64(s, e, buf), Wt, out=out[s:e])
 
         self.rows.map(block)
         return out
@@ -102,19 +150,75 @@ class _Problem:
             total += part
         return total
 
-    def loss_terms(self, eta: np.ndarray) -> tuple[float, np.ndarray]:
+    def xtr(self, P: np.ndarray) -> np.ndarray:
+        """``X^T (P - Y)`` (p, K) in float64: the data part of the gradient."""
+        R = P - self.Y
+
+        def block(a: int, b: int) -> np.ndarray:
+            acc = np.zeros((self.p, R.shape[1]))
+            buf = self._sub_buffer()
+            for s in self._subs(a, b):
+                e = min(b, s + self.sub_rows)
+                acc += self.rows64(s, e, buf).T @ R[s:e]
+            return acc
+
+        return self._xt_sum(block)
+
+    def fused(self, direction: np.ndarray, base: np.ndarray | None = None) -> Evaluation:
+        """One float64 pass over X: ``eta_d = X full(direction)^T`` and, at the linear
+        predictor ``base + eta_d`` (``eta_d`` when ``base`` is None), the loss, P and
+        ``X^T (P - Y)``, each sub-block's float64 rows reused while still in cache.
+
+        A Newton step needs ``X delta`` for its line search and then the gradient at the
+        accepted point: for the full step (almost every step near the optimum) both come
+        from one pass instead of two; each float64 pass costs 3-4.5 float32 passes (the
+        upcast), so this is where most of a path's passes went (docs/probing.md, the profile)."""
+        Wt = np.ascontiguousarray(self.full(direction).T)
+        eta_d = np.empty((self.n, Wt.shape[1]))
+        eta1 = np.empty_like(eta_d)
+        P1 = np.empty((self.n, self.Y.shape[1]))
+
+        def block(a: int, b: int) -> tuple[float, np.ndarray]:
+            acc = np.zeros((self.p, P1.shape[1]))
+            loss = 0.0
+            buf = self._sub_buffer()
+            for s in self._subs(a, b):
+                e = min(b, s + self.sub_rows)
+                Xs = self.rows64(s, e, buf)
+                np.matmul(Xs, Wt, out=eta_d[s:e])
+                eta1[s:e] = eta_d[s:e] if base is None else base[s:e] + eta_d[s:e]
+                part, P1[s:e] = self.loss_terms(eta1[s:e], self.Y[s:e])
+                loss += part
+                acc += Xs.T @ (P1[s:e] - self.Y[s:e])
+            return loss, acc
+
+        parts = self.rows.map(block)
+        total: np.ndarray = parts[0][1]
+        for _, part in parts[1:]:
+            total += part
+        return Evaluation(eta_d, eta1, float(sum(p[0] for p in parts)), P1, total)
+
+    def loss_terms(self, eta: np.ndarray, Y: np.ndarray | None = None
+                   ) -> tuple[float, np.ndarray]:
+        """Summed log-loss and P at the linear predictor ``eta`` of the rows whose labels
+        are ``Y`` (default: all rows)."""
+        Y = self.Y if Y is None else Y
         if self.multi:
             lse = logsumexp(eta, axis=1)
-            return float((lse - (eta * self.Y).sum(1)).sum()), np.exp(eta - lse[:, None])
+            return float((lse - (eta * Y).sum(1)).sum()), np.exp(eta - lse[:, None])
         e = eta[:, 0]
-        return float((np.logaddexp(0.0, e) - self.Y[:, 0] * e).sum()), expit(eta)
+        return float((np.logaddexp(0.0, e) - Y[:, 0] * e).sum()), expit(eta)
 
     def penalty(self, theta: np.ndarray) -> float:
         return 0.5 * float((self.pen * theta * theta).sum())
 
     def grad(self, C: float, theta: np.ndarray, P: np.ndarray) -> np.ndarray:
-        R = P - self.Y
-        XtR = self._xt_sum(lambda a, b: self.rows64(a, b).T @ R[a:b])  # (p, K')
+        """Gradient at (theta, P) (one float64 pass)."""
+        return self.gradient(C, theta, self.xtr(P))
+
+    def gradient(self, C: float, theta: np.ndarray, XtR: np.ndarray) -> np.ndarray:
+        """Gradient from the data part ``XtR = X^T (P - Y)`` (no pass: it does not depend on
+        C, so a path reuses it at the next C)."""
         g: np.ndarray = C * (self.Q.T @ XtR.T) + self.pen * theta
         return g
 
@@ -160,63 +264,24 @@ class _Problem:
         return self._w
 
     def gram(self, P: np.ndarray, dtype: type = np.float32) -> np.ndarray:
-        """Data Hessian ``X^T D X`` in ``dtype`` (float32 unless its rounding is too coarse for
-        the C at hand, see ``factor``), (K'p, K'p) (``precond`` makes its own copy at the
-        precision it factors in).
+        """Data Hessian ``X^T D X`` at P in ``dtype`` (float32 unless its rounding is too
+        coarse for the C at hand, see ``factor``), (K'p, K'p), upper triangle only (the only
+        consumer is the upper Cholesky factorisation in ``precond``), accumulated over row
+        chunks with no copy of X (:mod:`geneb.probe.solvers.fast_gram`).
 
-        Only the upper triangle is filled: the only consumer is the upper Cholesky
-        factorisation in ``precond``, which reads no other entry. Fixed tasks (two per block,
-        see below) spread over the threads: the same bits for any thread count, and as fast
-        as OpenBLAS's own two-thread ``ssyrk`` (whose spinning helper threads then slowed the
-        next blocked passes 1.7x).
         All rows: a Gram estimated from a row subset (tried: 2,048-8,192 of 20,000 rows) made
         CG need 2-8x more steps and the path 1.6-2.9x slower.
         """
-        X = self.X32 if dtype == np.float32 else self.design64()
-        p, K = self.p, self.Kp
+        K = self.Kp
         if self.multi:
             PQ = P @ self.Q  # (n, K-1)
             pairs = {(a, b): (P * (self.Q[:, a] * self.Q[:, b])).sum(1) - PQ[:, a] * PQ[:, b]
                      for a in range(K) for b in range(a, K)}
         else:
             pairs = {(0, 0): self._weights(P)}
-        # diagonal blocks: D_aa is a variance under P (>= 0), so X^T D X = Xs^T Xs with
-        # Xs = sqrt(D) X, a SYRK in two upper_panels; off-diagonal blocks: a GEMM in column
-        # halves. Only the upper triangle is filled (and read by ``precond``).
-        G = np.zeros((K * p, K * p), dtype=dtype)
-        scaled = {a: self._scaled_rows(np.sqrt(np.maximum(pairs[a, a], 0.0)), X)
-                  for a in range(K)}
-        first, second = [], []
-        for (a, b), w in pairs.items():
-            if a == b:
-                Xs = scaled[a]
-                (c0, s), (_, c1) = upper_panels(0, p)
-                first.append((a, a, Xs, Xs, c0, s, True))
-                second.append((a, a, Xs, Xs, s, c1, True))
-            else:
-                Xw = self._scaled_rows(w, X)
-                first.append((a, b, X, Xw, 0, p // 2, False))
-                second.append((a, b, X, Xw, p // 2, p, False))
-
-        def block(a: int, b: int, L: np.ndarray, R: np.ndarray, c0: int, c1: int,
-                  diag: bool) -> None:
-            rows = c1 if diag else p  # a diagonal panel needs only the rows above its end
-            G[a * p:a * p + rows, b * p + c0:b * p + c1] = L[:, :rows].T @ R[:, c0:c1]
-
-        # the first task of every block, then the second: each thread gets half of each
-        self.rows.run(block, first + second)
-        return G
-
-    def _scaled_rows(self, w: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """``w[:, None] * X`` in X's precision, computed over the row blocks."""
-        wx = w.astype(X.dtype)
-        out = np.empty_like(X)
-
-        def scale(a: int, b: int) -> None:
-            np.multiply(X[a:b], wx[a:b, None], out=out[a:b])
-
-        self.rows.map(scale)
-        return out
+        rows = self.X32 if dtype == np.float32 or self.X is None else self.X
+        return data_hessian(lambda a, b: rows[a:b], self.n, self.p, pairs, K, dtype,
+                            self.rows.run)
 
     def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
         """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation), or None

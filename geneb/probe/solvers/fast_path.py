@@ -32,10 +32,13 @@ STALE_CG = 5
 #: of p columns (K' weight rows: K'^2 blocks) costs about ``K'^2 p / GRAM_COST_DIVISOR``
 #: Hessian-vector products (each two float32 passes over X) while the float32 design fits in
 #: ``CACHE_BYTES`` (measured 2026-12-01: 10,000 x 769, 0.40 s per Gram, 3.6 ms per product,
-#: ~110 products), ``DRAM_SLOWDOWN`` times fewer beyond (passes then run at memory speed:
-#: 20,000 x 4,097, 12.1 s per Gram, 0.24 s per product, 50 products). Counted in steps, never
-#: seconds: the iterates (and bits) do not depend on the machine's load. ``inf``: the former
-#: rule (rebuild after any solve of more than ``STALE_CG`` steps).
+#: ~110 products), ``DRAM_SLOWDOWN`` times fewer beyond (passes then run at memory speed).
+#: Kept at 10 with the chunked Gram (``fast_gram``, 2026-12-02), from counts (Grams / products,
+#: the same Newton iterations either way): 30,000 x 1,025: 4 / 73 at 10, 3 / 87 at 5 (about
+#: the same cost); 30,000 x 2,561: 4 / 111 at 10, 3 / 163 at 5 (5 measured 6.62x the limit
+#: against 5.74x for the former solver in one process), 2 / 383 at 2.5.
+#: Counted in steps, never seconds: the iterates (and bits) do not depend on the machine's
+#: load. ``inf``: the former rule (rebuild after any solve of more than ``STALE_CG`` steps).
 GRAM_COST_DIVISOR = 8.0
 CACHE_BYTES = 32 * 2**20
 DRAM_SLOWDOWN = 10.0
@@ -47,6 +50,9 @@ CONTINUATION = True
 CONTINUATION_MAX_C = 1e4
 #: Relative CG tolerance of the tangent solve (it only moves a starting point).
 TANGENT_RTOL = 1e-2
+#: Newton systems are solved to a relative residual ``min(0.1, gnorm ** FORCING_EXPONENT)``
+#: (Eisenstat-Walker style forcing: superlinear convergence for exponent 0.5).
+FORCING_EXPONENT = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,19 +75,46 @@ class _Lagged:
         self.G: np.ndarray | None = None
         self.cho: Any = None
         self.cg_since = 0
+        self.stale = False
         slow = DRAM_SLOWDOWN if prob.n * prob.p * 4 > CACHE_BYTES else 1.0
         self.gram_cost = prob.Kp**2 * prob.p / (GRAM_COST_DIVISOR * slow)
 
-    def solve(self, C: float, P: np.ndarray, g: np.ndarray, rtol: float) -> np.ndarray:
-        """CG for ``H delta = -g`` at (C, P), (re)factoring first when needed."""
+    def solve(self, C: float, P: np.ndarray, g: np.ndarray, rtol: float,
+              reuse_stale: bool = False) -> np.ndarray:
+        """CG for ``H delta = -g`` at (C, P), (re)factoring first when needed. A Gram found
+        stale is rebuilt before the next Newton system, but ``reuse_stale`` (the tangent
+        solve, which only moves a starting point) still uses it: dropping the tangent when
+        the last system of a C flagged the Gram stale cost 2-3 more Newton iterations at the
+        next C (100,000 x 1,024: 6, 3, 3, 5, 5 instead of 6, 3, 3, 3, 2)."""
+        if self.stale and not reuse_stale:
+            self.G, self.cho, self.stale = None, None, False
         if self.G is None or self.cho is None:
             self.cg_since = 0 if self.G is None else self.cg_since
             self.G, self.cho = self.prob.factor(C, P, self.G)
         delta, ncg = pcg(partial(self.prob.hvp, C, P), g, self.cho, rtol)
         self.cg_since += ncg
         if ncg > STALE_CG and self.cg_since >= self.gram_cost:
-            self.G, self.cho = None, None  # the lagged Gram no longer pays for itself
+            self.stale = True  # the lagged Gram no longer pays for itself
         return delta
+
+
+@dataclass
+class _State:
+    """The iterate and what the last pass computed at it (``_Problem.fused``): linear
+    predictor, loss, P and ``XtR = X^T (P - Y)`` (C-free, so a new C reuses all of it)."""
+
+    theta: np.ndarray
+    eta: np.ndarray
+    loss: float
+    P: np.ndarray
+    XtR: np.ndarray
+
+    @classmethod
+    def at(cls, theta: np.ndarray, ev: Any) -> _State:
+        return cls(theta, ev.eta, ev.loss, ev.P, ev.XtR)
+
+    def objective(self, prob: Any, C: float) -> float:
+        return C * self.loss + float(prob.penalty(self.theta))
 
 
 def run_path(prob: Any, theta: np.ndarray, Cs: Sequence[float], *, tol: float,
@@ -92,72 +125,72 @@ def run_path(prob: Any, theta: np.ndarray, Cs: Sequence[float], *, tol: float,
     tangent: np.ndarray | None = None
     prev_C = 0.0
     Cs = sorted(float(c) for c in Cs)
+    st = _State.at(theta, prob.fused(theta))
     for i, C in enumerate(Cs):
         t0 = time.perf_counter()
         lag.cho = None  # a new C: the Gram is kept, its factor is not
-        theta, eta, P, f = _start(prob, C, theta, tangent, np.log(C / prev_C) if i else 0.0)
-        (n_iter, converged, gnorm), theta, P = _newton(prob, lag, C, theta, eta, P, f,
-                                                       tol=tol, max_iter=max_iter)
+        if tangent is not None:
+            st = _start(prob, C, st, np.log(C / prev_C) * tangent)
+        (n_iter, converged, gnorm), st = _newton(prob, lag, C, st, tol=tol, max_iter=max_iter)
         tangent = None
         if (CONTINUATION and converged and i + 1 < len(Cs) and Cs[i + 1] <= CONTINUATION_MAX_C
                 and lag.cho is not None):
-            tangent = lag.solve(C, P, -(prob.pen * theta), TANGENT_RTOL)
-        out.append(PathFit(C=C, theta=prob.full(theta), n_iter=n_iter, converged=converged,
+            tangent = lag.solve(C, st.P, -(prob.pen * st.theta), TANGENT_RTOL, reuse_stale=True)
+        out.append(PathFit(C=C, theta=prob.full(st.theta), n_iter=n_iter, converged=converged,
                            grad_norm=gnorm, seconds=time.perf_counter() - t0))
         prev_C = C
     return out
 
 
-def _start(prob: Any, C: float, theta: np.ndarray, tangent: np.ndarray | None,
-           log_ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """(theta, eta, P, objective) to start C from: the warm start moved along the tangent
-    when that lowers C's objective, else the warm start itself."""
-    eta = prob.eta(theta)
-    loss, P = prob.loss_terms(eta)
-    f = C * loss + prob.penalty(theta)
-    if tangent is None:
-        return theta, eta, P, f
-    th = theta + log_ratio * tangent
-    eta_t = prob.eta(th)
-    loss_t, P_t = prob.loss_terms(eta_t)
-    f_t = C * loss_t + prob.penalty(th)
-    return (th, eta_t, P_t, f_t) if f_t < f else (theta, eta, P, f)
+def _start(prob: Any, C: float, st: _State, move: np.ndarray) -> _State:
+    """The state to start C from: the warm start moved along the tangent (``move``) when
+    that lowers C's objective, else the warm start itself (one fused pass)."""
+    moved = _State.at(st.theta + move, prob.fused(move, st.eta))
+    return moved if moved.objective(prob, C) < st.objective(prob, C) else st
 
 
-def _newton(prob: Any, lag: _Lagged, C: float, theta: np.ndarray, eta: np.ndarray,
-            P: np.ndarray, f: float, *, tol: float, max_iter: int
-            ) -> tuple[tuple[int, bool, float], np.ndarray, np.ndarray]:
-    """Inexact Newton at one C: ((iterations, converged, grad norm), theta, P)."""
+def _newton(prob: Any, lag: _Lagged, C: float, st: _State, *, tol: float, max_iter: int
+            ) -> tuple[tuple[int, bool, float], _State]:
+    """Inexact Newton at one C: ((iterations, converged, grad norm), final state).
+
+    Each step's pass ``X delta`` also evaluates the full step (``_Problem.fused``): when
+    Armijo accepts it, the gradient there costs no further pass."""
     it = 0
+    f = st.objective(prob, C)
     while True:
-        g = prob.grad(C, theta, P)
+        g = prob.gradient(C, st.theta, st.XtR)
         gnorm = prob.grad_norm(C, g)
         if gnorm <= tol:
-            return (it, True, gnorm), theta, P
+            return (it, True, gnorm), st
         if it >= max_iter:
-            return (it, False, gnorm), theta, P
-        delta = lag.solve(C, P, g, min(0.1, max(1e-6, np.sqrt(gnorm))))
-        eta_d = prob.eta(delta)
+            return (it, False, gnorm), st
+        delta = lag.solve(C, st.P, g, min(0.1, max(1e-6, gnorm**FORCING_EXPONENT)))
         slope = float((g * delta).sum())
         if slope >= 0:  # not a descent direction (CG breakdown): refresh and retry
-            lag.G, lag.cho = None, None
+            lag.G, lag.cho, lag.stale = None, None, False
             delta, slope = -g / (C * prob.n), -float((g * g).sum()) / (C * prob.n)
-            eta_d = prob.eta(delta)
+        ev = prob.fused(delta, st.eta)
         step, accepted = 1.0, False
+        f_t = C * ev.loss + prob.penalty(st.theta + delta)
+        new: _State | None = None
         for _ in range(60):
-            th = theta + step * delta
-            loss_t, P_t = prob.loss_terms(eta + step * eta_d)
-            f_t = C * loss_t + prob.penalty(th)
             if f_t <= f + 1e-4 * step * slope + 1e-12 * abs(f):
                 accepted = True
                 break
             step *= 0.5
+            eta_t = st.eta + step * ev.eta_d
+            loss_t, P_t = prob.loss_terms(eta_t)
+            new = _State(st.theta + step * delta, eta_t, loss_t, P_t, st.XtR)
+            f_t = new.objective(prob, C)
         it += 1
         if not accepted:  # no decrease at working precision
-            gnorm = prob.grad_norm(C, prob.grad(C, theta, P))
-            return (it, gnorm <= tol, gnorm), theta, P
-        theta, eta, P, f = th, eta + step * eta_d, P_t, f_t
+            return (it, gnorm <= tol, gnorm), st
+        if step == 1.0:
+            st = _State.at(st.theta + delta, ev)
+        else:
+            assert new is not None
+            st = _State(new.theta, new.eta, new.loss, new.P, prob.xtr(new.P))
+        f = f_t
         if it % 10 == 0:  # refresh the linear predictor against drift
-            eta = prob.eta(theta)
-            loss, P = prob.loss_terms(eta)
-            f = C * loss + prob.penalty(theta)
+            st = _State.at(st.theta, prob.fused(st.theta))
+            f = st.objective(prob, C)
