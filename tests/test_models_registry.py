@@ -237,11 +237,17 @@ def test_short_name_resolves_to_hub_id_and_fails_cleanly_offline() -> None:
     assert time.perf_counter() - t0 < 60  # offline: no 30 s network retry per call
 
 
-def test_external_and_missing_packages_refused() -> None:
+def test_external_and_missing_packages_refused(monkeypatch) -> None:
+    import importlib.util
+
     with pytest.raises(ModelError, match=r"'Evo-2-7B \(arcinstitute/evo2_7b\)'.*evo2"):
         get_embedder("Evo-2-7B")
-    with pytest.raises(ModelError, match="pip install ai2-olmo"):
+    # Omni-DNA's package as if not installed (the test extra installs it): its install line
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ModelError, match=r"pip install 'geneb\[omni-dna\]' && pip install "
+                       r"--no-deps ai2-olmo==0\.6\.0"):
         get_embedder("Omni-DNA-1B")
+    monkeypatch.undo()
     with pytest.raises(ModelError, match="no checked hub id"):
         get_embedder("DeepGene")
 

@@ -53,8 +53,10 @@ def test_a_misspelt_keyword_names_the_function_and_the_parameter(name: str) -> N
 @pytest.mark.parametrize("name", [n for n in FUNCTIONS if _takes_options(n)])
 def test_a_misspelt_model_option_names_the_options(name: str) -> None:
     with pytest.raises(geneb.GenebError, match=r"^option 'devcie' does not apply to model "
-                       r"'kmer-3' \(it accepts: device, trust_remote_code\)"):
+                       r"'kmer-3' \(it accepts: device, trust_remote_code\); did you mean "
+                       r"'device'\?"):
         getattr(geneb, name)("kmer-3", devcie="cpu")
+    assert difflib.get_close_matches("devcie", ["device", "trust_remote_code"]) == ["device"]
 
 
 def test_the_issue_example() -> None:

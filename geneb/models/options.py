@@ -9,6 +9,7 @@ a default means "not set". Every known option's value is checked against its con
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -101,9 +102,12 @@ def check_options(meta: _Described, options: dict[str, Any]) -> dict[str, Any]:
         if opt in OPTION_DEFAULTS and value == OPTION_DEFAULTS[opt]:
             continue  # not set
         accepts = ", ".join(meta.options) or "no options"
+        near = difflib.get_close_matches(opt, meta.options, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
         raise ModelError(
-            f"option {opt!r} does not apply to model {meta.spec!r} (it accepts: {accepts}); "
-            "models that take different options go in separate runs or plan model entries"
+            f"option {opt!r} does not apply to model {meta.spec!r} (it accepts: {accepts})"
+            f"{hint}; models that take different options go in separate runs or plan model "
+            "entries"
         )
     if options.get("layers") is not None:  # values, duplicates, and not with ``layer``
         check_layers(options["layers"], options.get("layer", DEFAULT_LAYER))
