@@ -96,7 +96,14 @@ class StoreEntry:
         return tuple(str(x) for x in names) if isinstance(names, list) else None
 
     def to_xarray(self) -> xarray.Dataset:
-        """An ``xarray.Dataset`` view (dims sample x feature; ``row`` as a coordinate)."""
+        """An ``xarray.Dataset`` view of the entry.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``embeddings`` (sample x feature) and ``labels`` (sample), ``row`` as a coordinate,
+            the key (and label names) as attributes.
+        """
         try:
             import xarray as xr
         except ImportError as e:
