@@ -100,5 +100,5 @@ def test_cli_standardize_flag(tmp_path: Path) -> None:
     assert (board.sort_index() - macro(df, True).sort_index()).abs().max() < 1e-12
     html = (out / "index.html").read_text()
     assert "standardised on the probe train rows" in html
-    assert f"{len(df) // 2} fits with the other setting are not used (geneb report " \
+    assert f"{len(df) // 2} cells with the other setting are not used (geneb report " \
         "--no-standardize" in html

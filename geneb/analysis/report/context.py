@@ -75,7 +75,7 @@ class ReportContext:
                 f"{'standardised' if self.std else 'as-stored (unstandardised)'} cells left "
                 f"(expected some; got {len(self.df)} with standardize={not self.std})"
             )
-        #: fits per probe with the other setting (named where a section lacks that probe)
+        #: cells per probe with the other setting (named where a section lacks that probe)
         other = self.df[self.df["standardize"] != self.std]
         self.other_std_probes: dict[str, int] = other["probe"].value_counts().to_dict()
         self.n_other_std: int = len(self.df) - len(df_std)
