@@ -71,9 +71,9 @@ def _models_entry() -> dict:
     [
         ("n_params", "1B", "expected null or a positive int, got '1B'"),  # type
         ("n_params", 0, "expected null or a positive int, got 0"),  # value
-        ("loader", ["transformers"], "expected null or one of 'transformers', 'external', "
+        ("loader", ["transformers"], "expected null or one of 'transformers', 'package', 'external', "
                                      "got ['transformers']"),
-        ("loader", "pip", "expected null or one of 'transformers', 'external', got 'pip'"),
+        ("loader", "pip", "expected null or one of 'transformers', 'package', 'external', got 'pip'"),
         ("revision", "main", "expected null or a full 40-hex commit, got 'main'"),
     ],
 )
