@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,12 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GENEB_NO_PROGRESS", "1")
+# Under pytest-xdist (the README's test command runs two workers) each worker has its own
+# transformers modules cache: two workers loading one family's code would write the same files
+# at once. Set before any test module imports transformers (it reads the variable on import).
+if os.environ.get("PYTEST_XDIST_WORKER") and "HF_MODULES_CACHE" not in os.environ:
+    os.environ["HF_MODULES_CACHE"] = tempfile.mkdtemp(
+        prefix=f"geneb-hf-modules-{os.environ['PYTEST_XDIST_WORKER']}-")
 
 REPO = Path(__file__).resolve().parents[1]
 
