@@ -49,7 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from realistic_embeddings import generate  # noqa: E402 (tests/ put on the path above)
+from realistic_embeddings import GENEB_MCC_QUANTILES, SEPARABLE, generate  # noqa: E402 (tests/ put on the path above)
 
 WIDTHS = (256, 768, 1024, 2560, 4096)
 TRAINS = (1000, 10000, 30000, 100000)
@@ -59,6 +59,14 @@ MEASURED = ((1000, 256, 2), (10000, 768, 2), (10000, 1024, 3), (30000, 1024, 3),
             (100000, 1024, 2), (30000, 2560, 2), (20000, 4096, 2))
 #: the fewest passes of X over a vector a full-data C path needs (issue 30)
 MIN_PASSES = 50
+
+
+def difficulty(level: str) -> dict:
+    """The generator's class separation for ``--mcc`` (``realistic_embeddings.PROFILES``): a
+    quantile of GENEB's published full-regime MCCs, or the former near-separable draw."""
+    if level == "separable":
+        return dict(SEPARABLE)
+    return {"mcc": GENEB_MCC_QUANTILES[level]}
 
 
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
@@ -79,6 +87,25 @@ def _median_time(fn, budget: float = 0.3) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
+
+
+def warm_up() -> float:
+    """Imports and first-call costs, not timed per shape: a small probe, then the compiled
+    kernels of the full-data passes (``fast_passes``, binary and 3 classes) loaded or compiled
+    once; returns the seconds the kernels took (a once-per-process cost)."""
+    from geneb.probe.solvers import fast_passes
+
+    X, y = generate(200, 16, 3, seed=0)
+    probe_regime((X[:150], y[:150] % 2, X[150:], y[150:] % 2), "full")
+    kept = fast_passes.KERNEL_MIN_CELLS
+    fast_passes.KERNEL_MIN_CELLS = 0
+    t0 = time.perf_counter()
+    try:
+        for labels in (y % 2, y):
+            probe_regime((X[:150], labels[:150], X[150:], labels[150:]), "full")
+    finally:
+        fast_passes.KERNEL_MIN_CELLS = kept
+    return time.perf_counter() - t0
 
 
 def measure_limit(X: np.ndarray, Kp: int, threads: int) -> dict[str, float]:
@@ -164,8 +191,7 @@ def _rss_kib(field: str) -> int:
 def memory_child(npz: str) -> None:
     """In a fresh process: load the pair's embeddings, reset the peak RSS, run the full
     regime, print the RSS figures as JSON (``--memory-child``)."""
-    X, y = generate(200, 16, 2, seed=0)  # imports first: their pages are not the probe's
-    probe_regime((X[:150], y[:150], X[150:], y[150:]), "full")
+    warm_up()  # imports and the kernels first: their pages are not the probe's
     base = _rss_kib("VmRSS")
     with np.load(npz) as z:
         data = (z["X"], z["y"], z["Xte"], z["yte"])
@@ -205,17 +231,27 @@ def cli_grid(data: tuple, workdir: Path) -> float:
     fs = FeatureStore(store, "a")
     write_entry(fs, "m", "t", "train", X, y, task_fingerprint="real-size", batch=8192)
     write_entry(fs, "m", "t", "test", Xte, yte, task_fingerprint="real-size:test", batch=8192)
-    cmd = [sys.executable, "-m", "geneb", "probe", "--store", store, "--out",
-           str(workdir / "r.parquet"), "--C", as_list_text(DEFAULT_C_SWEEP)]
+    results = workdir / "r.parquet"
+    cmd = [sys.executable, "-m", "geneb", "probe", "--store", store, "--results",
+           str(results), "--C", as_list_text(DEFAULT_C_SWEEP)]
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, env={**os.environ})
-    return time.perf_counter() - t0
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
+    seconds = time.perf_counter() - t0
+    if done.returncode:
+        sys.exit(f"geneb probe failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    import pandas as pd
+
+    table = pd.read_parquet(results)
+    if len(table) != 75 or not table.converged.all():
+        sys.exit(f"geneb probe wrote {len(table)} rows, {int(table.converged.sum())} converged; "
+                 "expected 75 converged cells")
+    return seconds
 
 
 def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict:
     """Everything measured on one shape (see module docstring)."""
     n, d, K = shape
-    X_all, y_all = generate(n + n // 4, d, K, seed=n * 7 + d * 3 + K)
+    X_all, y_all = generate(n + n // 4, d, K, seed=n * 7 + d * 3 + K, stats=difficulty(args.mcc))
     data = (X_all[:n], y_all[:n], X_all[n:], y_all[n:])
     Kp = K - 1 if K > 2 else 1
     threads = args.threads
@@ -232,7 +268,8 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
                                                              strict=True)]
     path_ratios = [f["path_s"] / li["limit_s"] for f, li in zip(rows["full"], rows["limit"],
                                                                  strict=True)]
-    out = {"n_train": n, "width": d, "classes": K, "load": os.getloadavg()[0], **med,
+    out = {"n_train": n, "width": d, "classes": K, "mcc_level": args.mcc,
+           "load": os.getloadavg()[0], **med,
            "full_s": full_s, "ratio": float(np.median(ratios)), "ratios": ratios,
            "path_s": float(np.median([r["path_s"] for r in rows["full"]])),
            "path_ratio": float(np.median(path_ratios)), "path_ratios": path_ratios,
@@ -261,7 +298,8 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
 
 def markdown(results: list[dict]) -> str:
     """The table: limit, C path and regime ratios (per run), grid, CLI, paper, memory."""
-    cols = ("train x width x classes", "load", "Gram s (GFLOP/s)", "50 passes s", "limit s",
+    cols = ("train x width x classes", "MCC level", "load", "Gram s (GFLOP/s)", "50 passes s",
+            "limit s",
             "before path / limit (runs)", "C path s", "path / limit (runs)",
             "full regime s", "regime / limit", "1-shot s", "10-shot s", "grid API s",
             "grid CLI s", "paper full s", "peak mem / emb")
@@ -274,7 +312,8 @@ def markdown(results: list[dict]) -> str:
         before = ("-" if "before_path_ratio" not in r else f"{r['before_path_ratio']:.2f} (" +
                   ", ".join(f"{x:.2f}" for x in r["before_path_ratios"]) + ")")
         cli = r.get("grid_cli_s")
-        cells = (f"{r['n_train']:,} x {r['width']:,} x {r['classes']}", f"{r['load']:.1f}",
+        cells = (f"{r['n_train']:,} x {r['width']:,} x {r['classes']}", r.get("mcc_level", "-"),
+                 f"{r['load']:.1f}",
                  f"{r['gram_s']:.2f} ({r['gemm_gflops']:.0f})",
                  f"{MIN_PASSES * r['pass_s']:.2f}", f"{r['limit_s']:.2f}", before,
                  f"{r['path_s']:.2f}",
@@ -308,6 +347,9 @@ def main() -> None:
     ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     ap.add_argument("--before", metavar="REV",
                     help="also the full regime with the solver of git revision REV, alternating")
+    ap.add_argument("--mcc", choices=(*GENEB_MCC_QUANTILES, "separable"), default="median",
+                    help="class separation: a quantile of GENEB's published full-regime MCCs "
+                         "(Bayes MCC of the draw), or the former near-separable draw")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--json")
     ap.add_argument("--md")
@@ -324,8 +366,7 @@ def main() -> None:
     shapes = (parse_shapes(args.shapes) if args.shapes else
               [(n, d, k) for n in TRAINS for d in WIDTHS for k in CLASSES] if args.grid
               else list(MEASURED))
-    X, y = generate(200, 16, 2, seed=0)  # imports and first-call costs, not timed
-    probe_regime((X[:150], y[:150], X[150:], y[150:]), "full")
+    print(json.dumps({"kernel_load_s": warm_up()}), flush=True)
     results = []
     for shape in shapes:
         res = measure_shape(shape, args)

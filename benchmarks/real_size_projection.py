@@ -3,13 +3,15 @@
 Input: the JSON of ``real_size.py`` (measured pairs). Per pair (model width d, task train size
 n capped at 100,000, K classes) the projection is
 
-    full regime  = ratio x limit(n, d, K)
+    full regime  = ratio(n, d, K) x limit(n, d, K)
     limit        = K'^2 n d^2 / GEMM rate + 50 n d 4 bytes / pass rate
     1- and 10-shot regimes = a + b d (least squares over the measured pairs)
 
-with the GEMM rate, the pass rate (bytes per second of one float32 pass) and the ratio the
-medians measured on the pairs with the largest limits (``--top``), all on the run's two
-threads. Task sizes: GENEB's task list (``geneb/tasks/geneb_list.json``) joined to the task
+with the GEMM rate and the pass rate (bytes per second of one float32 pass) the medians
+measured on the pairs with the largest limits (``--top``), and ratio(n, d, K) the measured
+full-regime / limit ratio of the nearest measured shape (same binary / multi-class kind when
+one was measured; nearest in log n and log d), all on the run's two threads. (Before
+2026-12-02 one median ratio of the ``--top`` pairs served every pair.) Task sizes: GENEB's task list (``geneb/tasks/geneb_list.json``) joined to the task
 catalogue's train sizes where known; the median of the known ones elsewhere (counted and said).
 Widths: ``GENEB_WIDTHS`` below (the model catalogue has no hidden sizes).
 
@@ -95,7 +97,15 @@ def rates(measured: list[dict], top: int) -> dict[str, float]:
     return {"gflops": float(np.median([r["gemm_gflops"] for r in big])),
             "pass_gbs": float(np.median([r["n_train"] * r["width"] * 4 / r["pass_s"] / 1e9
                                          for r in big])),
-            "ratio": float(np.median([r["ratio"] for r in big]))}
+            "ratio_top": float(np.median([r["ratio"] for r in big]))}
+
+
+def nearest_ratio(measured: list[dict], n: int, d: int, K: int) -> float:
+    """The full-regime / limit ratio of the measured shape nearest to (n, d) in log n and
+    log d among those with the same kind (binary or multi-class), all when none has it."""
+    same = [m for m in measured if (m["classes"] > 2) == (K > 2)] or measured
+    best = min(same, key=lambda m: np.hypot(np.log(m["n_train"] / n), np.log(m["width"] / d)))
+    return float(best["ratio"])
 
 
 def project(measured: list[dict], top: int = 3, **override: float) -> dict:
@@ -112,7 +122,7 @@ def project(measured: list[dict], top: int = 3, **override: float) -> dict:
             Kp = K - 1 if K > 2 else 1
             limit = Kp * Kp * n * d * d / (r["gflops"] * 1e9) + 50 * n * d * 4 / (
                 r["pass_gbs"] * 1e9)
-            total_full += r["ratio"] * limit
+            total_full += nearest_ratio(measured, n, d, K) * limit
             total_few += max(0.0, a + b * d)
     hours = (total_full + total_few) / 3600
     return {**r, "few_shot_a_s": float(a), "few_shot_b_s_per_dim": float(b),
@@ -133,7 +143,8 @@ def main() -> None:
     try:
         measured = json.loads(text)
     except json.JSONDecodeError:  # the benchmark's log: one JSON object per measured shape
-        measured = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+        measured = [json.loads(line) for line in text.splitlines()
+                    if line.startswith("{") and '"n_train"' in line]
     print(json.dumps(project(measured, args.top, gflops=args.gflops,
                              pass_gbs=args.pass_gbs), indent=1))
 

@@ -159,11 +159,13 @@ def test_cholesky_solver_in_float32_is_a_close_preconditioner():
 
 
 def test_preconditioner_falls_back_to_float64_when_float32_breaks_down(monkeypatch):
-    """A Gram too ill-conditioned for a float32 Cholesky still gets a preconditioner."""
-    import geneb.probe.solvers.fast_full as ff
+    """A Gram too ill-conditioned for a float32 Cholesky still gets a preconditioner: float32
+    unshifted, float32 shifted by the Gram's rounding, then float64 (``attempts``); and a
+    failed unshifted float32 factorisation is not retried at a larger C with the same Gram."""
+    import geneb.probe.solvers.fast_precond as fp
 
     dtypes = []
-    real = ff.cholesky_solver
+    real = fp.cholesky_solver
 
     def spy(M, *a, **kw):
         dtypes.append(M.dtype)
@@ -171,12 +173,14 @@ def test_preconditioner_falls_back_to_float64_when_float32_breaks_down(monkeypat
             raise np.linalg.LinAlgError("Matrix is not positive definite")
         return real(M, *a, **kw)
 
-    monkeypatch.setattr(ff, "cholesky_solver", spy)
-    monkeypatch.setattr(ff, "FLOAT32_FACTOR_MIN", 1)
+    monkeypatch.setattr(fp, "cholesky_solver", spy)
+    monkeypatch.setattr(fp, "FLOAT32_FACTOR_MIN", 1)
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 6))
     Xa = np.hstack([X, np.ones((400, 1))])
     y = (X[:, 0] + rng.normal(size=400) > 0).astype(np.int64)
-    path = solve_path(Xa, Xa.astype(np.float32), y, 2, [1.0], tol=1e-10, max_iter=100)
-    assert path[0].converged
-    assert dtypes[:2] == [np.float32, np.float64]
+    path = solve_path(Xa, Xa.astype(np.float32), y, 2, [1.0, 2.0], tol=1e-10, max_iter=100)
+    assert all(p.converged for p in path)
+    assert dtypes[:3] == [np.float32, np.float32, np.float64]
+    # at C = 2 (same Gram): the unshifted float32 attempt is skipped, the shifted one tried
+    assert dtypes[3:5] == [np.float32, np.float64]

@@ -23,18 +23,16 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
-from geneb.errors import ProbeError
 from geneb.probe.solvers.fast_gram import data_hessian
+from geneb.probe.solvers.fast_passes import KernelPasses, use_kernels
 from geneb.probe.solvers.fast_path import PathFit, run_path
-from geneb.probe.solvers.numeric import cholesky_solver, expit, logsumexp
+from geneb.probe.solvers.fast_precond import Preconditioner
+from geneb.probe.solvers.numeric import expit, logsumexp
 from geneb.probe.solvers.row_blocks import BLOCK_ROWS, RowBlocks
 
-#: Preconditioners of at least this side are factored in float32 (see ``precond``).
-FLOAT32_FACTOR_MIN = 256
 #: Most bytes of float64 rows a float64 pass upcasts at a time: a row block is split into
 #: the fewest equal sub-blocks below it (whole 1,024-row blocks up to width 2,047). Measured
 #: on 100,000 x 1,025, two threads, one process: the fused pass 201 ms with whole blocks,
@@ -56,7 +54,7 @@ class Evaluation:
     XtR: np.ndarray
 
 
-class _Problem:
+class _Problem(Preconditioner):
     """Loss, gradient and Hessian products of one full-data problem at one C.
 
     Multi-class: sklearn's symmetric parametrisation has its optimum in the sum-zero subspace
@@ -93,6 +91,9 @@ class _Problem:
         self.pen[-1] = 0.0
         #: precision of the lagged Gram; float64 once float32 proved too coarse (``factor``)
         self.gram_dtype: type = np.float32
+        #: the compiled passes (one read of each row per pass) for large designs, else None
+        self.kpass = (KernelPasses(Xa32 if Xa64 is None else Xa64, self.Y, self.multi, self.rows)
+                      if use_kernels(self.n, self.p) else None)
 
     def rows64(self, a: int, b: int, buf: np.ndarray | None = None) -> np.ndarray:
         """Rows a..b of the float64 design: the same values (so the same BLAS products, the
@@ -130,6 +131,8 @@ class _Problem:
 
     def eta(self, theta: np.ndarray) -> np.ndarray:
         """Linear predictor ``X W^T`` (n, K) in float64."""
+        if self.kpass is not None:
+            return self.kpass.eta(self.full(theta))
         Wt = np.ascontiguousarray(self.full(theta).T)
         out = np.empty((self.n, Wt.shape[1]))
 
@@ -153,6 +156,8 @@ class _Problem:
     def xtr(self, P: np.ndarray) -> np.ndarray:
         """``X^T (P - Y)`` (p, K) in float64: the data part of the gradient."""
         R = P - self.Y
+        if self.kpass is not None:
+            return self.kpass.xtr(R)
 
         def block(a: int, b: int) -> np.ndarray:
             acc = np.zeros((self.p, R.shape[1]))
@@ -172,7 +177,10 @@ class _Problem:
         A Newton step needs ``X delta`` for its line search and then the gradient at the
         accepted point: for the full step (almost every step near the optimum) both come
         from one pass instead of two; each float64 pass costs 3-4.5 float32 passes (the
-        upcast), so this is where most of a path's passes went (docs/probing.md, the profile)."""
+        upcast), so this is where most of a path's passes went (docs/probing.md, the profile);
+        the compiled kernels (``kpass``) read each row once instead."""
+        if self.kpass is not None:
+            return Evaluation(*self.kpass.fused(self.full(direction), base))
         Wt = np.ascontiguousarray(self.full(direction).T)
         eta_d = np.empty((self.n, Wt.shape[1]))
         eta1 = np.empty_like(eta_d)
@@ -229,7 +237,13 @@ class _Problem:
 
     def hvp(self, C: float, P: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian-vector product with float32 data passes (it only steers CG; the gradient and
-        the stopping test stay float64)."""
+        the stopping test stay float64); the compiled kernels (``kpass``) sum in float64."""
+        if self.kpass is not None:
+            W = self.full(v)
+            hk = (self.Q.T @ self.kpass.hvp(W, P, None) if self.multi
+                  else self.kpass.hvp(W, P, self._weights(P)))
+            Hk: np.ndarray = C * hk + self.pen * v
+            return Hk
         X = self.X32
         w32 = self.full(v).astype(np.float32)
         if self.multi:
@@ -283,65 +297,6 @@ class _Problem:
         return data_hessian(lambda a, b: rows[a:b], self.n, self.p, pairs, K, dtype,
                             self.rows.run)
 
-    def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
-        """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation), or None
-        when M is not positive definite at working precision.
-
-        Large ones are factored in float32 (half the time and bytes; on gue_mouse_0 and
-        gue_tf_0 exactly the same CG step counts as float64), in float64 when float32 breaks
-        down (M too ill-conditioned), when G itself is float64 (see ``factor``) or M is small
-        (the factorisation is then cheap, and a float64 one keeps mirror-symmetric problems
-        exactly symmetric, so their exact ties stay exact). Only CG's speed depends on it: the
-        stopping test is on the float64 gradient."""
-        if G.dtype == np.float32 and len(G) >= FLOAT32_FACTOR_MIN:
-            solve32 = _cholesky_or_none(self._precond_matrix(C, G, np.float32), self.rows.run)
-            if solve32 is not None:
-                return lambda r: solve32(r.astype(np.float32)).astype(np.float64)
-        return _cholesky_or_none(self._precond_matrix(C, G, np.float64), self.rows.run)
-
-    def _precond_matrix(self, C: float, G: np.ndarray, dtype: type,
-                        shift: float = 0.0) -> np.ndarray:
-        """``C * G + penalty`` (+ ``shift`` on the diagonal, relative to its largest entry) in
-        ``dtype``, upper triangle filled."""
-        M = G.astype(dtype) * dtype(C)
-        M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp).astype(dtype)
-        M[np.diag_indices_from(M)] += dtype(max(1e-10, shift)) * np.abs(np.diag(M)).max()
-        precond: np.ndarray = M
-        return precond
-
-    def factor(self, C: float, P: np.ndarray, G: np.ndarray | None
-               ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-        """The preconditioner at C and the Gram it is built from (``G``, or a new one at P).
-
-        ``M = C G + penalty`` is positive definite in exact arithmetic, but G's rounding errors
-        are multiplied by C. In float32 they are ~1-10 eps32 of G's largest diagonal entry
-        (measured on k-mer spectra); in a direction the data leave unconstrained (fewer rows
-        than features, or collinear features such as k-mer frequencies, which sum to one) only
-        the penalty (1) stands against them, so past C ~ 1 / (10 eps32 max G_ii) M is
-        indefinite (seen at C = 1000 on 421 x 1024 standardised kmer-5 spectra). Then
-        the Gram is recomputed in float64 (errors ~1e-16 C max G_ii) and kept in float64 for the
-        rest of the path (C only grows along it). Should even that not factor (C ~ 1e12), the
-        diagonal is damped by a shift growing tenfold (Nocedal & Wright, Alg. 3.3) until it does:
-        the preconditioner only steers CG, so the shift costs CG steps, never accuracy.
-        """
-        if G is None:
-            G = self.gram(P, self.gram_dtype)
-        solve = self.precond(C, G)
-        if solve is None and G.dtype == np.float32:
-            self.gram_dtype = np.float64
-            G = self.gram(P, np.float64)
-            solve = self.precond(C, G)
-        shift = 1e-8
-        while solve is None:  # a shift above |M| makes M + shift I well conditioned
-            if shift > 1e3:  # only a non-finite G gets here
-                raise ProbeError(f"full-data fit at C={C:g}: the data Hessian is not finite "
-                                 "(non-finite features or probabilities); nothing was fitted")
-            solve = _cholesky_or_none(self._precond_matrix(C, G, np.float64, shift),
-                                      self.rows.run)
-            shift *= 10.0
-        return G, solve
-
-
 @lru_cache(maxsize=2)
 def sum_zero_basis(n_classes: int) -> np.ndarray:
     """Q of ``_Problem`` (read-only), computed once per class count: its QR of a K x K matrix
@@ -350,16 +305,6 @@ def sum_zero_basis(n_classes: int) -> np.ndarray:
     Q = np.linalg.qr(centred)[0][:, : n_classes - 1]
     Q.setflags(write=False)
     return Q
-
-
-def _cholesky_or_none(M: np.ndarray, run: Callable[..., Any]
-                      ) -> Callable[[np.ndarray], np.ndarray] | None:
-    """``cholesky_solver(M)``, or None when M is not positive definite (the factorisation is
-    the test)."""
-    try:
-        return cholesky_solver(M, run)
-    except np.linalg.LinAlgError:
-        return None
 
 
 def intercept_start(y: np.ndarray, n_classes: int) -> np.ndarray:

@@ -42,6 +42,16 @@ STALE_CG = 5
 GRAM_COST_DIVISOR = 8.0
 CACHE_BYTES = 32 * 2**20
 DRAM_SLOWDOWN = 10.0
+#: With the compiled passes (``fast_passes``) a Gram and its factorisation cost
+#: ``K'^2 p / KERNEL_GRAM_STEPS + (K' p)^2 / (KERNEL_FACTOR_STEPS n)`` products: a product
+#: reads the design ~1.3-1.5 times (float32 products), a Gram runs at ~230 G multiply-adds/s
+#: against ~4-6e9 design values per second for a product, a float64 Cholesky of side m at
+#: ~35 G/s. The Gram term's divisor was chosen from whole paths (2026-12-02, realistic
+#: embeddings at GENEB's median MCC, path / limit at 25 / 40 / 55): 30,000 x 2,561: 2.71 (1
+#: Gram) / 3.80 (2) / 3.68 (2); 30,000 x 1,025 x 3: 2.95 / 2.93 / 3.03; near-separable
+#: 100,000 x 1,025: 3.75 / 3.45 / 4.04.
+KERNEL_GRAM_STEPS = 25.0
+KERNEL_FACTOR_STEPS = 25.0
 #: First-order continuation along C (False: plain warm starts from the previous C), up to
 #: this C: beyond it (outside GENEB's sweep 0.01..100) the optimum is flat in some directions
 #: and the gradient test loose, and on 421 x 1,024 standardised kmer-5 a continued path
@@ -76,8 +86,13 @@ class _Lagged:
         self.cho: Any = None
         self.cg_since = 0
         self.stale = False
-        slow = DRAM_SLOWDOWN if prob.n * prob.p * 4 > CACHE_BYTES else 1.0
-        self.gram_cost = prob.Kp**2 * prob.p / (GRAM_COST_DIVISOR * slow)
+        if getattr(prob, "kpass", None) is not None:
+            side = prob.Kp * prob.p  # the Hessian's: its Cholesky is redone with each Gram
+            self.gram_cost = (prob.Kp**2 * prob.p / KERNEL_GRAM_STEPS
+                              + side**2 / (KERNEL_FACTOR_STEPS * prob.n))
+        else:
+            slow = DRAM_SLOWDOWN if prob.n * prob.p * 4 > CACHE_BYTES else 1.0
+            self.gram_cost = prob.Kp**2 * prob.p / (GRAM_COST_DIVISOR * slow)
 
     def solve(self, C: float, P: np.ndarray, g: np.ndarray, rtol: float,
               reuse_stale: bool = False) -> np.ndarray:

@@ -1,0 +1,124 @@
+"""The full-data fit's passes over X with the compiled row kernels (:mod:`fast_kernels`).
+
+The same four passes as the numpy ones of :class:`geneb.probe.solvers.fast_full._Problem`
+(linear predictor, ``X^T R``, the fused step evaluation, Hessian-vector products), each one
+kernel call per fixed row block, the blocks' partial sums added in block order (the same bits
+for any thread count). Sums are float64 throughout, over the design's own values (float32
+rows widened exactly): as accurate as the numpy float64 passes, in another order.
+
+Used for designs of at least ``KERNEL_MIN_CELLS`` values when numba is installed (smaller
+fits keep the numpy passes: no compile, and the time is in Python overhead there anyway).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from geneb.probe.solvers.fast_kernels import available, kernels
+from geneb.probe.solvers.row_blocks import RowBlocks
+
+#: Designs with fewer values (rows x columns) than this keep the numpy passes (a first
+#: compile costs ~1-2 s per process, loading the cached kernels ~0.5 s; at 2^22 values a
+#: numpy fused pass takes ~10 ms).
+KERNEL_MIN_CELLS = 2**22
+
+
+def use_kernels(n: int, p: int) -> bool:
+    """Whether a design of n rows and p columns is passed over with the compiled kernels."""
+    return n * p >= KERNEL_MIN_CELLS and available()
+
+
+class KernelPasses:
+    """Passes over the design ``X`` (float32 or float64, C-contiguous) with labels ``Y``
+    (n, K) one-hot (multi-class) or (n, 1) 0/1 (binary), over the fixed ``rows`` blocks."""
+
+    def __init__(self, X: np.ndarray, Y: np.ndarray, multi: bool, rows: RowBlocks) -> None:
+        self.X = np.ascontiguousarray(X)
+        self.Y = np.ascontiguousarray(Y, dtype=np.float64)
+        self.multi = multi
+        self.rows = rows
+        self.k = kernels()
+        self.p = X.shape[1]
+
+    def _sum(self, fn: Any, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
+        """Block partials of ``fn(a, b, acc)`` (each into its own zeroed ``acc`` of
+        ``dtype``) added in float64 in block order; fn's return values are dropped."""
+        def block(a: int, b: int) -> np.ndarray:
+            acc: np.ndarray = np.zeros(shape, dtype=dtype)
+            fn(a, b, acc)
+            return acc
+
+        parts = self.rows.map(block)
+        total: np.ndarray = parts[0].astype(np.float64)
+        for part in parts[1:]:
+            total += part
+        return total
+
+    def eta(self, W: np.ndarray) -> np.ndarray:
+        """``X W^T`` (n, K) for W (K, p)."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        out = np.empty((len(self.X), len(W)))
+        self.rows.map(lambda a, b: self.k["eta_rows"](self.X, a, b, W, out))
+        return out
+
+    def xtr(self, R: np.ndarray) -> np.ndarray:
+        """``X^T R`` (p, K) for R (n, K)."""
+        if self.multi:
+            Rc = np.ascontiguousarray(R, dtype=np.float64)
+            return self._sum(lambda a, b, acc: self.k["xtr_multi"](self.X, a, b, Rc, acc),
+                             (R.shape[1], self.p)).T
+        r = np.ascontiguousarray(R[:, 0], dtype=np.float64)
+        return self._sum(lambda a, b, acc: self.k["xtr_binary"](self.X, a, b, r, acc),
+                         (self.p,))[:, None]
+
+    def fused(self, W: np.ndarray, base: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
+        """(eta_d, eta, loss, P, X^T (P - Y)) for the direction W (K, p) at ``base + X W^T``
+        (``_Problem.fused``)."""
+        W = np.ascontiguousarray(W, dtype=np.float64)
+        n, K = len(self.X), len(W)
+        eta_d, eta, P = np.empty((n, K)), np.empty((n, K)), np.empty((n, K))
+        has = base is not None
+        losses: list[float] = [0.0] * len(self.rows.blocks)
+        index = {blk: i for i, blk in enumerate(self.rows.blocks)}
+        if self.multi:
+            b0 = np.ascontiguousarray(base) if has else eta_d
+
+            def multi(a: int, b: int, acc: np.ndarray) -> None:
+                losses[index[a, b]] = self.k["fused_multi"](self.X, a, b, W, b0, has, self.Y,
+                                                            eta_d, eta, P, acc)
+
+            XtR = self._sum(multi, (K, self.p)).T
+        else:
+            w, y = W[0], self.Y[:, 0]
+            b1 = np.ascontiguousarray(base[:, 0]) if base is not None else eta_d[:, 0]
+            e_d, e1, P1 = eta_d[:, 0], eta[:, 0], P[:, 0]
+
+            def binary(a: int, b: int, acc: np.ndarray) -> None:
+                losses[index[a, b]] = self.k["fused_binary"](self.X, a, b, w, b1, has, y,
+                                                             e_d, e1, P1, acc)
+
+            XtR = self._sum(binary, (self.p,))[:, None]
+        return eta_d, eta, float(sum(losses)), P, XtR
+
+    def hvp(self, W: np.ndarray, P: np.ndarray, D: np.ndarray | None) -> np.ndarray:
+        """``X^T (D X w)`` (binary: (1, p), D the weights) or the multi-class data-Hessian
+        product (K, p) at P for W (K, p).
+
+        A float32 design is multiplied in float32 within each block (the numpy passes' sgemv
+        precision: the products only steer CG), blocks added in float64: measured 100,000 x
+        1,025, one thread, 33.9 ms against 42.5 ms widened to float64 (one float32 read of X:
+        28.8 ms)."""
+        dt = np.float32 if self.X.dtype == np.float32 else np.float64
+        tag = "32" if dt == np.float32 else ""
+        W = np.ascontiguousarray(W, dtype=dt)
+        if self.multi:
+            Pc = np.ascontiguousarray(P, dtype=dt)
+            fn = self.k["hvp_multi" + tag]
+            return self._sum(lambda a, b, acc: fn(self.X, a, b, W, Pc, acc), W.shape, dt)
+        assert D is not None
+        w, Dc = W[0], np.ascontiguousarray(D, dtype=dt)
+        fn = self.k["hvp_binary" + tag]
+        return self._sum(lambda a, b, acc: fn(self.X, a, b, w, Dc, acc), (self.p,), dt)[None, :]

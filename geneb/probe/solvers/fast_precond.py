@@ -1,0 +1,177 @@
+"""The full-data fit's preconditioner: a Cholesky factor of ``C G + penalty`` per C.
+
+``G = X^T D X`` is the lagged data Hessian (float32 unless its rounding is too coarse);
+factoring ``M = C G + penalty`` is the only O(d^3) step of a C. Which factorisation is tried is
+predicted from G's rounding at C (``rounding_shift``), since a failed one costs as much as a
+good one. Mixed into :class:`geneb.probe.solvers.fast_full._Problem`, whose attributes it uses
+(``pen``, ``Kp``, ``rows``, ``gram``, ``gram_dtype``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from geneb.errors import ProbeError
+from geneb.probe.solvers.numeric import cholesky_solver
+
+#: Preconditioners of at least this side are factored in float32 (see ``precond``).
+FLOAT32_FACTOR_MIN = 256
+#: ``_rounding_shifted``: the shift is this many eps32 of C times G's largest diagonal entry
+#: (float32 Grams err by ~1-10 eps32 of it, ``factor``), at most ``SHIFT_MAX`` (ten times the
+#: penalty: the Hessian's smallest eigenvalue is at least the penalty's 1).
+ROUNDING_SHIFT = 10.0
+SHIFT_MAX = 10.0
+#: Entries of a float32 M below this fraction of its largest one are set to zero before it is
+#: factored: far below its rounding (eps32 ~1.2e-7 of the large ones), but their products in
+#: the factorisation's updates are subnormal, which the CPU computes ~100x slower. Measured
+#: 2026-12-02, 10,000 x 1,025 x 3 classes (side 2,050): half the upper triangle is ~1e-21
+#: (the sum-zero basis' cross block of balanced classes cancels to noise), 96-197 ms per
+#: factorisation, 47-48 ms with them zeroed (a random matrix of that side: 57-63 ms). Done
+#: for multi-class fits only: binary ones showed no such entries, and the scan costs ~0.2 s
+#: per factorisation at side 4,097 (20,000 x 4,096: path 5.7 s -> 7.3 s).
+FLUSH_BELOW = 1e-15
+
+
+class Preconditioner:
+    """``precond``, ``factor`` and their helpers (see the module docstring)."""
+
+    pen: np.ndarray
+    Kp: int
+    rows: Any
+    gram_dtype: type
+
+    def gram(self, P: np.ndarray, dtype: type = np.float32) -> np.ndarray:
+        raise NotImplementedError
+
+    def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
+        """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation), or None
+        when no factorisation of ``attempts`` works.
+
+        Large ones are factored in float32 (half the time and bytes; on gue_mouse_0 and
+        gue_tf_0 exactly the same CG step counts as float64), in float64 when float32 breaks
+        down (M too ill-conditioned), when G itself is float64 (see ``factor``) or M is small
+        (the factorisation is then cheap, and a float64 one keeps mirror-symmetric problems
+        exactly symmetric, so their exact ties stay exact). Only CG's speed depends on it: the
+        stopping test is on the float64 gradient."""
+        for dtype, shifted in self.attempts(G):
+            if shifted:
+                shift = self.rounding_shift(C, G)
+                if shift > SHIFT_MAX:
+                    continue
+            elif self._failed(G, C, dtype):
+                continue
+            M = self._precond_matrix(C, G, dtype)
+            if shifted:
+                M[np.diag_indices_from(M)] += dtype(shift)
+            solve = _cholesky_or_none(M, self.rows.run)
+            if solve is not None:
+                return _in_float64(solve) if dtype == np.float32 else solve
+            if not shifted:
+                self._fails[dtype] = (G, C)
+        return None
+
+    def attempts(self, G: np.ndarray) -> list[tuple[type, bool]]:
+        """(dtype, shifted) factorisations ``precond`` tries in turn: a float32 G of at least
+        ``FLOAT32_FACTOR_MIN`` rows in float32, unshifted then shifted by its rounding
+        (``rounding_shift``), then the same in float64; a small one in float64 only; a
+        float64 G unshifted (``factor`` damps it further if need be).
+
+        The shift is within G's own error, so the preconditioner is about as good as an
+        unshifted one would be; recomputing G in float64 instead costs 2-5 float32 Grams
+        (20,000 x 4,097: 3.3-6.7 s against 1.3-1.6 s). float32 first: a float32 factor of
+        side 4,097 took 0.29-0.34 s, a float64 one 0.5-0.8 s."""
+        if G.dtype != np.float32:
+            return [(np.float64, False)]
+        if len(G) < FLOAT32_FACTOR_MIN:
+            return [(np.float64, False), (np.float64, True)]
+        return [(np.float32, False), (np.float32, True), (np.float64, False), (np.float64, True)]
+
+    def _failed(self, G: np.ndarray, C: float, dtype: type) -> bool:
+        """Whether the unshifted factorisation in ``dtype`` already failed with this G at a
+        C <= ``C``: M grows with C along the path, so it would fail again, and a failed one
+        costs as much as a good one (20,000 x 4,097: ~0.3 s in float32, 0.6-0.8 s in
+        float64; 30,000 x 2,561 lost 92 ms at C = 100 after C = 10 failed)."""
+        seen = self._fails.get(dtype)
+        return seen is not None and seen[0] is G and C >= seen[1]
+
+    @property
+    def _fails(self) -> dict[type, tuple[np.ndarray, float]]:
+        """(G, C) of the last failed unshifted factorisation per dtype (``_failed``)."""
+        fails: dict[type, tuple[np.ndarray, float]] = self.__dict__.setdefault("_fail_log", {})
+        return fails
+
+    def _precond_matrix(self, C: float, G: np.ndarray, dtype: type,
+                        shift: float = 0.0) -> np.ndarray:
+        """``C * G + penalty`` (+ ``shift`` on the diagonal, relative to its largest entry) in
+        ``dtype``, upper triangle filled."""
+        M: np.ndarray = np.multiply(G, dtype(C), dtype=dtype)  # one new array, no temporary
+        M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp).astype(dtype)
+        M[np.diag_indices_from(M)] += dtype(max(1e-10, shift)) * np.abs(np.diag(M)).max()
+        if dtype == np.float32 and self.Kp > 1:  # see FLUSH_BELOW
+            A = np.abs(M)
+            np.copyto(M, 0.0, where=A < dtype(FLUSH_BELOW) * A.max())
+        return M
+
+    def rounding_shift(self, C: float, G: np.ndarray) -> float:
+        """C times the rounding of a float32 G (``ROUNDING_SHIFT`` eps32 of its largest
+        diagonal entry, ``factor``); 0 for a float64 G."""
+        if G.dtype != np.float32:
+            return 0.0
+        eps32 = float(np.finfo(np.float32).eps)
+        return ROUNDING_SHIFT * eps32 * C * float(np.abs(np.diag(G)).max())
+
+    def factor(self, C: float, P: np.ndarray, G: np.ndarray | None
+               ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+        """The preconditioner at C and the Gram it is built from (``G``, or a new one at P).
+
+        ``M = C G + penalty`` is positive definite in exact arithmetic, but G's rounding errors
+        are multiplied by C. In float32 they are ~1-10 eps32 of G's largest diagonal entry
+        (measured on k-mer spectra); in a direction the data leave unconstrained (fewer rows
+        than features, or collinear features such as k-mer frequencies, which sum to one) only
+        the penalty (1) stands against them, so past C ~ 1 / (10 eps32 max G_ii) M is
+        indefinite (seen at C = 1000 on 421 x 1024 standardised kmer-5 spectra). Then a
+        shift of that size is added (``attempts``) and, when even that does not factor or
+        the shift would exceed ``SHIFT_MAX``, the Gram is recomputed in float64 (errors
+        ~1e-16 C max G_ii) and kept in float64 for the rest of the path (C only grows along
+        it). Should even that not factor (C ~ 1e12), the diagonal is damped by a shift growing
+        tenfold (Nocedal & Wright, Alg. 3.3) until it does: the preconditioner only steers CG,
+        so the shift costs CG steps, never accuracy.
+        """
+        if G is None:
+            G = self.gram(P, self.gram_dtype)
+        solve = self.precond(C, G)
+        if solve is None and G.dtype == np.float32:
+            self.gram_dtype = np.float64
+            G = self.gram(P, np.float64)
+            solve = self.precond(C, G)
+        shift = 1e-8
+        while solve is None:  # a shift above |M| makes M + shift I well conditioned
+            if shift > 1e3:  # only a non-finite G gets here
+                raise ProbeError(f"full-data fit at C={C:g}: the data Hessian is not finite "
+                                 "(non-finite features or probabilities); nothing was fitted")
+            solve = _cholesky_or_none(self._precond_matrix(C, G, np.float64, shift),
+                                      self.rows.run)
+            shift *= 10.0
+        return G, solve
+
+
+def _in_float64(solve: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """A float32 factor's solve taking and returning float64 vectors."""
+    def solve64(r: np.ndarray) -> np.ndarray:
+        out: np.ndarray = solve(r.astype(np.float32)).astype(np.float64)
+        return out
+
+    return solve64
+
+
+def _cholesky_or_none(M: np.ndarray, run: Callable[..., Any]
+                      ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """``cholesky_solver(M)``, or None when M is not positive definite (the factorisation is
+    the test)."""
+    try:
+        return cholesky_solver(M, run)
+    except np.linalg.LinAlgError:
+        return None

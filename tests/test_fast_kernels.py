@@ -1,0 +1,127 @@
+"""The compiled passes of the full-data fit (``fast_passes``/``fast_kernels``) against numpy.
+
+Each pass is checked against a float64 numpy computation of the same formula (independent of
+the kernels: plain matrix products on a float64 copy of the design), on binary and 3-class
+labels, float32 and float64 designs, row counts that are not multiples of the row group or the
+block; then the same bits for one and two threads; then whole C paths through the kernels
+against scikit-learn's optimum, and a design large enough that the kernels are chosen without
+being forced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from realistic_embeddings import generate
+from scipy.special import expit, log_softmax, softmax
+from sklearn.linear_model import LogisticRegression
+
+from geneb.probe.solvers import fast_passes
+from geneb.probe.solvers.fast_full import _Problem, solve_path
+from geneb.probe.solvers.fast_passes import KernelPasses
+from geneb.probe.solvers.row_blocks import RowBlocks
+
+pytestmark = pytest.mark.skipif(not fast_passes.available(), reason="numba is not installed")
+
+
+def _case(n: int, p: int, K: int, dtype: type, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = (rng.standard_normal((n, p)) + 0.7).astype(dtype)
+    y = rng.integers(0, K, n)
+    Y = np.eye(K)[y] if K > 2 else y.astype(np.float64)[:, None]
+    Kw = K if K > 2 else 1
+    return X, Y, rng.standard_normal((Kw, p)) * 0.1, rng.standard_normal((n, Kw))
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 1029])
+def test_passes_equal_numpy_float64(K, dtype, n):
+    X, Y, W, base = _case(n, 37, K, dtype)
+    passes = KernelPasses(X, Y, K > 2, RowBlocks(n, 2, block_rows=256))
+    X64 = X.astype(np.float64)
+    ref_eta_d = X64 @ W.T
+    eta = base + ref_eta_d
+    if K > 2:
+        ref_loss = float(-(log_softmax(eta, axis=1) * Y).sum())
+        ref_P = softmax(eta, axis=1)
+    else:
+        ref_loss = float((np.logaddexp(0.0, eta[:, 0]) - Y[:, 0] * eta[:, 0]).sum())
+        ref_P = expit(eta)
+    eta_d, eta_k, loss, P, XtR = passes.fused(W, base)
+    tight = {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_allclose(eta_d, ref_eta_d, **tight)
+    np.testing.assert_allclose(eta_k, eta, **tight)
+    np.testing.assert_allclose(P, ref_P, **tight)
+    assert loss == pytest.approx(ref_loss, rel=1e-12)
+    np.testing.assert_allclose(XtR, X64.T @ (ref_P - Y), rtol=1e-11, atol=1e-10)
+    # without a base: the linear predictor is the direction's own
+    eta_d0, eta0, *_ = passes.fused(W, None)
+    np.testing.assert_allclose(eta0, ref_eta_d, **tight)
+    np.testing.assert_allclose(passes.eta(W), ref_eta_d, **tight)
+    R = ref_P - Y
+    np.testing.assert_allclose(passes.xtr(R), X64.T @ R, rtol=1e-11, atol=1e-10)
+    # Hessian products: float64 designs in float64; float32 ones summed in float32 per block
+    # (they only steer CG), so to float32 rounding of the largest entry
+    loose = dtype == np.float32
+    if K > 2:
+        pu = ref_P * (X64 @ W.T)
+        ref_h = (X64.T @ (pu - ref_P * pu.sum(1, keepdims=True))).T
+        np.testing.assert_allclose(passes.hvp(W, ref_P, None), ref_h, rtol=0,
+                                   atol=(2e-5 if loose else 1e-11) * np.abs(ref_h).max())
+    else:
+        D = ref_P[:, 0] * (1 - ref_P[:, 0])
+        ref_h = (X64.T @ (D * (X64 @ W[0])))[None, :]
+        np.testing.assert_allclose(passes.hvp(W, ref_P, D), ref_h, rtol=0,
+                                   atol=(2e-5 if loose else 1e-11) * np.abs(ref_h).max())
+    passes.rows.close()
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_same_bits_for_one_and_two_threads(K):
+    X, Y, W, base = _case(3001, 45, K, np.float32, seed=1)
+    out = []
+    for threads in (1, 2):
+        passes = KernelPasses(X, Y, K > 2, RowBlocks(len(X), threads, block_rows=512))
+        out.append(passes.fused(W, base))
+        passes.rows.close()
+    for a, b in zip(out[0], out[1], strict=True):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def _sklearn(X, y, C):
+    m = LogisticRegression(C=C, tol=1e-10, max_iter=1000, solver="newton-cholesky").fit(X, y)
+    return np.hstack([m.coef_, m.intercept_[:, None]])
+
+
+@pytest.mark.parametrize("n,d,K,seed", [(900, 40, 2, 201), (700, 48, 3, 202)])
+def test_kernel_path_reaches_sklearn_optimum(monkeypatch, n, d, K, seed):
+    """Forced onto the kernels (threshold 0): every C of GENEB's sweep converged to 1e-8 and
+    at scikit-learn's optimum (tol 1e-10) on realistic embeddings."""
+    monkeypatch.setattr(fast_passes, "KERNEL_MIN_CELLS", 0)
+    X32, y = generate(n, d, K, seed=seed)
+    Xa = np.hstack([X32, np.ones((n, 1), np.float32)])
+    prob = _Problem(None, Xa, y, K, 2)
+    assert prob.kpass is not None
+    prob.rows.close()
+    for pf in solve_path(None, Xa, y, K, (0.01, 0.1, 1.0, 10.0, 100.0), tol=1e-8,
+                         max_iter=1000, threads=2):
+        assert pf.converged and pf.grad_norm <= 1e-8
+        ref = _sklearn(X32.astype(np.float64), y, pf.C)
+        np.testing.assert_allclose(pf.theta, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
+
+
+def test_large_design_takes_the_kernels_and_matches_sklearn():
+    """A design over ``KERNEL_MIN_CELLS`` values (4,200 x 1,000 + intercept) is passed over by
+    the kernels without forcing, and its fit at C = 1 is scikit-learn's."""
+    n, d = 4200, 1000
+    assert n * (d + 1) >= fast_passes.KERNEL_MIN_CELLS
+    X32, y = generate(n, d, 2, seed=203)
+    Xa = np.hstack([X32, np.ones((n, 1), np.float32)])
+    prob = _Problem(None, Xa, y, 2, 2)
+    assert prob.kpass is not None
+    prob.rows.close()
+    (pf,) = solve_path(None, Xa, y, 2, [1.0], tol=1e-8, max_iter=1000, threads=2)
+    assert pf.converged
+    ref = _sklearn(X32.astype(np.float64), y, 1.0)
+    np.testing.assert_allclose(pf.theta, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
