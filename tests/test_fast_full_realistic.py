@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from realistic_embeddings import generate
+from realistic_embeddings import SEPARABLE, generate
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import matthews_corrcoef
 
@@ -45,9 +45,12 @@ def _reference(X: np.ndarray, y: np.ndarray, C: float) -> tuple[np.ndarray, Logi
     return np.hstack([m.coef_, m.intercept_[:, None]]), m
 
 
+@pytest.mark.parametrize("level", ["median", "separable"])
 @pytest.mark.parametrize("n,d,K,seed", SHAPES)
-def test_path_reaches_sklearn_optimum(n, d, K, seed):
-    X32, y = generate(n, d, K, seed=seed)
+def test_path_reaches_sklearn_optimum(n, d, K, seed, level):
+    """At GENEB's median difficulty and on the former near-separable draw (the stress case:
+    p(1 - p) collapses along the path)."""
+    X32, y = generate(n, d, K, seed=seed, stats=SEPARABLE if level == "separable" else None)
     X = X32.astype(np.float64)
     Xa = np.hstack([X, np.ones((n, 1))])
     path = solve_path(Xa, Xa.astype(np.float32), y, K, C_SWEEP, tol=1e-8, max_iter=1000,

@@ -147,11 +147,7 @@ class _Problem(Preconditioner):
 
     def _xt_sum(self, fn: Callable[[int, int], np.ndarray]) -> np.ndarray:
         """Sum of per-block ``X_blk^T r_blk`` partials, added in block order."""
-        parts = self.rows.map(fn)
-        total: np.ndarray = parts[0].astype(np.float64)
-        for part in parts[1:]:
-            total += part
-        return total
+        return self.rows.map_sum(fn)
 
     def xtr(self, P: np.ndarray) -> np.ndarray:
         """``X^T (P - Y)`` (p, K) in float64: the data part of the gradient."""

@@ -53,11 +53,12 @@ def kernels() -> dict[str, Any]:
     jit = numba.njit(nogil=True, cache=True, fastmath=FASTMATH)
 
     @jit
-    def dots(X, i, m, w, out):  # type: ignore[no-untyped-def]
-        """out[t] = X[i + t] . w for t < m (m = GROUP, or 1 for a remainder row)."""
+    def dots(X, i, m, w, out, zero=0.0):  # type: ignore[no-untyped-def]
+        """out[t] = X[i + t] . w for t < m (m = GROUP, or 1 for a remainder row), summed in
+        the type of ``zero`` (float64; ``np.float32(0)``: twice the lanes, no widening)."""
         if m == 4:
             x0, x1, x2, x3 = X[i], X[i + 1], X[i + 2], X[i + 3]
-            e0 = e1 = e2 = e3 = 0.0
+            e0 = e1 = e2 = e3 = zero
             for j in range(X.shape[1]):
                 wj = w[j]
                 e0 += x0[j] * wj
@@ -67,7 +68,7 @@ def kernels() -> dict[str, Any]:
             out[0], out[1], out[2], out[3] = e0, e1, e2, e3
         else:
             x0 = X[i]
-            e0 = 0.0
+            e0 = zero
             for j in range(X.shape[1]):
                 e0 += x0[j] * w[j]
             out[0] = e0
@@ -217,32 +218,11 @@ def kernels() -> dict[str, Any]:
                 axpys(X, i, m, E[k], acc[k])
 
     @jit
-    def dots32(X, i, m, w, out):  # type: ignore[no-untyped-def]
-        """``dots`` summed in float32 (X, w float32): twice the lanes, no widening."""
-        z = np.float32(0.0)
-        if m == 4:
-            x0, x1, x2, x3 = X[i], X[i + 1], X[i + 2], X[i + 3]
-            e0 = e1 = e2 = e3 = z
-            for j in range(X.shape[1]):
-                wj = w[j]
-                e0 += x0[j] * wj
-                e1 += x1[j] * wj
-                e2 += x2[j] * wj
-                e3 += x3[j] * wj
-            out[0], out[1], out[2], out[3] = e0, e1, e2, e3
-        else:
-            x0 = X[i]
-            e0 = z
-            for j in range(X.shape[1]):
-                e0 += x0[j] * w[j]
-            out[0] = e0
-
-    @jit
     def hvp_binary32(X, a, b, v, D, acc):  # type: ignore[no-untyped-def]
         """``hvp_binary`` in float32 (X, v, D, acc float32), as the numpy passes' sgemv."""
         e = np.empty(4, dtype=np.float32)
         for i, m in groups(a, b):
-            dots32(X, i, m, v, e)
+            dots(X, i, m, v, e, np.float32(0.0))
             for t in range(m):
                 e[t] *= D[i + t]
             axpys(X, i, m, e, acc)
@@ -254,7 +234,7 @@ def kernels() -> dict[str, Any]:
         E = np.empty((K, 4), dtype=np.float32)
         for i, m in groups(a, b):
             for k in range(K):
-                dots32(X, i, m, W[k], E[k])
+                dots(X, i, m, W[k], E[k], np.float32(0.0))
             for t in range(m):
                 tot = np.float32(0.0)
                 for k in range(K):

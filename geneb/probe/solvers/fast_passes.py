@@ -50,11 +50,7 @@ class KernelPasses:
             fn(a, b, acc)
             return acc
 
-        parts = self.rows.map(block)
-        total: np.ndarray = parts[0].astype(np.float64)
-        for part in parts[1:]:
-            total += part
-        return total
+        return self.rows.map_sum(block)
 
     def eta(self, W: np.ndarray) -> np.ndarray:
         """``X W^T`` (n, K) for W (K, p)."""

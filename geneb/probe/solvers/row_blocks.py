@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
+
 #: Rows per block of the blocked matrix-vector passes: fixed (never derived from the thread
 #: count, so results do not depend on it). 1,024 rows of 1,025 float32 features are 4 MiB:
 #: large enough that per-block Python overhead is small, small enough to split 6,478 rows
@@ -40,6 +42,15 @@ class RowBlocks:
     def map(self, fn: Callable[[int, int], Any]) -> list[Any]:
         """``fn(a, b)`` for every row block, results in block order."""
         return self.run(fn, self.blocks)
+
+    def map_sum(self, fn: Callable[[int, int], np.ndarray]) -> np.ndarray:
+        """Sum of ``fn(a, b)`` over the blocks, added in float64 in block order (the same bits
+        for any thread count)."""
+        parts = self.map(fn)
+        total: np.ndarray = parts[0].astype(np.float64)
+        for part in parts[1:]:
+            total += part
+        return total
 
     def run(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> list[Any]:
         """``fn(*task)`` for every task of a fixed list, results in task order; thread t
