@@ -147,7 +147,8 @@ class _Problem(Preconditioner):
 
     def _xt_sum(self, fn: Callable[[int, int], np.ndarray]) -> np.ndarray:
         """Sum of per-block ``X_blk^T r_blk`` partials, added in block order."""
-        return self.rows.map_sum(fn)
+        total: np.ndarray = self.rows.map_sum(fn)
+        return total
 
     def xtr(self, P: np.ndarray) -> np.ndarray:
         """``X^T (P - Y)`` (p, K) in float64: the data part of the gradient."""

@@ -139,11 +139,11 @@ def kernels() -> dict[str, Any]:
             axpys(X, i, m, r, acc)
 
     @jit
-    def hvp_binary(X, a, b, v, D, acc):  # type: ignore[no-untyped-def]
-        """acc += X[a:b]^T (D[a:b] * X[a:b] v)."""
-        e = np.empty(4)
+    def hvp_binary(X, a, b, v, D, acc, zero=0.0):  # type: ignore[no-untyped-def]
+        """acc += X[a:b]^T (D[a:b] * X[a:b] v), summed in the type of ``zero`` (``dots``)."""
+        e = np.full(4, zero)
         for i, m in groups(a, b):
-            dots(X, i, m, v, e)
+            dots(X, i, m, v, e, zero)
             for t in range(m):
                 e[t] *= D[i + t]
             axpys(X, i, m, e, acc)
@@ -200,15 +200,16 @@ def kernels() -> dict[str, Any]:
                 axpys(X, i, m, R[k], acc[k])
 
     @jit
-    def hvp_multi(X, a, b, W, P, acc):  # type: ignore[no-untyped-def]
-        """acc (K, p) += X^T s, pu = P * (X W^T), s = pu - P * rowsum(pu), rows a..b."""
+    def hvp_multi(X, a, b, W, P, acc, zero=0.0):  # type: ignore[no-untyped-def]
+        """acc (K, p) += X^T s, pu = P * (X W^T), s = pu - P * rowsum(pu), rows a..b, summed
+        in the type of ``zero`` (``dots``)."""
         K = W.shape[0]
-        E = np.empty((K, 4))
+        E = np.full((K, 4), zero)
         for i, m in groups(a, b):
             for k in range(K):
-                dots(X, i, m, W[k], E[k])
+                dots(X, i, m, W[k], E[k], zero)
             for t in range(m):
-                tot = 0.0
+                tot = zero
                 for k in range(K):
                     E[k, t] *= P[i + t, k]
                     tot += E[k, t]
@@ -217,35 +218,6 @@ def kernels() -> dict[str, Any]:
             for k in range(K):
                 axpys(X, i, m, E[k], acc[k])
 
-    @jit
-    def hvp_binary32(X, a, b, v, D, acc):  # type: ignore[no-untyped-def]
-        """``hvp_binary`` in float32 (X, v, D, acc float32), as the numpy passes' sgemv."""
-        e = np.empty(4, dtype=np.float32)
-        for i, m in groups(a, b):
-            dots(X, i, m, v, e, np.float32(0.0))
-            for t in range(m):
-                e[t] *= D[i + t]
-            axpys(X, i, m, e, acc)
-
-    @jit
-    def hvp_multi32(X, a, b, W, P, acc):  # type: ignore[no-untyped-def]
-        """``hvp_multi`` in float32 (X, W, P, acc float32)."""
-        K = W.shape[0]
-        E = np.empty((K, 4), dtype=np.float32)
-        for i, m in groups(a, b):
-            for k in range(K):
-                dots(X, i, m, W[k], E[k], np.float32(0.0))
-            for t in range(m):
-                tot = np.float32(0.0)
-                for k in range(K):
-                    E[k, t] *= P[i + t, k]
-                    tot += E[k, t]
-                for k in range(K):
-                    E[k, t] -= P[i + t, k] * tot
-            for k in range(K):
-                axpys(X, i, m, E[k], acc[k])
-
-    return {"hvp_binary32": hvp_binary32, "hvp_multi32": hvp_multi32,
-            "fused_binary": fused_binary, "xtr_binary": xtr_binary, "eta_rows": eta_rows,
+    return {"fused_binary": fused_binary, "xtr_binary": xtr_binary, "eta_rows": eta_rows,
             "hvp_binary": hvp_binary, "fused_multi": fused_multi, "xtr_multi": xtr_multi,
             "hvp_multi": hvp_multi}
