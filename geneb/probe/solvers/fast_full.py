@@ -234,7 +234,8 @@ class _Problem(Preconditioner):
 
     def hvp(self, C: float, P: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian-vector product with float32 data passes (it only steers CG; the gradient and
-        the stopping test stay float64); the compiled kernels (``kpass``) sum in float64."""
+        the stopping test stay float64); the compiled kernels (``kpass``) when the design is
+        large."""
         if self.kpass is not None:
             W = self.full(v)
             hk = (self.Q.T @ self.kpass.hvp(W, P, None) if self.multi

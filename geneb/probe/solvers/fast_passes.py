@@ -3,8 +3,10 @@
 The same four passes as the numpy ones of :class:`geneb.probe.solvers.fast_full._Problem`
 (linear predictor, ``X^T R``, the fused step evaluation, Hessian-vector products), each one
 kernel call per fixed row block, the blocks' partial sums added in block order (the same bits
-for any thread count). Sums are float64 throughout, over the design's own values (float32
-rows widened exactly): as accurate as the numpy float64 passes, in another order.
+for any thread count). The linear predictor and the gradient are summed in float64 over the
+design's own values (float32 rows widened exactly): as accurate as the numpy float64 passes,
+in another order. Hessian products of a float32 design are summed in float32 within a block,
+as the numpy passes' sgemv (they only steer CG).
 
 Used for designs of at least ``KERNEL_MIN_CELLS`` values when numba is installed (smaller
 fits keep the numpy passes: no compile, and the time is in Python overhead there anyway).
@@ -41,6 +43,7 @@ class KernelPasses:
         self.rows = rows
         self.k = kernels()
         self.p = X.shape[1]
+        self._casts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def _sum(self, fn: Any, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
         """Block partials of ``fn(a, b, acc)`` (each into its own zeroed ``acc`` of
@@ -51,6 +54,27 @@ class KernelPasses:
             return acc
 
         return self.rows.map_sum(block)
+
+    def _sum_and_loss(self, fn: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, float]:
+        """``_sum`` of a kernel that also returns its block's loss: (sum, total loss), both
+        added in block order."""
+        def block(a: int, b: int) -> tuple[float, np.ndarray]:
+            acc = np.zeros(shape)
+            return float(fn(a, b, acc)), acc
+
+        parts = self.rows.map(block)
+        total: np.ndarray = parts[0][1]
+        for _, part in parts[1:]:
+            total += part
+        return total, float(sum(loss for loss, _ in parts))
+
+    def _cast(self, name: str, arr: np.ndarray, dtype: type) -> np.ndarray:
+        """``arr`` as a C-contiguous ``dtype`` array, converted once per source array (the
+        Hessian products of one Newton system all use the same P and weights)."""
+        seen = self._casts.get(name)
+        if seen is None or seen[0] is not arr:
+            seen = self._casts[name] = (arr, np.ascontiguousarray(arr, dtype=dtype))
+        return seen[1]
 
     def eta(self, W: np.ndarray) -> np.ndarray:
         """``X W^T`` (n, K) for W (K, p)."""
@@ -77,27 +101,21 @@ class KernelPasses:
         n, K = len(self.X), len(W)
         eta_d, eta, P = np.empty((n, K)), np.empty((n, K)), np.empty((n, K))
         has = base is not None
-        losses: list[float] = [0.0] * len(self.rows.blocks)
-        index = {blk: i for i, blk in enumerate(self.rows.blocks)}
         if self.multi:
             b0 = np.ascontiguousarray(base) if has else eta_d
-
-            def multi(a: int, b: int, acc: np.ndarray) -> None:
-                losses[index[a, b]] = self.k["fused_multi"](self.X, a, b, W, b0, has, self.Y,
-                                                            eta_d, eta, P, acc)
-
-            XtR = self._sum(multi, (K, self.p)).T
+            XtR, loss = self._sum_and_loss(
+                lambda a, b, acc: self.k["fused_multi"](self.X, a, b, W, b0, has, self.Y, eta_d,
+                                                        eta, P, acc), (K, self.p))
+            XtR = XtR.T
         else:
             w, y = W[0], self.Y[:, 0]
             b1 = np.ascontiguousarray(base[:, 0]) if base is not None else eta_d[:, 0]
             e_d, e1, P1 = eta_d[:, 0], eta[:, 0], P[:, 0]
-
-            def binary(a: int, b: int, acc: np.ndarray) -> None:
-                losses[index[a, b]] = self.k["fused_binary"](self.X, a, b, w, b1, has, y,
-                                                             e_d, e1, P1, acc)
-
-            XtR = self._sum(binary, (self.p,))[:, None]
-        return eta_d, eta, float(sum(losses)), P, XtR
+            XtR, loss = self._sum_and_loss(
+                lambda a, b, acc: self.k["fused_binary"](self.X, a, b, w, b1, has, y, e_d, e1,
+                                                         P1, acc), (self.p,))
+            XtR = XtR[:, None]
+        return eta_d, eta, loss, P, XtR
 
     def hvp(self, W: np.ndarray, P: np.ndarray, D: np.ndarray | None) -> np.ndarray:
         """``X^T (D X w)`` (binary: (1, p), D the weights) or the multi-class data-Hessian
@@ -111,11 +129,11 @@ class KernelPasses:
         zero = dt(0.0)
         W = np.ascontiguousarray(W, dtype=dt)
         if self.multi:
-            Pc = np.ascontiguousarray(P, dtype=dt)
+            Pc = self._cast("P", P, dt)
             fn = self.k["hvp_multi"]
             return self._sum(lambda a, b, acc: fn(self.X, a, b, W, Pc, acc, zero), W.shape, dt)
         assert D is not None
-        w, Dc = W[0], np.ascontiguousarray(D, dtype=dt)
+        w, Dc = W[0], self._cast("D", D, dt)
         fn = self.k["hvp_binary"]
         return self._sum(lambda a, b, acc: fn(self.X, a, b, w, Dc, acc, zero), (self.p,),
                          dt)[None, :]

@@ -1,10 +1,11 @@
 """The full-data fit's preconditioner: a Cholesky factor of ``C G + penalty`` per C.
 
 ``G = X^T D X`` is the lagged data Hessian (float32 unless its rounding is too coarse);
-factoring ``M = C G + penalty`` is the only O(d^3) step of a C. Which factorisation is tried is
-predicted from G's rounding at C (``rounding_shift``), since a failed one costs as much as a
-good one. Mixed into :class:`geneb.probe.solvers.fast_full._Problem`, whose attributes it uses
-(``pen``, ``Kp``, ``rows``, ``gram``, ``gram_dtype``).
+factoring ``M = C G + penalty`` is the only O(d^3) step of a C. The factorisations are tried
+cheapest first (``attempts``), and one that failed is not tried again at a larger C with the
+same G, since a failed one costs as much as a good one. Mixed into
+:class:`geneb.probe.solvers.fast_full._Problem`, whose attributes it uses (``pen``, ``Kp``,
+``rows``, ``gram``, ``gram_dtype``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from geneb.probe.solvers.numeric import cholesky_solver
 
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
-#: ``_rounding_shifted``: the shift is this many eps32 of C times G's largest diagonal entry
-#: (float32 Grams err by ~1-10 eps32 of it, ``factor``), at most ``SHIFT_MAX`` (ten times the
-#: penalty: the Hessian's smallest eigenvalue is at least the penalty's 1).
+#: The shifted attempts (``attempts``) add this many eps32 of C times G's largest diagonal
+#: entry (float32 Grams err by ~1-10 eps32 of it, ``factor``), at most ``SHIFT_MAX`` (ten
+#: times the penalty: the Hessian's smallest eigenvalue is at least the penalty's 1).
 ROUNDING_SHIFT = 10.0
 SHIFT_MAX = 10.0
 #: Entries of a float32 M below this fraction of its largest one are set to zero before it is
