@@ -49,7 +49,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from realistic_embeddings import GENEB_MCC_QUANTILES, SEPARABLE, generate  # noqa: E402 (tests/ put on the path above)
+from realistic_embeddings import (  # noqa: E402 (tests/ put on the path above)
+    GENEB_MCC_QUANTILES,
+    SEPARABLE,
+    generate,
+)
 
 WIDTHS = (256, 768, 1024, 2560, 4096)
 TRAINS = (1000, 10000, 30000, 100000)

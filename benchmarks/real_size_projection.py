@@ -12,7 +12,8 @@ measured on the pairs with the largest limits (``--top``), and ratio(n, d, K) th
 full-regime / limit ratio of the nearest measured shape (same binary / multi-class kind when
 one was measured; nearest in log n and log d), all on the run's two threads. (Before
 2026-12-02 one median ratio of the ``--top`` pairs served every pair.) Task sizes: GENEB's
-task list (``geneb/tasks/geneb_list.json``) joined to the task catalogue's train sizes where known; the median of the known ones elsewhere (counted and said).
+task list (``geneb/tasks/geneb_list.json``) joined to the task catalogue's train sizes where
+known; the median of the known ones elsewhere (counted and said).
 Widths: ``GENEB_WIDTHS`` below (the model catalogue has no hidden sizes).
 
     .venv/bin/python benchmarks/real_size_projection.py /tmp/after.json

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Quantiles of GENEB's published full-regime MCCs (see ``PROFILES``): the difficulty levels
+#: ``benchmarks/real_size.py --mcc`` names.
+GENEB_MCC_QUANTILES = {"median": 0.472, "p90": 0.803, "p99": 0.924}
 #: The statistics ``benchmarks/real_size_fit.py`` measured (2026-12-01, 600 train rows of
 #: gue_tf_0, gue_mouse_0 and gue_emp_h3 each; docs/probing.md): ``trained``, the medians of the
 #: real HyenaDNA checkpoint (the one trained model here; the family fixtures carry random
@@ -28,14 +31,11 @@ import numpy as np
 #: pair.
 PROFILES = {
     "trained": {"alpha": 1.90, "offset": 2.88, "separation": 0.025, "scale": 0.101,
-                "mcc": 0.472},
+                "mcc": GENEB_MCC_QUANTILES["median"]},
     "kmer": {"alpha": 0.60, "offset": 0.14, "separation": 0.0075, "scale": 2.7e-6,
-             "mcc": 0.472},
+             "mcc": GENEB_MCC_QUANTILES["median"]},
 }
 FITTED = PROFILES["trained"]
-#: Quantiles of GENEB's published full-regime MCCs (see ``PROFILES``): the difficulty levels
-#: ``benchmarks/real_size.py --mcc`` names.
-GENEB_MCC_QUANTILES = {"median": 0.472, "p90": 0.803, "p99": 0.924}
 #: The former draw (``mcc`` None): near-separable at GENEB's widths.
 SEPARABLE = {"mcc": None}
 
