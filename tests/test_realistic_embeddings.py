@@ -2,20 +2,17 @@
 
 References: scikit-learn's LDA (the Bayes rule's estimate for equal covariances) for the
 difficulty, plain numpy for the statistics; GENEB's published MCC quantiles from
-``../shared/published`` when it is there.
+``../shared/published``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import SHARED, require_shared
 from realistic_embeddings import FITTED, GENEB_MCC_QUANTILES, SEPARABLE, generate
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.metrics import matthews_corrcoef
-
-PUBLISHED = Path(__file__).resolve().parents[2] / "shared/published/geneb-9642d48"
 
 
 def _lda_mcc(X, y):
@@ -43,11 +40,11 @@ def test_former_draw_is_near_separable_at_genebs_widths():
     assert _lda_mcc(X, y) > 0.97  # past GENEB's 99th percentile (0.924)
 
 
-@pytest.mark.skipif(not PUBLISHED.is_dir(), reason="../shared/published is not here")
 def test_quantiles_are_genebs_published_ones():
     import pandas as pd
 
-    df = pd.read_csv(PUBLISHED / "task_mcc_full.csv")
+    published = require_shared(SHARED / "published" / "geneb-9642d48", "GENEB's leaderboard")
+    df = pd.read_csv(published / "task_mcc_full.csv")
     values = df.iloc[:, 5:].to_numpy(dtype=float).ravel()
     values = values[~np.isnan(values)]
     assert len(values) == 41 * 100
