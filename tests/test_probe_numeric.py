@@ -13,7 +13,9 @@ from threadpoolctl import threadpool_limits
 from geneb.probe.solvers.base import ProbeFit, ProbeProblem
 from geneb.probe.solvers.fast import FastBackend
 from geneb.probe.solvers.fast_full import solve_path
+from geneb.probe.solvers import lapack_factor
 from geneb.probe.solvers.numeric import (
+    LAPACK_FROM,
     cholesky_solver,
     expit,
     logsumexp,
@@ -45,7 +47,8 @@ def _spd(p: int, seed: int, cond_scale: float = 1.0) -> np.ndarray:
     return cond_scale * (A.T @ A) + np.eye(p)
 
 
-@pytest.mark.parametrize("p,block", [(1, 128), (7, 3), (128, 128), (300, 128), (1025, 128)])
+@pytest.mark.parametrize("p,block", [(1, 128), (7, 3), (128, 128), (300, 128), (1023, 128),
+                                     (1025, 128), (2100, 256)])
 def test_cholesky_solver_matches_numpy_solve_and_reads_only_the_upper_triangle(p, block):
     M = _spd(p, p, cond_scale=100.0)
     r = np.random.default_rng(1).normal(size=p)
@@ -56,9 +59,11 @@ def test_cholesky_solver_matches_numpy_solve_and_reads_only_the_upper_triangle(p
     np.testing.assert_allclose(solve(r), want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
 
 
-def test_cholesky_solver_threads_give_identical_bits():
-    M = _spd(700, 3)
-    r = np.random.default_rng(4).normal(size=700)
+@pytest.mark.parametrize("p", [700, 1300])  # the blocked numpy and the LAPACK factorisation
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cholesky_solver_threads_give_identical_bits(p, dtype):
+    M = _spd(p, 3).astype(dtype)
+    r = np.random.default_rng(4).normal(size=p).astype(dtype)
     one = RowBlocks(10, threads=1)
     two = RowBlocks(10, threads=2)
     three = RowBlocks(10, threads=3)
@@ -76,6 +81,50 @@ def test_cholesky_solver_refuses_an_indefinite_matrix():
     M = np.diag([1.0, -1.0, 2.0])
     with pytest.raises(np.linalg.LinAlgError):
         cholesky_solver(M)
+    big = np.eye(LAPACK_FROM + 10)  # the LAPACK path: indefinite in its second leaf
+    big[LAPACK_FROM, LAPACK_FROM] = -1.0
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        cholesky_solver(big)
+    big = np.eye(LAPACK_FROM + 10)
+    big[3, 3] = np.nan
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        cholesky_solver(big)
+
+
+@pytest.mark.parametrize("p,leaf", [(5, 512), (600, 64), (1000, 512), (1500, 128),
+                                    (2100, 512)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lapack_factor_equals_numpy_cholesky_and_never_touches_the_lower_triangle(
+        p, leaf, dtype, monkeypatch):
+    """The recursive in-place factorisation (small leaves force several levels) against
+    ``np.linalg.cholesky`` in float64; the strictly lower triangle keeps its NaNs."""
+    monkeypatch.setattr(lapack_factor, "LEAF_SIDE", leaf)
+    M = _spd(p, p + 1, cond_scale=3.0)
+    want = np.linalg.cholesky(M, upper=True)
+    A = np.triu(M).astype(dtype)
+    lower = np.tril_indices(p, -1)
+    A[lower] = np.nan
+    with threadpool_limits(1):
+        lapack_factor.factor_upper(A, lambda fn, tasks: [fn(*t) for t in tasks])
+    assert np.isnan(A[lower]).all()
+    rtol = 1e-12 if dtype == np.float64 else 3e-5
+    U = np.triu(np.nan_to_num(A, nan=0.0)).astype(np.float64)
+    assert np.abs(U - want).max() <= rtol * np.abs(want).max()
+    inv = lapack_factor.inverted_diagonal_blocks(A, [(0, min(p, 70)), (min(p, 70), p)],
+                                                 lambda fn, tasks: [fn(*t) for t in tasks])
+    for Ui, (a, b) in zip(inv, [(0, min(p, 70)), (min(p, 70), p)], strict=True):
+        if b > a:
+            ref = np.linalg.inv(np.triu(A[a:b, a:b]).astype(np.float64))
+            assert np.abs(Ui - ref).max() <= 10 * rtol * np.abs(ref).max()
+
+
+def test_lapack_factor_refuses_what_it_cannot_factor():
+    with pytest.raises(ValueError, match="C-contiguous square"):
+        lapack_factor.factor_upper(np.eye(4)[:, :3].copy(), lambda fn, t: [])
+    with pytest.raises(ValueError, match="C-contiguous square"):
+        lapack_factor.factor_upper(np.asfortranarray(np.eye(4) + 0.1), lambda fn, t: [])
+    with pytest.raises(ValueError, match="float32 or float64"):
+        lapack_factor.factor_upper(np.eye(4, dtype=np.float16), lambda fn, t: [])
 
 
 @pytest.mark.parametrize("lo,hi", [(0, 1025), (0, 10), (128, 1025), (5, 6), (0, 2050)])

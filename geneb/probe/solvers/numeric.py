@@ -3,7 +3,9 @@
 Why not scipy: importing any of ``scipy.special`` or ``scipy.linalg`` costs ~0.13 s of start-up
 (its array-API layer pulls in ``numpy.f2py`` and ``numpy.polynomial``), a tenth of a whole
 ``geneb probe`` run on a 6,000-row task. These are the numerically stable textbook forms; the
-tests hold them to scipy's.
+tests hold them to scipy's. The one exception is the factorisation of preconditioners of side
+``LAPACK_FROM`` or more (:mod:`geneb.probe.solvers.lapack_factor`), where the import is paid
+back within one factorisation.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ TRI_BLOCK = 128
 #: From this side on the blocks are twice as large (measured 2026-12-02, two threads, float32:
 #: 4,097: 283 ms at 256 against 350 ms at 128; 2,561: 79 ms at 128, 90 ms at 256).
 TRI_BLOCK_LARGE_FROM = 3072
+#: From this side on ``cholesky_solver`` factors through LAPACK (``lapack_factor``: 2.6x faster
+#: at side 4,097, 1.6-2.7x at 1,025-2,561, importing scipy's ``cython_blas`` once per process
+#: for ~0.13 s); below it, the blocked numpy factorisation (12 ms or less at side 1,025).
+LAPACK_FROM = 1024
 
 
 def expit(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -74,37 +80,28 @@ def cholesky_solver(M: np.ndarray, run: Runner = _serial,
     """``r -> M^{-1} r`` for a symmetric positive definite ``M`` of which only the upper
     triangle is read (callers may leave the lower one unfilled; M is overwritten).
 
-    Blocked right-looking Cholesky ``M = U^T U`` over fixed ``block``-sized blocks: each
-    diagonal block is factored and inverted (numpy's LAPACK), the block row is formed with that
-    inverse, and the trailing update is split into column blocks handed to ``run(fn, tasks)``
-    (e.g. a thread pool; the blocks never depend on the thread count, so neither do the bits).
-    Measured on 1,025 x 1,025, one thread: ~12 ms like scipy's ``cho_factor``, where
-    ``np.linalg.cholesky`` takes 24 ms. Each solve is a forward and a backward blocked
-    substitution that multiplies by the inverted diagonal blocks: as many bytes of U as
-    LAPACK's ``potrs`` reads, 2.5x faster here. Raises ``np.linalg.LinAlgError`` when M is not
-    positive definite.
+    ``M = U^T U`` is factored through LAPACK from side ``LAPACK_FROM`` on
+    (:func:`geneb.probe.solvers.lapack_factor.factor_upper`), below it by a blocked
+    right-looking Cholesky over fixed ``block``-sized blocks (``_factor_blocked``); ``run(fn,
+    tasks)`` spreads the products of either over threads (e.g. a thread pool; the tasks never
+    depend on the thread count, so neither do the bits). Each solve is a forward and a
+    backward blocked substitution that multiplies by the inverted diagonal blocks: as many
+    bytes of U as LAPACK's ``potrs`` reads, 2.5x faster here. Raises
+    ``np.linalg.LinAlgError`` when M is not positive definite.
     """
     p = M.shape[0]  # float32 or float64: the factor and the solves keep M's dtype
     if block is None:
         block = 2 * TRI_BLOCK if p >= TRI_BLOCK_LARGE_FROM else TRI_BLOCK
     edges = list(range(0, p, block)) + [p]
     blocks = list(zip(edges[:-1], edges[1:], strict=True))
-    inv: list[np.ndarray] = []
-    for a, b in blocks:
-        Ukk = np.linalg.cholesky(M[a:b, a:b], upper=True)
-        Ui = np.linalg.inv(Ukk)
-        inv.append(Ui)
-        M[a:b, a:b] = Ukk
-        if b == p:
-            break
-        M[a:b, b:] = Ui.T @ M[a:b, b:]  # U_kk^T U_kj = M_kj
-        Uk = M[a:b]
+    if p >= LAPACK_FROM:
+        from geneb.probe.solvers.lapack_factor import factor_upper, inverted_diagonal_blocks
 
-        def update(c0: int, c1: int, b: int = b, Uk: np.ndarray = Uk) -> None:
-            # upper part of the trailing column panel c0..c1: rows b..c1
-            M[b:c1, c0:c1] -= Uk[:, b:c1].T @ Uk[:, c0:c1]
-
-        run(update, upper_panels(b, p))
+        M = np.ascontiguousarray(M)
+        factor_upper(M, run)
+        inv = inverted_diagonal_blocks(M, blocks, run)
+    else:
+        inv = _factor_blocked(M, blocks, run)
     U = M  # views below, no copies: BLAS reads transposed/strided operands directly
     inv_t = [m.T for m in inv]
     cols = [U[:a, a:b].T for a, b in blocks]  # above each diagonal block, transposed
@@ -121,6 +118,33 @@ def cholesky_solver(M: np.ndarray, run: Runner = _serial,
         return x
 
     return solve
+
+
+def _factor_blocked(M: np.ndarray, blocks: list[tuple[int, int]], run: Runner
+                    ) -> list[np.ndarray]:
+    """Blocked right-looking Cholesky of M's upper triangle in place over ``blocks``; returns
+    the inverted diagonal blocks. Each diagonal block is factored and inverted (numpy's
+    LAPACK), the block row is formed with that inverse, and the trailing update is split into
+    the column panels of ``upper_panels``. Measured on 1,025 x 1,025, one thread: ~12 ms like
+    scipy's ``cho_factor``, where ``np.linalg.cholesky`` takes 24 ms."""
+    p = M.shape[0]
+    inv: list[np.ndarray] = []
+    for a, b in blocks:
+        Ukk = np.linalg.cholesky(M[a:b, a:b], upper=True)
+        Ui = np.linalg.inv(Ukk)
+        inv.append(Ui)
+        M[a:b, a:b] = Ukk
+        if b == p:
+            break
+        M[a:b, b:] = Ui.T @ M[a:b, b:]  # U_kk^T U_kj = M_kj
+        Uk = M[a:b]
+
+        def update(c0: int, c1: int, b: int = b, Uk: np.ndarray = Uk) -> None:
+            # upper part of the trailing column panel c0..c1: rows b..c1
+            M[b:c1, c0:c1] -= Uk[:, b:c1].T @ Uk[:, c0:c1]
+
+        run(update, upper_panels(b, p))
+    return inv
 
 
 #: Most conjugate-gradient steps of one Newton system.
