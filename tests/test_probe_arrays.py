@@ -77,6 +77,12 @@ def test_bad_arrays_are_clear_errors():
         ((X, y[:5], X, y), "y_train: expected 10 labels"),
         ((X, y - 1, X, y), "y_train: expected class ids >= 0"),
         ((np.where(X == 0, np.nan, X), y, X, y), "X_train: expected finite values, got nan"),
+        # past float32's square root: the float32 Gram would overflow (measured: MCC 0.0)
+        ((X, y, np.where(X == 0, 1e30, X), y),
+         r"X_test: expected \|values\| <= 1e\+16 .*got 1e\+30 at row 0, column 0"),
+        # a float64 value float32 cannot hold is named, not cast to inf
+        ((np.where(X == 0, -1e300, X), y, X, y), r"X_train: expected \|values\| <= 1e\+16 .*got "
+                                                 r"-1e\+300 at row 0"),
         ((X, y.astype(str), X, y), "y_train: expected integer class ids"),
     ]
     for args, msg in cases:
@@ -89,3 +95,28 @@ def test_exported_with_its_signature():
     params = inspect.signature(geneb.probe_arrays).parameters
     assert list(params)[:4] == ["X_train", "y_train", "X_test", "y_test"]
     assert {"shots", "seeds", "Cs"} <= set(params)
+
+
+def test_feature_bound_against_a_plain_scan():
+    """``first_unprobeable`` finds the first refused value in row-major order across its
+    row chunks, like a plain whole-array scan."""
+    from geneb.probe import feature_values as fv
+
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        A = rng.normal(size=(int(rng.integers(1, 40)), int(rng.integers(1, 6))))
+        for _ in range(int(rng.integers(0, 3))):
+            A[rng.integers(len(A)), rng.integers(A.shape[1])] = rng.choice(
+                [np.nan, np.inf, -np.inf, 2e16, -1e17, 1e16])
+        bad = ~(np.abs(A) <= 1e16)
+        want = tuple(int(v) for v in np.argwhere(bad)[0]) if bad.any() else None
+        got = fv.first_unprobeable(A)
+        assert (got[:2] if got else None) == want
+    old = fv.CHECK_ROWS
+    try:
+        fv.CHECK_ROWS = 3
+        A = np.zeros((10, 2), np.float32)
+        A[7, 1] = np.inf
+        assert fv.first_unprobeable(A) == (7, 1, "finite values")
+    finally:
+        fv.CHECK_ROWS = old

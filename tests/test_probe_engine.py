@@ -251,6 +251,21 @@ def test_nan_embedding_named_and_nothing_written(synth):
     assert not out.exists()
 
 
+def test_out_of_range_embedding_named_and_nothing_written(synth):
+    """A finite value whose float32 square overflows (1e30) is refused before any work like
+    a NaN, not probed into unconverged MCC-0 cells."""
+    fs, out = synth
+    key = StoreKey("m2", "t_bin", "train")
+    fs.root[key.path]["embeddings"][11, 2] = -1e30
+    attrs = fs.root[key.path].attrs.asdict()
+    attrs.pop("shard_digests")
+    fs.root[key.path].attrs.put(attrs)
+    with pytest.raises(ProbeError, match=r"m2/t_bin/train .*out of range \(expected \|values\| "
+                       r"<= 1e\+16 .*\(-1e\+30\) at entry row 11 .*feature 2"):
+        _run(fs, out)
+    assert not out.exists()
+
+
 def test_incomplete_entry_and_missing_split(synth):
     fs, out = synth
     prov = Provenance(model_id="m3", revision="x", task_id="t_bin", task_fingerprint="f")

@@ -21,6 +21,7 @@ from geneb import protocol as _protocol
 from geneb.constraints import validate_params, validated_list
 from geneb.errors import ProbeError
 from geneb.probe.engine import PROBE_PARAMS
+from geneb.probe.feature_values import first_unprobeable
 from geneb.probe.plan import (
     Done,
     Pair,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 
 
 def _matrix(name: str, X: Any) -> np.ndarray:
-    """``X`` as a finite 2-D float32 matrix (the store's dtype: what every store run probes)."""
+    """``X`` as a 2-D float32 matrix of accepted values (``feature_values``; float32 is the
+    store's dtype: what every store run probes)."""
     a = np.asarray(X)
     if a.ndim != 2 or not (np.issubdtype(a.dtype, np.floating)
                            or np.issubdtype(a.dtype, np.integer)):
@@ -52,10 +54,10 @@ def _matrix(name: str, X: Any) -> np.ndarray:
                          f"{a.dtype}")
     if len(a) == 0:
         raise ProbeError(f"{name}: expected at least one row, got none")
-    bad = ~np.isfinite(a)
-    if bad.any():
-        r, c = (int(v) for v in np.argwhere(bad)[0])
-        raise ProbeError(f"{name}: expected finite values, got {a[r, c]} at row {r}, column {c}")
+    bad = first_unprobeable(a)
+    if bad is not None:
+        r, c, want = bad
+        raise ProbeError(f"{name}: expected {want}, got {float(a[r, c]):g} at row {r}, column {c}")
     return np.ascontiguousarray(a, dtype=np.float32)
 
 

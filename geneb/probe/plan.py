@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from geneb import protocol
 from geneb.errors import EntryIncompleteError, ProbeError, StoreError, unknown_name
+from geneb.probe.feature_values import first_unprobeable
 from geneb.protocol import UNCATEGORIZED
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedless
 from geneb.results.table import cell_ids, indices
@@ -126,15 +127,18 @@ def _entry_attrs(store: FeatureStore, model: str, task: str, split: str) -> dict
 
 
 def check_finite(store: FeatureStore, model: str, task: str, split: str) -> StoreEntry:
-    """Name the first non-finite value before any work (one fast whole-entry read); return
+    """Name the first value the probe refuses (non-finite or past ``FEATURE_ABS_MAX``,
+    :mod:`geneb.probe.feature_values`) before any work (one fast whole-entry read); return
     the entry (an in-process solve reuses it instead of reading it again)."""
     e = store.get(model, task, split)
-    bad = ~np.isfinite(e.embeddings)
-    if bad.any():
-        r, c = (int(v) for v in np.argwhere(bad)[0])
+    bad = first_unprobeable(e.embeddings)
+    if bad is not None:
+        r, c, want = bad
+        what = "a non-finite embedding" if want == "finite values" else \
+            f"an embedding out of range (expected {want})"
         raise ProbeError(
-            f"store entry {e.key} in {store.path} has a non-finite embedding "
-            f"({e.embeddings[r, c]}) at entry row {r} (task file row {int(e.rows[r])}), "
+            f"store entry {e.key} in {store.path} has {what} "
+            f"({float(e.embeddings[r, c]):g}) at entry row {r} (task file row {int(e.rows[r])}), "
             f"feature {c}; re-extract it (check the model's dtype); nothing was probed"
         )
     return e

@@ -1,0 +1,51 @@
+"""Which feature values the probe accepts: finite ones of magnitude at most
+``FEATURE_ABS_MAX``, checked before any work (store entries and ``probe_arrays`` alike).
+
+Why a magnitude bound: the probes run float32 products over the rows (the lagged Gram
+``X^T D X``, the Hessian-vector products), and a feature of magnitude ~1e19 squares past
+float32's largest value (3.4e38). Measured 2026-12-02 with one outlier in an otherwise normal
+design: at 1e30 every full-regime cell came back unconverged with MCC 0.0 (the Gram overflowed
+to inf); at 1e18 the cells of 5,000 x 1,024 converged (those of 2,000 x 64 were unconverged,
+and recorded so, from an outlier of 1e12 on: conditioning, not overflow). The bound keeps the sum of squares of 100,000 rows (the
+full regime's cap) with weights <= 1 below float32's largest value: 1e5 x (1e16)^2 = 1e37.
+No real embedding comes near it (the checkpoints and fixtures here stay below 1e4); a value
+past it is a broken extraction or a unit error, named before anything is probed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Largest |feature value| the probes accept (see the module docstring).
+FEATURE_ABS_MAX = 1e16
+#: Rows checked at a time (the check's temporaries stay small next to the matrix).
+CHECK_ROWS = 8192
+
+
+def first_unprobeable(a: np.ndarray) -> tuple[int, int, str] | None:
+    """The first value the probe refuses, in row-major order: ``(row, column, what was
+    expected)``, or None when every value is accepted.
+
+    Parameters
+    ----------
+    a : ndarray of shape (n, d)
+        Features in any numeric dtype (checked before any cast to float32, so a float64
+        value that would overflow float32 is named, not turned into inf).
+
+    Returns
+    -------
+    tuple of (int, int, str) or None
+        Row, column, and "finite values" or "|values| <= 1e+16".
+    """
+    if not np.issubdtype(a.dtype, np.floating) and not np.issubdtype(a.dtype, np.integer):
+        raise TypeError(f"expected a numeric array, got {a.dtype}")
+    for r0 in range(0, len(a), CHECK_ROWS):
+        block = np.asarray(a[r0:r0 + CHECK_ROWS])
+        ok = np.abs(block) <= FEATURE_ABS_MAX  # False for NaN and inf too
+        if not ok.all():
+            r, c = (int(v) for v in np.argwhere(~ok)[0])
+            value = block[r, c]
+            want = "finite values" if not np.isfinite(value) else \
+                f"|values| <= {FEATURE_ABS_MAX:g} (float32 products of larger ones overflow)"
+            return r0 + r, c, want
+    return None
