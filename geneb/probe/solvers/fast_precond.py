@@ -34,6 +34,14 @@ SHIFT_MAX = 10.0
 #: for multi-class fits only: binary ones showed no such entries, and the scan costs ~0.2 s
 #: per factorisation at side 4,097 (20,000 x 4,096: path 5.7 s -> 7.3 s).
 FLUSH_BELOW = 1e-15
+#: A lagged Gram is scaled by how far the Hessian weights have drifted since it was built
+#: (``weight_drift``). Measured 2026-12-02, CG steps of a whole C path (0.01..100), lagged
+#: Gram unscaled -> scaled, the same Newton iterations: at GENEB's median MCC 20,000 x 4,097:
+#: 115 -> 100; 30,000 x 2,561: 102 -> 88; 100,000 x 1,025: 71 -> 64; 10,000 x 769: 73 -> 67;
+#: 3 classes 30,000 x 1,025: 107 -> 110, 10,000 x 1,025: 102 -> 103. Near-separable (the
+#: weights collapse along C): 20,000 x 4,097: 265 -> 140 (path 9.0 -> 5.3 s); 100,000 x
+#: 1,025: 127 -> 101; 3 classes: 200 -> 178 and 214 -> 175. False: the Gram as built.
+SCALE_DRIFT = True
 
 
 class Preconditioner:
@@ -41,8 +49,15 @@ class Preconditioner:
 
     pen: np.ndarray
     Kp: int
+    n: int
+    multi: bool
     rows: Any
     gram_dtype: type
+    X32: np.ndarray
+    Q: np.ndarray
+
+    def _weights(self, P: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def gram(self, P: np.ndarray, dtype: type = np.float32) -> np.ndarray:
         raise NotImplementedError
@@ -141,9 +156,12 @@ class Preconditioner:
         tenfold (Nocedal & Wright, Alg. 3.3) until it does: the preconditioner only steers CG,
         so the shift costs CG steps, never accuracy.
         """
+        scale = 1.0
         if G is None:
             G = self.gram(P, self.gram_dtype)
-        solve = self.precond(C, G)
+        elif SCALE_DRIFT:
+            scale = self.weight_drift(P, G)
+        solve = self.precond(C * scale, G)
         if solve is None and G.dtype == np.float32:
             self.gram_dtype = np.float64
             G = self.gram(P, np.float64)
@@ -157,6 +175,40 @@ class Preconditioner:
                                       self.rows.run)
             shift *= 10.0
         return G, solve
+
+
+    def weight_drift(self, P: np.ndarray, G: np.ndarray) -> float:
+        """``tr(X^T D_P X) / tr(G)``: the scalar that matches the lagged Gram G's trace to that
+        of the data Hessian at P, whose weights (p (1 - p) when binary) shrink as the fit
+        sharpens along C; the preconditioner is then ``C scale G + penalty``. ``tr(X^T D X) =
+        sum_i D_i ||x_i||^2`` costs one dot product with the rows' squared norms (``row_sq``,
+        one pass per fit). 1 when G has no positive trace."""
+        trace = float(np.trace(G, dtype=np.float64))
+        if not trace > 0.0:
+            return 1.0
+        return float(self._trace_weights(P) @ self.row_sq) / trace
+
+    def _trace_weights(self, P: np.ndarray) -> np.ndarray:
+        """Per-row weights of the data Hessian's trace: p (1 - p) (binary), the sum of the
+        diagonal blocks' weights (multi-class)."""
+        if not self.multi:
+            return self._weights(P)
+        Q = self.Q
+        PQ = P @ Q
+        out: np.ndarray = P @ (Q * Q).sum(1) - (PQ * PQ).sum(1)
+        return out
+
+    @property
+    def row_sq(self) -> np.ndarray:
+        """Squared norms of the float32 design's rows in float64, computed once per fit over
+        fixed row blocks (the same bits for any thread count)."""
+        sq: np.ndarray | None = self.__dict__.get("_row_sq")
+        if sq is None:
+            X = self.X32
+            parts = self.rows.map(
+                lambda a, b: np.einsum("ij,ij->i", X[a:b], X[a:b], dtype=np.float64))
+            sq = self.__dict__["_row_sq"] = np.concatenate(parts)
+        return sq
 
 
 def _in_float64(solve: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
