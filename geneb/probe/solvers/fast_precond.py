@@ -25,14 +25,14 @@ FLOAT32_FACTOR_MIN = 256
 #: times the penalty: the Hessian's smallest eigenvalue is at least the penalty's 1).
 ROUNDING_SHIFT = 10.0
 SHIFT_MAX = 10.0
-#: Entries of a float32 M below this fraction of its largest one are set to zero before it is
-#: factored: far below its rounding (eps32 ~1.2e-7 of the large ones), but their products in
-#: the factorisation's updates are subnormal, which the CPU computes ~100x slower. Measured
-#: 2026-12-02, 10,000 x 1,025 x 3 classes (side 2,050): half the upper triangle is ~1e-21
-#: (the sum-zero basis' cross block of balanced classes cancels to noise), 96-197 ms per
-#: factorisation, 47-48 ms with them zeroed (a random matrix of that side: 57-63 ms). Done
-#: for multi-class fits only: binary ones showed no such entries, and the scan costs ~0.2 s
-#: per factorisation at side 4,097 (20,000 x 4,096: path 5.7 s -> 7.3 s).
+#: Entries of a float32 multi-class Gram below this fraction of its largest one are set to
+#: zero once it is built (``flush_tiny``): far below its rounding (eps32 ~1.2e-7 of the large
+#: ones), but their products in the factorisations' updates are subnormal, which the CPU
+#: computes ~100x slower. Measured 2026-12-02, 10,000 x 1,025 x 3 classes (side 2,050): half
+#: the upper triangle is ~1e-21 (the sum-zero basis' cross block of balanced classes cancels
+#: to noise), 96-197 ms per factorisation, 47-48 ms with them zeroed (a random matrix of that
+#: side: 57-63 ms). Multi-class fits only: binary ones showed no such entries. Once per Gram,
+#: not per factorisation: the scan cost 44 ms at side 2,050, ~0.2 s at 4,097.
 FLUSH_BELOW = 1e-15
 #: A lagged Gram is scaled by how far the Hessian weights have drifted since it was built
 #: (``weight_drift``). Measured 2026-12-02, CG steps of a whole C path (0.01..100), lagged
@@ -123,12 +123,22 @@ class Preconditioner:
                         shift: float = 0.0) -> np.ndarray:
         """``C * G + penalty`` (+ ``shift`` on the diagonal, relative to its largest entry) in
         ``dtype``, upper triangle filled."""
-        M: np.ndarray = np.multiply(G, dtype(C), dtype=dtype)  # one new array, no temporary
+        M = self._matrix_buffer(dtype, len(G))
+        np.multiply(G, dtype(C), out=M, dtype=dtype)
         M[np.diag_indices_from(M)] += np.tile(self.pen, self.Kp).astype(dtype)
         M[np.diag_indices_from(M)] += dtype(max(1e-10, shift)) * np.abs(np.diag(M)).max()
-        if dtype == np.float32 and self.Kp > 1:  # see FLUSH_BELOW
-            A = np.abs(M)
-            np.copyto(M, 0.0, where=A < dtype(FLUSH_BELOW) * A.max())
+        return M
+
+    def _matrix_buffer(self, dtype: type, side: int) -> np.ndarray:
+        """The one (side, side) preconditioner matrix of ``dtype`` that every factorisation of
+        this fit overwrites (the factor of the last one is the only one in use: ``factor``
+        returns it and the previous one is dropped). A new array per C cost 20-120 ms of page
+        faults at side 4,097 (67 MB), more than half a float32 factorisation. One buffer at a
+        time: one of the other dtype is dropped (the fallbacks of ``attempts``)."""
+        M: np.ndarray | None = self.__dict__.get("_matrix")
+        if M is None or M.dtype != dtype or len(M) != side:
+            self.__dict__["_matrix"] = None  # freed before the new one is allocated
+            M = self.__dict__["_matrix"] = np.empty((side, side), dtype=dtype)
         return M
 
     def rounding_shift(self, C: float, G: np.ndarray) -> float:
@@ -159,6 +169,8 @@ class Preconditioner:
         scale = 1.0
         if G is None:
             G = self.gram(P, self.gram_dtype)
+            if self.multi and G.dtype == np.float32:
+                flush_tiny(G)
         elif SCALE_DRIFT:
             scale = self.weight_drift(P, G)
         solve = self.precond(C * scale, G)
@@ -209,6 +221,16 @@ class Preconditioner:
                 lambda a, b: np.einsum("ij,ij->i", X[a:b], X[a:b], dtype=np.float64))
             sq = self.__dict__["_row_sq"] = np.concatenate(parts)
         return sq
+
+
+def flush_tiny(G: np.ndarray) -> None:
+    """Zero the entries of G below ``FLUSH_BELOW`` of its largest magnitude, in place, in
+    row blocks (no G-sized temporary)."""
+    rows = range(0, len(G), 256)
+    limit = FLUSH_BELOW * max((float(np.abs(G[r:r + 256]).max()) for r in rows), default=0.0)
+    for r in rows:
+        block = G[r:r + 256]
+        block[np.abs(block) < limit] = 0.0
 
 
 def _in_float64(solve: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
