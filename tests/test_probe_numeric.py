@@ -233,3 +233,53 @@ def test_preconditioner_falls_back_to_float64_when_float32_breaks_down(monkeypat
     assert dtypes[:3] == [np.float32, np.float32, np.float64]
     # at C = 2 (same Gram): the unshifted float32 attempt is skipped, the shifted one tried
     assert dtypes[3:5] == [np.float32, np.float64]
+
+
+@pytest.mark.parametrize("K", [2, 3, 4])
+def test_weight_drift_is_the_trace_ratio_of_the_data_hessians(K):
+    """The lagged Gram's scale (``weight_drift``) against the trace of the data Hessian built
+    directly in the softmax parametrisation, ``sum_i (diag p_i - p_i p_i^T) (x) x_i x_i^T``,
+    projected on the solved coordinates (the sum-zero basis Q; binary: p (1 - p))."""
+    from geneb.probe.solvers.fast_full import _Problem, sum_zero_basis
+
+    rng = np.random.default_rng(K)
+    n, d = 300, 6
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    Xa = np.hstack([X, np.ones((n, 1), np.float32)])
+    y = rng.integers(0, K, n)
+    prob = _Problem(None, Xa, y, K)
+
+    def probabilities(scale):
+        logits = scale * rng.normal(size=(n, K))
+        E = np.exp(logits - logits.max(1, keepdims=True))
+        P = E / E.sum(1, keepdims=True)
+        return P if K > 2 else P[:, 1:]
+
+    def trace(P):
+        x2 = (Xa.astype(np.float64) ** 2).sum(1)
+        if K == 2:
+            return float((P[:, 0] * (1 - P[:, 0]) * x2).sum())
+        Q = sum_zero_basis(K)
+        return float(sum(np.trace(Q.T @ (np.diag(p) - np.outer(p, p)) @ Q) * s
+                         for p, s in zip(P, x2, strict=True)))
+
+    P0, P1 = probabilities(0.3), probabilities(4.0)
+    G = prob.gram(P0)
+    assert prob.weight_drift(P1, G) == pytest.approx(trace(P1) / trace(P0), rel=1e-5)
+    assert prob.weight_drift(P0, G) == pytest.approx(1.0, rel=1e-5)
+
+
+def test_flush_tiny_zeroes_only_entries_far_below_the_largest():
+    from geneb.probe.solvers.fast_precond import FLUSH_BELOW, flush_tiny
+
+    rng = np.random.default_rng(8)
+    G = rng.normal(size=(600, 600)).astype(np.float32)
+    G[5, 7] = 3e-21
+    G[300, 2] = -2e-20
+    keep = G.copy()
+    big = float(np.abs(G).max())
+    G[599, 599] = keep[599, 599] = 4 * big  # the largest entry in the last row block
+    flush_tiny(G)
+    small = np.abs(keep) < FLUSH_BELOW * 4 * big
+    assert small.sum() == 2 and (G[small] == 0).all()
+    np.testing.assert_array_equal(G[~small], keep[~small])
