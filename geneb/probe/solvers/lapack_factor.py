@@ -10,12 +10,9 @@ solve is split into two fixed column halves and the trailing update into three f
 tasks)`` (the solver's thread pool); each call is single-threaded BLAS whose every output
 entry is computed by one call, so the bits never depend on the thread count.
 
-Why not scipy's ``scipy.linalg.lapack``/``blas`` functions: their f2py wrappers hold the GIL
-(two ``strsm`` in two threads took 86 ms against 85 ms one after the other) and copy
-non-contiguous blocks. The routines are those scipy exports for Cython
-(``scipy.linalg.cython_blas``/``cython_lapack``, the reference Fortran interface: every
-argument by pointer), called through ``ctypes``, which releases the GIL. A C-ordered matrix is
-its transpose to Fortran, so the upper factor of ``M`` is LAPACK's lower one of the same bytes.
+The calls are :mod:`geneb.probe.solvers.blas_calls`' (in place, GIL-free). A C-ordered
+matrix is its transpose to Fortran, so the upper factor of ``M`` is LAPACK's lower one of the
+same bytes.
 
 Measured 2026-12-02 on this machine (float32, two threads; the blocked numpy factorisation of
 :func:`geneb.probe.solvers.numeric.cholesky_solver` in brackets, OpenBLAS's own two-thread
@@ -28,10 +25,13 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Sequence
-from functools import cache
 from typing import Any
 
 import numpy as np
+
+from geneb.probe.solvers.blas_calls import Pointers, add_cross_product, add_gram_upper
+from geneb.probe.solvers.blas_calls import char as _char
+from geneb.probe.solvers.blas_calls import integer as _int
 
 #: Blocks of at most this side are factored by one ``potrf`` call (single-threaded, so the
 #: recursion stops where its halves' parallel products no longer pay; 256 and 512 measured
@@ -41,56 +41,6 @@ LEAF_SIDE = 512
 SPLIT_ALIGN = 64
 
 Runner = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]]
-
-_P = ctypes.c_void_p
-#: Argument counts of the routines used (all pointers, Fortran interface).
-_ARITY = {"potrf": 5, "trtri": 6, "trsm": 11, "syrk": 10, "gemm": 13}
-
-
-@cache
-def _routine(name: str) -> Any:
-    """The ctypes function of ``name`` (e.g. ``spotrf``) from scipy's Cython capsules."""
-    if name.endswith(("potrf", "trtri")):
-        import scipy.linalg.cython_lapack as module
-    else:
-        import scipy.linalg.cython_blas as module
-    capsule = module.__pyx_capi__[name]
-    api = ctypes.pythonapi
-    api.PyCapsule_GetName.restype = ctypes.c_char_p
-    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    address = api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
-    return ctypes.CFUNCTYPE(None, *([_P] * _ARITY[name[1:]]))(address)
-
-
-class _Calls:
-    """Pointer arguments into one C-ordered square matrix, and the routines of its dtype."""
-
-    def __init__(self, M: np.ndarray) -> None:
-        self.M = M  # keeps the buffer alive while pointers into it are in use
-        self.p = M.shape[0]
-        self.item = M.itemsize
-        self.base = M.ctypes.data
-        self.prefix = "s" if M.dtype == np.float32 else "d"
-        scalar = ctypes.c_float if M.dtype == np.float32 else ctypes.c_double
-        self.one, self.minus_one = scalar(1.0), scalar(-1.0)
-
-    def at(self, row: int, col: int) -> ctypes.c_void_p:
-        """Address of ``M[row, col]`` (Fortran sees column ``row``, row ``col``)."""
-        return ctypes.c_void_p(self.base + (row * self.p + col) * self.item)
-
-    def call(self, name: str, *args: Any) -> None:
-        _routine(self.prefix + name)(*args)
-
-
-def _char(c: str) -> ctypes.c_char_p:
-    return ctypes.c_char_p(c.encode())
-
-
-def _int(v: int) -> Any:
-    return ctypes.byref(ctypes.c_int(v))
-
 
 def factor_upper(M: np.ndarray, run: Runner) -> None:
     """Overwrite the upper triangle of the C-ordered square float32/float64 ``M`` with U,
@@ -109,15 +59,15 @@ def factor_upper(M: np.ndarray, run: Runner) -> None:
         raise ValueError(f"expected float32 or float64, got {M.dtype}")
     if not np.isfinite(np.diag(M)).all():
         raise np.linalg.LinAlgError("Matrix is not positive definite (non-finite diagonal)")
-    _factor(_Calls(M), 0, M.shape[0], run)
+    _factor(Pointers(M), 0, M.shape[0], run)
 
 
-def _factor(c: _Calls, lo: int, hi: int, run: Runner) -> None:
+def _factor(c: Pointers, lo: int, hi: int, run: Runner) -> None:
     """Factor the diagonal block ``lo..hi`` whose earlier updates are all applied."""
     m = hi - lo
     if m <= LEAF_SIDE:
         info = ctypes.c_int(0)
-        c.call("potrf", _char("L"), _int(m), c.at(lo, lo), _int(c.p), ctypes.byref(info))
+        c.call("potrf", _char("L"), _int(m), c.at(lo, lo), _int(c.ld), ctypes.byref(info))
         if info.value != 0:
             raise np.linalg.LinAlgError(
                 f"Matrix is not positive definite (potrf info {info.value} at row {lo})")
@@ -129,8 +79,8 @@ def _factor(c: _Calls, lo: int, hi: int, run: Runner) -> None:
     def block_row(c0: int, c1: int) -> None:
         # U_11^T U_12 = M_12; to Fortran: X U_11 = M_12^T for rows c0..c1 of M_12^T
         c.call("trsm", _char("R"), _char("L"), _char("T"), _char("N"), _int(c1 - c0),
-               _int(k), ctypes.byref(c.one), c.at(lo, lo), _int(c.p), c.at(lo, c0),
-               _int(c.p))
+               _int(k), ctypes.byref(c.one), c.at(lo, lo), _int(c.ld), c.at(lo, c0),
+               _int(c.ld))
 
     mid = s + (hi - s) // 2
     run(block_row, [(s, mid), (mid, hi)])
@@ -138,13 +88,9 @@ def _factor(c: _Calls, lo: int, hi: int, run: Runner) -> None:
     def trailing(kind: str, a: int, b: int, e: int) -> None:
         # M_22 -= U_12^T U_12, columns a..b (triangle) or the rectangle rows a..b x cols b..e
         if kind == "triangle":
-            c.call("syrk", _char("L"), _char("N"), _int(b - a), _int(k),
-                   ctypes.byref(c.minus_one), c.at(lo, a), _int(c.p), ctypes.byref(c.one),
-                   c.at(a, a), _int(c.p))
+            add_gram_upper(c, a, c, lo, a, k, b - a, alpha=-1.0)
         else:
-            c.call("gemm", _char("N"), _char("T"), _int(e - b), _int(b - a), _int(k),
-                   ctypes.byref(c.minus_one), c.at(lo, b), _int(c.p), c.at(lo, a), _int(c.p),
-                   ctypes.byref(c.one), c.at(a, b), _int(c.p))
+            add_cross_product(c, a, b, c, lo, a, c, lo, b, k, b - a, e - b, alpha=-1.0)
 
     run(trailing, trailing_tasks(s, hi))
     _factor(c, s, hi, run)
@@ -170,7 +116,7 @@ def inverted_diagonal_blocks(U: np.ndarray, blocks: Sequence[tuple[int, int]], r
         B = np.triu(U[a:b, a:b])  # a C-ordered copy; to Fortran its lower triangle
         if b <= a:
             return B
-        c = _Calls(B)
+        c = Pointers(B)
         info = ctypes.c_int(0)
         c.call("trtri", _char("L"), _char("N"), _int(b - a), c.at(0, 0), _int(b - a),
                ctypes.byref(info))
