@@ -35,6 +35,7 @@ Not run in the session that wrote it (no GPU was lent).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
@@ -93,22 +94,33 @@ def _median_time(fn, budget: float = 0.3) -> float:
     return float(np.median(times))
 
 
-def warm_up() -> float:
+def warm_up(before: ModuleType | None = None) -> float:
     """Imports and first-call costs, not timed per shape: a small probe, then the compiled
-    kernels of the full-data passes (``fast_passes``, binary and 3 classes) loaded or compiled
-    once; returns the seconds the kernels took (a once-per-process cost)."""
+    kernels of the full-data passes (``fast_passes``, binary and 3 classes; the ``--before``
+    solver's too, its own copy) loaded or compiled once; returns the seconds the current
+    kernels took (a once-per-process cost)."""
     from geneb.probe.solvers import fast_passes
 
     X, y = generate(200, 16, 3, seed=0)
     probe_regime((X[:150], y[:150] % 2, X[150:], y[150:] % 2), "full")
-    kept = fast_passes.KERNEL_MIN_CELLS
-    fast_passes.KERNEL_MIN_CELLS = 0
+    took = _load_kernels(fast_passes, X, y, lambda data: probe_regime(data, "full"))
+    if before is not None:
+        _load_kernels(sys.modules["before_fast_passes"], X, y,
+                      lambda data: before_regime(data, before))
+    return took
+
+
+def _load_kernels(passes: ModuleType, X: np.ndarray, y: np.ndarray, run) -> float:  # noqa: ANN001
+    """Seconds of ``run`` on a small pair, binary then 3 classes, with ``passes``' kernels
+    forced (threshold 0)."""
+    kept = passes.KERNEL_MIN_CELLS
+    passes.KERNEL_MIN_CELLS = 0
     t0 = time.perf_counter()
     try:
         for labels in (y % 2, y):
-            probe_regime((X[:150], labels[:150], X[150:], labels[150:]), "full")
+            run((X[:150], labels[:150], X[150:], labels[150:]))
     finally:
-        fast_passes.KERNEL_MIN_CELLS = kept
+        passes.KERNEL_MIN_CELLS = kept
     return time.perf_counter() - t0
 
 
@@ -153,6 +165,12 @@ def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend:
             "mcc_full_C1": float(df[df.C == 1.0].mcc.mean())}
 
 
+#: The modules of the full-data solver taken from the other revision (those it does not have
+#: are the current ones: ``row_blocks`` and the like, unchanged since).
+SOLVER_MODULES = ("fast_path", "fast_gram", "fast_full", "fast_precond", "fast_passes",
+                  "fast_kernels", "numeric")
+
+
 def solver_at(rev: str) -> ModuleType:
     """The full-data solver (``fast_full`` with its ``fast_path``) as it was at git revision
     ``rev`` of this repository, imported under other names (the before/after comparison runs
@@ -160,7 +178,7 @@ def solver_at(rev: str) -> ModuleType:
     root = Path(__file__).resolve().parents[1]
     tmp = Path(tempfile.mkdtemp(prefix="geneb-solver-"))
     names = {}
-    for mod in ("fast_path", "fast_gram", "fast_full"):
+    for mod in SOLVER_MODULES:
         show = subprocess.run(["git", "-C", str(root), "show",
                                f"{rev}:geneb/probe/solvers/{mod}.py"], capture_output=True,
                               text=True)
@@ -179,7 +197,18 @@ def before_regime(data: tuple, solver: ModuleType) -> dict:
     from geneb.probe.solvers import fast
 
     kept = fast.solve_path
-    fast.solve_path = solver.solve_path
+
+    def former(Xa64, Xa32, y, n_classes, Cs, *, implicit_ones=False, **kw):  # noqa: ANN001
+        # the former solver has no implicit column of ones: the copy with it, as its
+        # backend made, counted in the first C's seconds like the design then was (prep)
+        t0 = time.perf_counter()
+        if implicit_ones:
+            Xa32 = np.hstack([Xa32, np.ones((len(Xa32), 1), np.float32)])
+        copy_s = time.perf_counter() - t0
+        path = solver.solve_path(Xa64, Xa32, y, n_classes, Cs, **kw)
+        return [dataclasses.replace(path[0], seconds=path[0].seconds + copy_s), *path[1:]]
+
+    fast.solve_path = former
     try:
         return probe_regime(data, "full")
     finally:
@@ -370,7 +399,7 @@ def main() -> None:
     shapes = (parse_shapes(args.shapes) if args.shapes else
               [(n, d, k) for n in TRAINS for d in WIDTHS for k in CLASSES] if args.grid
               else list(MEASURED))
-    print(json.dumps({"kernel_load_s": warm_up()}), flush=True)
+    print(json.dumps({"kernel_load_s": warm_up(args.before_solver)}), flush=True)
     results = []
     for shape in shapes:
         res = measure_shape(shape, args)

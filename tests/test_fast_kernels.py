@@ -36,9 +36,16 @@ def _case(n: int, p: int, K: int, dtype: type, seed: int = 0):
 @pytest.mark.parametrize("K", [2, 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [1, 7, 1029])
-def test_passes_equal_numpy_float64(K, dtype, n):
+@pytest.mark.parametrize("implicit", [False, True])
+def test_passes_equal_numpy_float64(K, dtype, n, implicit):
+    """``implicit``: the kernels get the design without its last column (ones), which they
+    treat as implicit; the references use the whole design."""
     X, Y, W, base = _case(n, 37, K, dtype)
-    passes = KernelPasses(X, Y, K > 2, RowBlocks(n, 2, block_rows=256))
+    if implicit:
+        X[:, -1] = 1.0
+    design = np.ascontiguousarray(X[:, :-1]) if implicit else X
+    passes = KernelPasses(design, Y, K > 2, RowBlocks(n, 2, block_rows=256), implicit)
+    assert passes.p == X.shape[1]
     X64 = X.astype(np.float64)
     ref_eta_d = X64 @ W.T
     eta = base + ref_eta_d
@@ -95,20 +102,57 @@ def _sklearn(X, y, C):
 
 
 @pytest.mark.parametrize("n,d,K,seed", [(900, 40, 2, 201), (700, 48, 3, 202)])
-def test_kernel_path_reaches_sklearn_optimum(monkeypatch, n, d, K, seed):
+@pytest.mark.parametrize("implicit", [False, True])
+def test_kernel_path_reaches_sklearn_optimum(monkeypatch, n, d, K, seed, implicit):
     """Forced onto the kernels (threshold 0): every C of GENEB's sweep converged to 1e-8 and
-    at scikit-learn's optimum (tol 1e-10) on realistic embeddings."""
+    at scikit-learn's optimum (tol 1e-10) on realistic embeddings, with the column of ones
+    in the design or implicit (the features alone, no copy)."""
     monkeypatch.setattr(fast_passes, "KERNEL_MIN_CELLS", 0)
     X32, y = generate(n, d, K, seed=seed)
-    Xa = np.hstack([X32, np.ones((n, 1), np.float32)])
-    prob = _Problem(None, Xa, y, K, 2)
-    assert prob.kpass is not None
+    Xa = X32 if implicit else np.hstack([X32, np.ones((n, 1), np.float32)])
+    prob = _Problem(None, Xa, y, K, 2, implicit)
+    assert prob.kpass is not None and prob.p == d + 1
     prob.rows.close()
     for pf in solve_path(None, Xa, y, K, (0.01, 0.1, 1.0, 10.0, 100.0), tol=1e-8,
-                         max_iter=1000, threads=2):
+                         max_iter=1000, threads=2, implicit_ones=implicit):
         assert pf.converged and pf.grad_norm <= 1e-8
         ref = _sklearn(X32.astype(np.float64), y, pf.C)
         np.testing.assert_allclose(pf.theta, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
+
+
+def test_implicit_ones_are_refused_where_they_do_not_apply():
+    """Only the compiled passes know the implicit column: a design below the kernels'
+    threshold, or one with a float64 copy, is refused rather than fitted without intercept."""
+    X = np.zeros((50, 4), np.float32)
+    y = np.arange(50) % 2
+    with pytest.raises(ValueError, match="implicit_ones needs the compiled passes"):
+        _Problem(None, X, y, 2, 1, implicit_ones=True)
+    with pytest.raises(ValueError, match="implicit_ones needs the compiled passes"):
+        _Problem(X.astype(np.float64), X, y, 2, 1, implicit_ones=True)
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_gram_with_implicit_ones_equals_the_explicit_design(K):
+    """``data_hessian`` with the column of ones implicit equals the one with it in the design
+    (float64: the same products, so to rounding)."""
+    from geneb.probe.solvers.fast_gram import data_hessian
+
+    rng = np.random.default_rng(11)
+    n, d = 1500, 30
+    X = rng.normal(size=(n, d))
+    Xa = np.hstack([X, np.ones((n, 1))])
+    W = {(a, b): rng.random(n) * 0.25 if a == b else rng.random(n) * 0.1 - 0.05
+         for a in range(K) for b in range(a, K)}
+    serial = lambda fn, tasks: [fn(*t) for t in tasks]  # noqa: E731
+    want = data_hessian(lambda a, b: Xa[a:b], n, d + 1, W, K, np.float64, serial)
+    got = data_hessian(lambda a, b: X[a:b], n, d + 1, W, K, np.float64, serial,
+                       implicit_ones=True)
+    up = np.triu_indices(K * (d + 1))
+    np.testing.assert_allclose(got[up], want[up], rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    # and the explicit one against a direct float64 product (block (0, 0))
+    np.testing.assert_allclose(np.triu(want[:d + 1, :d + 1]),
+                               np.triu(Xa.T @ (W[0, 0][:, None] * Xa)), rtol=1e-12,
+                               atol=1e-12 * np.abs(want).max())
 
 
 def test_large_design_takes_the_kernels_and_matches_sklearn():
@@ -121,10 +165,12 @@ def test_large_design_takes_the_kernels_and_matches_sklearn():
     prob = _Problem(None, Xa, y, 2, 2)
     assert prob.kpass is not None
     prob.rows.close()
-    (pf,) = solve_path(None, Xa, y, 2, [1.0], tol=1e-8, max_iter=1000, threads=2)
-    assert pf.converged
     ref = _sklearn(X32.astype(np.float64), y, 1.0)
-    np.testing.assert_allclose(pf.theta, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
+    for design, implicit in ((Xa, False), (X32, True)):
+        (pf,) = solve_path(None, design, y, 2, [1.0], tol=1e-8, max_iter=1000, threads=2,
+                           implicit_ones=implicit)
+        assert pf.converged
+        np.testing.assert_allclose(pf.theta, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
 
 
 def test_real_task_through_the_kernels_equals_sklearn(data_dir):

@@ -10,10 +10,10 @@ from sklearn.preprocessing import StandardScaler
 from test_fast_solvers import load_kmer, src, synthetic_dir  # noqa: F401 - fixtures
 from threadpoolctl import threadpool_limits
 
+from geneb.probe.solvers import lapack_factor
 from geneb.probe.solvers.base import ProbeFit, ProbeProblem
 from geneb.probe.solvers.fast import FastBackend
 from geneb.probe.solvers.fast_full import solve_path
-from geneb.probe.solvers import lapack_factor
 from geneb.probe.solvers.numeric import (
     LAPACK_FROM,
     cholesky_solver,

@@ -6,10 +6,11 @@ Why a magnitude bound: the probes run float32 products over the rows (the lagged
 float32's largest value (3.4e38). Measured 2026-12-02 with one outlier in an otherwise normal
 design: at 1e30 every full-regime cell came back unconverged with MCC 0.0 (the Gram overflowed
 to inf); at 1e18 the cells of 5,000 x 1,024 converged (those of 2,000 x 64 were unconverged,
-and recorded so, from an outlier of 1e12 on: conditioning, not overflow). The bound keeps the sum of squares of 100,000 rows (the
-full regime's cap) with weights <= 1 below float32's largest value: 1e5 x (1e16)^2 = 1e37.
-No real embedding comes near it (the checkpoints and fixtures here stay below 1e4); a value
-past it is a broken extraction or a unit error, named before anything is probed.
+and recorded so, from an outlier of 1e12 on: conditioning, not overflow). The bound keeps the
+sum of squares of 100,000 rows (the full regime's cap) with weights <= 1 below float32's
+largest value: 1e5 x (1e16)^2 = 1e37. No real embedding comes near it (the checkpoints and
+fixtures here stay below 1e4); a value past it is a broken extraction or a unit error, named
+before anything is probed.
 """
 
 from __future__ import annotations

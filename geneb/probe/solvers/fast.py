@@ -37,6 +37,7 @@ from geneb.probe.preprocess import Standardizer
 from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem, second_order
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
 from geneb.probe.solvers.fast_full import solve_path
+from geneb.probe.solvers.fast_passes import use_kernels
 from geneb.probe.solvers.fast_path import PathFit
 from geneb.probe.solvers.fast_predict import TestRows
 from geneb.probe.solvers.numeric import expit, softmax
@@ -287,9 +288,7 @@ class FastBackend:
         matrix over axis 0 row after row, for a column slab as for the whole), so the values
         are bitwise those of ``Standardizer.transform`` for any number of slabs.
         """
-        n_all = problem.X_train.shape[0]
-        every_row = len(idx) == n_all and bool((idx == np.arange(n_all)).all())
-        X = problem.X_train if every_row else problem.X_train[idx]
+        X = problem.X_train if _every_row(idx, len(problem.X_train)) else problem.X_train[idx]
         n, d = X.shape
         Xa = np.empty((n, d + 1) if float64 else (0, 0))
         Xa32 = np.empty((n, d + 1), dtype=np.float32)
@@ -330,11 +329,17 @@ class FastBackend:
                     ) -> list[FitResult]:
         t0 = time.perf_counter()
         exact32 = not problem.standardize and problem.X_train.dtype == np.float32
-        Xa, Xa32, Xt = self._design(problem, idx, float64=not exact32, test64=False)
+        implicit = exact32 and use_kernels(len(idx), problem.X_train.shape[1] + 1)
+        if implicit:  # the features themselves, no copy with a column of ones
+            Xa, Xt = None, TestRows(problem.X_test, None)
+            Xa32 = problem.X_train if _every_row(idx, len(problem.X_train)) else \
+                problem.X_train[idx]
+        else:
+            Xa, Xa32, Xt = self._design(problem, idx, float64=not exact32, test64=False)
         prep = time.perf_counter() - t0
         path = solve_path(None if exact32 else Xa, Xa32, problem.y_train[idx], problem.n_classes,
                           Cs, tol=problem.tol, max_iter=problem.max_iter,
-                          threads=self._fit_threads())
+                          threads=self._fit_threads(), implicit_ones=implicit)
         return self._path_fits(path, Xt, problem.n_classes > 2, prep)
 
     def _solve_large(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
@@ -369,6 +374,11 @@ class FastBackend:
                           n_iter=pf.n_iter, converged=pf.converged,
                           fit_seconds=pf.seconds + prep / len(path))
                 for pf, lg, mg in zip(path, logits, mags, strict=True)]
+
+
+def _every_row(idx: np.ndarray, n_all: int) -> bool:
+    """Whether ``idx`` is every row 0..n_all-1 in order (the design is then X itself)."""
+    return len(idx) == n_all and bool((idx == np.arange(n_all)).all())
 
 
 def _few_proba(ops: Any, problem: ProbeProblem, theta: Any, Vt_pad: Any, r_max: int,

@@ -67,12 +67,16 @@ class _Problem(Preconditioner):
     """
 
     def __init__(self, Xa64: np.ndarray | None, Xa32: np.ndarray, y: np.ndarray,
-                 n_classes: int, threads: int | None = None) -> None:
+                 n_classes: int, threads: int | None = None,
+                 implicit_ones: bool = False) -> None:
         #: None: the float64 design is exactly Xa32 (float32 data probed unstandardised), and
         #: its row blocks are upcast when a float64 pass needs them (``rows64``)
         self.X = Xa64
         self.X32 = Xa32
-        self.n, self.p = Xa32.shape
+        #: Xa32 is the features alone and the intercept's column of ones is implicit (only
+        #: with the compiled passes and no float64 design: ``solve_path``)
+        self.implicit_ones = implicit_ones
+        self.n, self.p = len(Xa32), Xa32.shape[1] + int(implicit_ones)
         self.rows = RowBlocks(self.n, threads or 1)
         per_block = -(-BLOCK_ROWS * 8 * self.p // SUB_BYTES)  # sub-blocks per block
         self.sub_rows = -(-BLOCK_ROWS // per_block)
@@ -92,8 +96,13 @@ class _Problem(Preconditioner):
         #: precision of the lagged Gram; float64 once float32 proved too coarse (``factor``)
         self.gram_dtype: type = np.float32
         #: the compiled passes (one read of each row per pass) for large designs, else None
-        self.kpass = (KernelPasses(Xa32 if Xa64 is None else Xa64, self.Y, self.multi, self.rows)
+        self.kpass = (KernelPasses(Xa32 if Xa64 is None else Xa64, self.Y, self.multi, self.rows,
+                                   implicit_ones)
                       if use_kernels(self.n, self.p) else None)
+        if implicit_ones and (self.kpass is None or Xa64 is not None):
+            raise ValueError("implicit_ones needs the compiled passes and no float64 design "
+                             f"(n {self.n} x p {self.p}: use_kernels "
+                             f"{use_kernels(self.n, self.p)})")
 
     def rows64(self, a: int, b: int, buf: np.ndarray | None = None) -> np.ndarray:
         """Rows a..b of the float64 design: the same values (so the same BLAS products, the
@@ -293,7 +302,7 @@ class _Problem(Preconditioner):
             pairs = {(0, 0): self._weights(P)}
         rows = self.X32 if dtype == np.float32 or self.X is None else self.X
         return data_hessian(lambda a, b: rows[a:b], self.n, self.p, pairs, K, dtype,
-                            self.rows.run)
+                            self.rows.run, implicit_ones=self.implicit_ones)
 
 @lru_cache(maxsize=2)
 def sum_zero_basis(n_classes: int) -> np.ndarray:
@@ -328,18 +337,22 @@ def solve_path(
     tol: float,
     max_iter: int,
     threads: int | None = None,
+    implicit_ones: bool = False,
 ) -> list[PathFit]:
     """Fit every C in ascending order, warm-starting each from the previous solution.
 
     ``Xa64``/``Xa32``: (n, p) design (features then a column of ones) in both precisions;
     ``Xa64`` None when it equals ``Xa32`` exactly (float32 features, unstandardised): the
     float64 passes then upcast Xa32's row blocks, with the same bits and half the memory.
+    ``implicit_ones``: Xa32 is the (n, p - 1) features alone, the column of ones implicit (no
+    copy of X to append it; only where the compiled passes run, ``use_kernels``, and with
+    ``Xa64`` None: ``_Problem`` refuses it otherwise).
     Convergence: max |gradient| of sklearn's scaled objective (divided by C * n) <= ``tol``.
     ``threads``: cores for the deterministic parallel steps (row-blocked matrix-vector passes,
     binary Gram); results are bit-identical for any value. None: one thread for the blocked
     passes and the caller's BLAS setting for the Gram.
     """
-    prob = _Problem(Xa64, Xa32, y, n_classes, threads)
+    prob = _Problem(Xa64, Xa32, y, n_classes, threads, implicit_ones)
     try:
         theta = np.zeros((prob.Kp, prob.p))
         theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)

@@ -53,12 +53,13 @@ def chunk_rows(n: int, p: int, itemsize: int) -> int:
 
 def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
                  weights: dict[tuple[int, int], np.ndarray], n_blocks: int, dtype: type,
-                 run: Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]]
-                 ) -> np.ndarray:
+                 run: Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]],
+                 implicit_ones: bool = False) -> np.ndarray:
     """Upper triangle of the (K' p, K' p) data Hessian ``X^T D X`` in ``dtype``.
 
     ``rows(a, b)``: rows a..b of the design (any float dtype; cast to ``dtype`` chunk by
-    chunk). ``weights[a, b]`` (a <= b < ``n_blocks`` = K'): the n row weights of block (a, b);
+    chunk), without its last column of ones when ``implicit_ones`` (the chunk buffers get
+    it). ``weights[a, b]`` (a <= b < ``n_blocks`` = K'): the n row weights of block (a, b);
     diagonal ones are variances (>= 0), so block (a, a) is ``Xs^T Xs`` with
     ``Xs = sqrt(D_aa) X``: a SYRK panel and a GEMM panel (``upper_panels``); an off-diagonal
     block is ``X^T (D_ab X)`` in two column halves. ``run(fn, tasks)`` runs ``fn(*task)``
@@ -90,13 +91,20 @@ def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
             e = min(n, s + step)
             m = e - s
             Xc = rows(s, e)
+            q = Xc.shape[1]  # p, or p - 1 with the ones implicit (column q of the buffers)
             if diag:  # sqrt(D) X: one buffer, so numpy's A^T A is a SYRK
-                np.multiply(Xc, roots[a][s:e, None], out=buf[:m])
+                np.multiply(Xc, roots[a][s:e, None], out=buf[:m, :q])
+                if implicit_ones:
+                    buf[:m, q] = roots[a][s:e]
                 L = R = buf[:m]
             else:
                 L = buf[:m]
-                L[...] = Xc
-                R = np.multiply(Xc, offdiag[a, b][s:e, None], out=other[:m])
+                L[:, :q] = Xc
+                R = other[:m]
+                np.multiply(Xc, offdiag[a, b][s:e, None], out=R[:, :q])
+                if implicit_ones:
+                    L[:, q] = 1.0
+                    R[:, q] = offdiag[a, b][s:e]
             np.matmul(L[:, :top].T, R[:, c0:c1], out=out)
             panel += out
 

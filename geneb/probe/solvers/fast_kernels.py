@@ -43,7 +43,9 @@ def available() -> bool:
 def kernels() -> dict[str, Any]:
     """The compiled kernels by name (numba imported and the functions defined on first call).
 
-    Every kernel takes ``X`` (n, p) float32 or float64 and one block ``a..b``; rows go in
+    Every kernel takes ``X`` (n, p) float32 or float64 and one block ``a..b``, its directions
+    and accumulators of p entries, or of p + 1 where X leaves out its last column of ones (the
+    intercept's: ``dots``, ``axpys``; no copy of a float32 design to append it); rows go in
     groups of ``GROUP`` (the row dot products of a group share each read of the direction, the
     group's updates of the accumulators share each read and write of them: measured 1.4-1.8x
     faster than row by row, whose loops LLVM did not vectorise), the last ``(b - a) % GROUP``
@@ -55,37 +57,52 @@ def kernels() -> dict[str, Any]:
     @jit
     def dots(X, i, m, w, out, zero=0.0):  # type: ignore[no-untyped-def]
         """out[t] = X[i + t] . w for t < m (m = GROUP, or 1 for a remainder row), summed in
-        the type of ``zero`` (float64; ``np.float32(0)``: twice the lanes, no widening)."""
+        the type of ``zero`` (float64; ``np.float32(0)``: twice the lanes, no widening). A
+        w one longer than X's rows: X's implicit last column of ones (``implicit_ones``)."""
+        d = X.shape[1]
         if m == 4:
             x0, x1, x2, x3 = X[i], X[i + 1], X[i + 2], X[i + 3]
             e0 = e1 = e2 = e3 = zero
-            for j in range(X.shape[1]):
+            for j in range(d):
                 wj = w[j]
                 e0 += x0[j] * wj
                 e1 += x1[j] * wj
                 e2 += x2[j] * wj
                 e3 += x3[j] * wj
+            if w.shape[0] > d:
+                e0 += w[d]
+                e1 += w[d]
+                e2 += w[d]
+                e3 += w[d]
             out[0], out[1], out[2], out[3] = e0, e1, e2, e3
         else:
             x0 = X[i]
             e0 = zero
-            for j in range(X.shape[1]):
+            for j in range(d):
                 e0 += x0[j] * w[j]
+            if w.shape[0] > d:
+                e0 += w[d]
             out[0] = e0
 
     @jit
     def axpys(X, i, m, r, acc):  # type: ignore[no-untyped-def]
-        """acc += sum_t r[t] X[i + t] for t < m."""
+        """acc += sum_t r[t] X[i + t] for t < m (an acc one longer than X's rows: X's
+        implicit last column of ones, like ``dots``)."""
+        d = X.shape[1]
         if m == 4:
             x0, x1, x2, x3 = X[i], X[i + 1], X[i + 2], X[i + 3]
             r0, r1, r2, r3 = r[0], r[1], r[2], r[3]
-            for j in range(X.shape[1]):
+            for j in range(d):
                 acc[j] += (x0[j] * r0 + x1[j] * r1) + (x2[j] * r2 + x3[j] * r3)
+            if acc.shape[0] > d:
+                acc[d] += (r0 + r1) + (r2 + r3)
         else:
             x0 = X[i]
             r0 = r[0]
-            for j in range(X.shape[1]):
+            for j in range(d):
                 acc[j] += x0[j] * r0
+            if acc.shape[0] > d:
+                acc[d] += r0
 
     @jit
     def groups(a, b):  # type: ignore[no-untyped-def]

@@ -33,16 +33,20 @@ def use_kernels(n: int, p: int) -> bool:
 
 
 class KernelPasses:
-    """Passes over the design ``X`` (float32 or float64, C-contiguous) with labels ``Y``
-    (n, K) one-hot (multi-class) or (n, 1) 0/1 (binary), over the fixed ``rows`` blocks."""
+    """Passes over the design ``X`` (float32 or float64, C-contiguous; its last column of
+    ones left out when ``implicit_ones``) with labels ``Y`` (n, K) one-hot (multi-class) or
+    (n, 1) 0/1 (binary), over the fixed ``rows`` blocks."""
 
-    def __init__(self, X: np.ndarray, Y: np.ndarray, multi: bool, rows: RowBlocks) -> None:
+    def __init__(self, X: np.ndarray, Y: np.ndarray, multi: bool, rows: RowBlocks,
+                 implicit_ones: bool = False) -> None:
         self.X = np.ascontiguousarray(X)
         self.Y = np.ascontiguousarray(Y, dtype=np.float64)
         self.multi = multi
         self.rows = rows
         self.k = kernels()
-        self.p = X.shape[1]
+        #: coefficients per class: X's columns, and the implicit column of ones when X
+        #: leaves it out (``fast_kernels``)
+        self.p = X.shape[1] + int(implicit_ones)
         self._casts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def _sum(self, fn: Any, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:

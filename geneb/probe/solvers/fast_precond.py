@@ -55,6 +55,7 @@ class Preconditioner:
     gram_dtype: type
     X32: np.ndarray
     Q: np.ndarray
+    implicit_ones: bool
 
     def _weights(self, P: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -212,14 +213,15 @@ class Preconditioner:
 
     @property
     def row_sq(self) -> np.ndarray:
-        """Squared norms of the float32 design's rows in float64, computed once per fit over
-        fixed row blocks (the same bits for any thread count)."""
+        """Squared norms of the float32 design's rows (with its column of ones, implicit or
+        not) in float64, computed once per fit over fixed row blocks (the same bits for any
+        thread count)."""
         sq: np.ndarray | None = self.__dict__.get("_row_sq")
         if sq is None:
             X = self.X32
             parts = self.rows.map(
                 lambda a, b: np.einsum("ij,ij->i", X[a:b], X[a:b], dtype=np.float64))
-            sq = self.__dict__["_row_sq"] = np.concatenate(parts)
+            sq = self.__dict__["_row_sq"] = np.concatenate(parts) + float(self.implicit_ones)
         return sq
 
 
