@@ -195,3 +195,34 @@ def test_real_task_through_the_kernels_equals_sklearn(data_dir):
         m = LogisticRegression(C=row.C, tol=1e-10, max_iter=2000,
                                solver="newton-cholesky").fit(Xtr.astype(np.float64), ytr)
         assert row.mcc == pytest.approx(matthews_corrcoef(yte, m.predict(Xte)), abs=1e-9)
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+def test_backend_probes_kernel_sized_float32_without_a_design_copy(monkeypatch, standardize):
+    """Through ``geneb.probe_arrays``: an unstandardised float32 design over the kernels'
+    threshold reaches the solver as the features themselves (no copy with a column of ones),
+    a standardised one as its own design (its equality with scikit-learn is the real-task
+    test's above); the former gives scikit-learn's test MCC."""
+    import geneb
+    from geneb.probe.solvers import fast
+    from sklearn.metrics import matthews_corrcoef
+
+    n, d = 4200, 1000
+    X, y = generate(n + 800, d, 2, seed=204)
+    Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+    seen = []
+    real = fast.solve_path
+
+    def spy(Xa64, Xa32, *args, **kw):
+        seen.append((Xa32.shape[1], kw.get("implicit_ones"), np.shares_memory(Xa32, Xtr)))
+        return real(Xa64, Xa32, *args, **kw)
+
+    monkeypatch.setattr(fast, "solve_path", spy)
+    df = geneb.probe_arrays(Xtr, ytr, Xte, yte, shots=["full"], seeds=[13], Cs=[1.0],
+                            standardize=standardize)
+    assert seen == ([(d, True, True)] if not standardize else [(d + 1, False, False)])
+    assert df.converged.all()
+    if not standardize:
+        m = LogisticRegression(C=1.0, tol=1e-10, max_iter=1000, solver="newton-cholesky").fit(
+            Xtr.astype(np.float64), ytr)
+        assert df.mcc.item() == pytest.approx(matthews_corrcoef(yte, m.predict(Xte)), abs=1e-9)
