@@ -203,9 +203,10 @@ def test_backend_probes_kernel_sized_float32_without_a_design_copy(monkeypatch, 
     threshold reaches the solver as the features themselves (no copy with a column of ones),
     a standardised one as its own design (its equality with scikit-learn is the real-task
     test's above); the former gives scikit-learn's test MCC."""
+    from sklearn.metrics import matthews_corrcoef
+
     import geneb
     from geneb.probe.solvers import fast
-    from sklearn.metrics import matthews_corrcoef
 
     n, d = 4200, 1000
     X, y = generate(n + 800, d, 2, seed=204)
