@@ -236,32 +236,25 @@ def test_take_all_is_recorded(synth):
 
 
 # ----------------------------------------------------------------------------- errors
-def test_nan_embedding_named_and_nothing_written(synth):
+@pytest.mark.parametrize("split,row,col,value,message", [
+    ("test", 7, 3, np.nan, r"m2/t_bin/test .*non-finite embedding \(nan\) at entry row 7 "
+                           r"\(task file row 7\), feature 3"),
+    # finite, but its float32 square overflows: refused like a NaN, not probed into
+    # unconverged MCC-0 cells
+    ("train", 11, 2, -1e30, r"m2/t_bin/train .*out of range \(expected \|values\| <= 1e\+16 "
+                            r".*\(-1e\+30\) at entry row 11 .*feature 2"),
+])
+def test_unprobeable_embedding_named_and_nothing_written(synth, split, row, col, value,
+                                                         message):
     fs, out = synth
-    key = StoreKey("m2", "t_bin", "test")
-    fs.root[key.path]["embeddings"][7, 3] = np.nan
+    key = StoreKey("m2", "t_bin", split)
+    fs.root[key.path]["embeddings"][row, col] = value
     # a chunk rewritten outside geneb no longer matches the digests recorded at completion
-    # (the store refuses it as replaced); drop them to reach the probe's own NaN check
+    # (the store refuses it as replaced); drop them to reach the probe's own value check
     attrs = fs.root[key.path].attrs.asdict()
     attrs.pop("shard_digests")
     fs.root[key.path].attrs.put(attrs)
-    with pytest.raises(ProbeError, match=r"m2/t_bin/test .*non-finite embedding \(nan\) at "
-                       r"entry row 7 \(task file row 7\), feature 3"):
-        _run(fs, out)
-    assert not out.exists()
-
-
-def test_out_of_range_embedding_named_and_nothing_written(synth):
-    """A finite value whose float32 square overflows (1e30) is refused before any work like
-    a NaN, not probed into unconverged MCC-0 cells."""
-    fs, out = synth
-    key = StoreKey("m2", "t_bin", "train")
-    fs.root[key.path]["embeddings"][11, 2] = -1e30
-    attrs = fs.root[key.path].attrs.asdict()
-    attrs.pop("shard_digests")
-    fs.root[key.path].attrs.put(attrs)
-    with pytest.raises(ProbeError, match=r"m2/t_bin/train .*out of range \(expected \|values\| "
-                       r"<= 1e\+16 .*\(-1e\+30\) at entry row 11 .*feature 2"):
+    with pytest.raises(ProbeError, match=message):
         _run(fs, out)
     assert not out.exists()
 
