@@ -16,7 +16,9 @@ is hours on a shared 2-core machine). For each shape, in one process:
 * the full regime's peak memory over the embeddings' size (``--memory``: VmHWM of a child
   process that loads the pair, one extra run);
 * the paper protocol (scikit-learn ``LogisticRegression(C, max_iter=1000)``) on the same
-  pair, per regime (``--paper``; shapes above ``--paper-max-cells`` n*d are skipped and said).
+  pair, per regime (``--paper``; shapes above ``--paper-max-cells`` n*d are skipped and said);
+* the MLP probe's 15 cells of the pair (1/10-shot/full x 5 seeds, ``--mlp``: what the MLP
+  check costs per pair; ``real_size_projection.py --mlp-pairs`` projects it).
 
 Repeats alternate limit and solve (``--repeats``, medians): on a shared machine the ratio of
 two figures measured side by side is the robust one. ``--before REV`` also times, alternating,
@@ -192,6 +194,20 @@ def solver_at(rev: str) -> ModuleType:
     return importlib.import_module("before_fast_full")
 
 
+def mlp_grid(data: tuple) -> dict:
+    """The MLP probe's 15 cells (3 regimes x 5 seeds) of the pair through
+    ``geneb.probe_arrays`` (its default backend: torch, on this machine's CPU)."""
+    import geneb
+    from geneb.vocabulary import DEFAULT_SEEDS
+
+    X, y, Xte, yte = data
+    t0 = time.perf_counter()
+    df = geneb.probe_arrays(X, y, Xte, yte, probe="mlp", seeds=DEFAULT_SEEDS)
+    return {"seconds": time.perf_counter() - t0, "cells": len(df),
+            "converged": int(df.converged.sum()), "backend": str(df.backend.iloc[0]),
+            "mcc_full": float(df[df.regime == "full"].mcc.mean())}
+
+
 def before_regime(data: tuple, solver: ModuleType) -> dict:
     """The full regime with ``solver.solve_path`` (``solver_at``) in place of the current one."""
     from geneb.probe.solvers import fast
@@ -321,6 +337,8 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
     if args.cli:
         with tempfile.TemporaryDirectory(prefix="geneb-realsize-") as tmp:
             out["grid_cli_s"] = cli_grid(data, Path(tmp))
+    if args.mlp:
+        out["mlp"] = mlp_grid(data)
     if args.paper and n * d <= args.paper_max_cells:
         out["paper"] = {r: probe_regime(data, r, protocol="paper", backend="sklearn")
                         for r in ("1", "10", "full")}
@@ -335,7 +353,7 @@ def markdown(results: list[dict]) -> str:
             "limit s",
             "before path / limit (runs)", "C path s", "path / limit (runs)",
             "full regime s", "regime / limit", "1-shot s", "10-shot s", "grid API s",
-            "grid CLI s", "paper full s", "peak mem / emb")
+            "grid CLI s", "paper full s", "peak mem / emb", "MLP 15 cells s")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in results:
         paper = r.get("paper")
@@ -353,7 +371,8 @@ def markdown(results: list[dict]) -> str:
                  f"**{r['path_ratio']:.2f}** ({runs})", f"{r['full_s']:.2f}",
                  f"{r['ratio']:.2f}", f"{r['regime_1_s']:.2f}", f"{r['regime_10_s']:.2f}",
                  f"{r['grid_api_s']:.1f}", "-" if cli is None else f"{cli:.1f}", paper_s,
-                 "-" if mem is None else f"{mem:.2f}")
+                 "-" if mem is None else f"{mem:.2f}",
+                 f"{r['mlp']['seconds']:.1f}" if "mlp" in r else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -376,6 +395,7 @@ def main() -> None:
     ap.add_argument("--cli", action="store_true", help="also time `geneb probe`")
     ap.add_argument("--paper", action="store_true", help="also the paper protocol")
     ap.add_argument("--paper-max-cells", type=int, default=2_000_000)
+    ap.add_argument("--mlp", action="store_true", help="also the MLP probe's 15 cells")
     ap.add_argument("--memory", action="store_true", help="also the peak memory (VmHWM of a child)")
     ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     ap.add_argument("--before", metavar="REV",

@@ -16,6 +16,13 @@ task list (``geneb/tasks/geneb_list.json``) joined to the task catalogue's train
 known; the median of the known ones elsewhere (counted and said).
 Widths: ``GENEB_WIDTHS`` below (the model catalogue has no hidden sizes).
 
+The MLP check (when the JSON has ``real_size.py --mlp`` figures): a pair's 15 MLP cells cost
+``a + b n d`` seconds (least squares over the measured pairs: an epoch of the full regime is
+~6 n d h multiply-adds for h = 256 hidden units, at most 200 epochs), and ``--mlp-pairs N``
+pairs (default 143, the issue's "GENEB's 143 pairs", a set defined nowhere found: no MLP probe
+and no such subset in GENEB's public material) are costed as N pairs of the mean 41 x 100
+pair; the whole 41 x 100 MLP phase is given beside it.
+
     .venv/bin/python benchmarks/real_size_projection.py /tmp/after.json
 """
 
@@ -133,12 +140,31 @@ def project(measured: list[dict], top: int = 3, **override: float) -> dict:
             "hours_40x100_2_cores": hours * 40 / len(GENEB_WIDTHS)}
 
 
+def project_mlp(measured: list[dict], pairs: int) -> dict:
+    """Hours of the MLP check: ``pairs`` pairs at the mean fitted cost of GENEB's 41 x 100,
+    and all 41 x 100 (see the module docstring); empty without MLP figures."""
+    rows = [m for m in measured if "mlp" in m]
+    if not rows:
+        return {}
+    nd = np.array([m["n_train"] * m["width"] for m in rows], dtype=np.float64)
+    secs = np.array([m["mlp"]["seconds"] for m in rows])
+    b, a = np.polyfit(nd, secs, 1) if len(set(nd)) > 1 else (float(secs.mean() / nd.mean()), 0.0)
+    tasks, _ = geneb_tasks()
+    per_pair = [max(0.0, a + b * n * d) for d, _src in GENEB_WIDTHS.values() for n, _K in tasks]
+    mean = float(np.mean(per_pair))
+    return {"mlp_a_s": float(a), "mlp_b_s_per_nd": float(b), "mlp_pair_mean_s": mean,
+            "mlp_pairs": pairs, "mlp_check_h": pairs * mean / 3600,
+            "mlp_all_pairs_h": float(np.sum(per_pair)) / 3600}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("measured", help="real_size.py --json output (or its printed log)")
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--gflops", type=float, help="float32 GEMM rate of the target (2 cores)")
     ap.add_argument("--pass-gbs", type=float, help="float32 pass rate of the target, GB/s")
+    ap.add_argument("--mlp-pairs", type=int, default=143,
+                    help="pairs of the MLP check (costed as the mean pair)")
     args = ap.parse_args()
     text = Path(args.measured).read_text()
     try:
@@ -146,8 +172,8 @@ def main() -> None:
     except json.JSONDecodeError:  # the benchmark's log: one JSON object per measured shape
         measured = [json.loads(line) for line in text.splitlines()
                     if line.startswith("{") and '"n_train"' in line]
-    print(json.dumps(project(measured, args.top, gflops=args.gflops,
-                             pass_gbs=args.pass_gbs), indent=1))
+    print(json.dumps({**project(measured, args.top, gflops=args.gflops, pass_gbs=args.pass_gbs),
+                      **project_mlp(measured, args.mlp_pairs)}, indent=1))
 
 
 if __name__ == "__main__":
