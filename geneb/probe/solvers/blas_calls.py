@@ -68,10 +68,12 @@ class Pointers:
 
 
 def char(c: str) -> ctypes.c_char_p:
+    """A character argument (``"L"``, ``"N"``, ...) by pointer."""
     return ctypes.c_char_p(c.encode())
 
 
 def integer(v: int) -> Any:
+    """An integer argument (a dimension, a leading dimension) by pointer."""
     return ctypes.byref(ctypes.c_int(v))
 
 
@@ -100,4 +102,5 @@ def add_gram_upper(G: Pointers, row: int, A: Pointers, a_row: int, a_col: int, m
 
 
 def _scalar(G: Pointers, value: float) -> Any:
+    """``value`` as G's scalar type (alpha other than 1 and -1)."""
     return (ctypes.c_float if G.prefix == "s" else ctypes.c_double)(value)

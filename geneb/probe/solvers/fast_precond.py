@@ -189,7 +189,6 @@ class Preconditioner:
             shift *= 10.0
         return G, solve
 
-
     def weight_drift(self, P: np.ndarray, G: np.ndarray) -> float:
         """``tr(X^T D_P X) / tr(G)``: the scalar that matches the lagged Gram G's trace to that
         of the data Hessian at P, whose weights (p (1 - p) when binary) shrink as the fit
