@@ -41,7 +41,7 @@ from geneb.constraints import (
 from geneb.errors import ProbeError
 from geneb.probe.plan import (
     Done,
-    check_finite,
+    check_values,
     inspect_pair,
     plan_pair,
     select_pairs,
@@ -345,8 +345,8 @@ def _check_entries(
     next) the entries read are returned so they are not read again."""
     read: dict[tuple[str, str], tuple[StoreEntry, StoreEntry]] = {}
     for p in todo:
-        tr = check_finite(fs, p.model, p.task, "train")
-        te = check_finite(fs, p.model, p.task, "test")
+        tr = check_values(fs, p.model, p.task, "train")
+        te = check_values(fs, p.model, p.task, "test")
         if keep:
             read[(p.model, p.task)] = (tr, te)
         del tr, te

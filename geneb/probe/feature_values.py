@@ -21,6 +21,9 @@ import numpy as np
 FEATURE_ABS_MAX = 1e16
 #: Rows checked at a time (the check's temporaries stay small next to the matrix).
 CHECK_ROWS = 8192
+#: What ``first_unprobeable`` says was expected, by the kind of value refused.
+EXPECTED_FINITE = "finite values"
+EXPECTED_IN_RANGE = f"|values| <= {FEATURE_ABS_MAX:g} (float32 products of larger ones overflow)"
 
 
 def first_unprobeable(a: np.ndarray) -> tuple[int, int, str] | None:
@@ -36,7 +39,7 @@ def first_unprobeable(a: np.ndarray) -> tuple[int, int, str] | None:
     Returns
     -------
     tuple of (int, int, str) or None
-        Row, column, and "finite values" or "|values| <= 1e+16".
+        Row, column, and ``EXPECTED_FINITE`` or ``EXPECTED_IN_RANGE``.
     """
     if not np.issubdtype(a.dtype, np.floating) and not np.issubdtype(a.dtype, np.integer):
         raise TypeError(f"expected a numeric array, got {a.dtype}")
@@ -46,7 +49,5 @@ def first_unprobeable(a: np.ndarray) -> tuple[int, int, str] | None:
         if not ok.all():
             r, c = (int(v) for v in np.argwhere(~ok)[0])
             value = block[r, c]
-            want = "finite values" if not np.isfinite(value) else \
-                f"|values| <= {FEATURE_ABS_MAX:g} (float32 products of larger ones overflow)"
-            return r0 + r, c, want
+            return r0 + r, c, EXPECTED_IN_RANGE if np.isfinite(value) else EXPECTED_FINITE
     return None

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from geneb import protocol
 from geneb.errors import EntryIncompleteError, ProbeError, StoreError, unknown_name
-from geneb.probe.feature_values import first_unprobeable
+from geneb.probe.feature_values import EXPECTED_FINITE, first_unprobeable
 from geneb.protocol import UNCATEGORIZED
 from geneb.results.schema import RESULTS_SCHEMA_VERSION, CellId, cell_id, seedless
 from geneb.results.table import cell_ids, indices
@@ -126,7 +126,7 @@ def _entry_attrs(store: FeatureStore, model: str, task: str, split: str) -> dict
     return attrs
 
 
-def check_finite(store: FeatureStore, model: str, task: str, split: str) -> StoreEntry:
+def check_values(store: FeatureStore, model: str, task: str, split: str) -> StoreEntry:
     """Name the first value the probe refuses (non-finite or past ``FEATURE_ABS_MAX``,
     :mod:`geneb.probe.feature_values`) before any work (one fast whole-entry read); return
     the entry (an in-process solve reuses it instead of reading it again)."""
@@ -134,7 +134,7 @@ def check_finite(store: FeatureStore, model: str, task: str, split: str) -> Stor
     bad = first_unprobeable(e.embeddings)
     if bad is not None:
         r, c, want = bad
-        what = "a non-finite embedding" if want == "finite values" else \
+        what = "a non-finite embedding" if want == EXPECTED_FINITE else \
             f"an embedding out of range (expected {want})"
         raise ProbeError(
             f"store entry {e.key} in {store.path} has {what} "

@@ -80,27 +80,28 @@ def integer(v: int) -> Any:
 def add_cross_product(G: Pointers, row: int, col: int, L: Pointers, l_row: int, l_col: int,
                       R: Pointers, r_row: int, r_col: int, m: int, rows: int, cols: int,
                       alpha: float = 1.0) -> None:
-    """``G[row:row + rows, col:col + cols] += alpha L_blk^T R_blk`` in place, with ``L_blk =
-    L[l_row:l_row + m, l_col:l_col + rows]`` and ``R_blk = R[r_row:r_row + m, r_col:r_col +
-    cols]`` (one GEMM with beta = 1: no temporary, no separate add). To Fortran the G block is
+    """``G[row:row + rows, col:col + cols] += alpha L_blk^T R_blk`` (alpha 1 or -1) in place,
+    with ``L_blk = L[l_row:l_row + m, l_col:l_col + rows]`` and ``R_blk = R[r_row:r_row + m,
+    r_col:r_col + cols]`` (one GEMM with beta = 1: no temporary, no separate add). To Fortran the G block is
     its transpose, so the call computes ``G^T += alpha R_blk^T L_blk``."""
-    a = G.one if alpha == 1.0 else G.minus_one if alpha == -1.0 else _scalar(G, alpha)
     G.call("gemm", char("N"), char("T"), integer(cols), integer(rows), integer(m),
-           ctypes.byref(a), R.at(r_row, r_col), integer(R.ld), L.at(l_row, l_col),
+           _unit(G, alpha), R.at(r_row, r_col), integer(R.ld), L.at(l_row, l_col),
            integer(L.ld), ctypes.byref(G.one), G.at(row, col), integer(G.ld))
 
 
 def add_gram_upper(G: Pointers, row: int, A: Pointers, a_row: int, a_col: int, m: int,
                    side: int, alpha: float = 1.0) -> None:
-    """Upper triangle of ``G[row:row + side, row:row + side] += alpha A_blk^T A_blk`` with
+    """Upper triangle of ``G[row:row + side, row:row + side] += alpha A_blk^T A_blk`` (alpha
+    1 or -1) with
     ``A_blk = A[a_row:a_row + m, a_col:a_col + side]``, in place (one SYRK with beta = 1; the
     strictly lower triangle is not touched)."""
-    a = G.one if alpha == 1.0 else G.minus_one if alpha == -1.0 else _scalar(G, alpha)
-    G.call("syrk", char("L"), char("N"), integer(side), integer(m), ctypes.byref(a),
+    G.call("syrk", char("L"), char("N"), integer(side), integer(m), _unit(G, alpha),
            A.at(a_row, a_col), integer(A.ld), ctypes.byref(G.one), G.at(row, row),
            integer(G.ld))
 
 
-def _scalar(G: Pointers, value: float) -> Any:
-    """``value`` as G's scalar type (alpha other than 1 and -1)."""
-    return (ctypes.c_float if G.prefix == "s" else ctypes.c_double)(value)
+def _unit(G: Pointers, alpha: float) -> Any:
+    """``alpha`` (1 or -1, the only factors the callers use) by pointer in G's type."""
+    if alpha not in (1.0, -1.0):
+        raise ValueError(f"expected alpha 1 or -1, got {alpha}")
+    return ctypes.byref(G.one if alpha == 1.0 else G.minus_one)

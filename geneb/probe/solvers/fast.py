@@ -288,7 +288,7 @@ class FastBackend:
         matrix over axis 0 row after row, for a column slab as for the whole), so the values
         are bitwise those of ``Standardizer.transform`` for any number of slabs.
         """
-        X = problem.X_train if _every_row(idx, len(problem.X_train)) else problem.X_train[idx]
+        X = _train_rows(problem, idx)
         n, d = X.shape
         Xa = np.empty((n, d + 1) if float64 else (0, 0))
         Xa32 = np.empty((n, d + 1), dtype=np.float32)
@@ -332,8 +332,7 @@ class FastBackend:
         implicit = exact32 and use_kernels(len(idx), problem.X_train.shape[1] + 1)
         if implicit:  # the features themselves, no copy with a column of ones
             Xa, Xt = None, TestRows(problem.X_test, None)
-            Xa32 = problem.X_train if _every_row(idx, len(problem.X_train)) else \
-                problem.X_train[idx]
+            Xa32 = _train_rows(problem, idx)
         else:
             Xa, Xa32, Xt = self._design(problem, idx, float64=not exact32, test64=False)
         prep = time.perf_counter() - t0
@@ -376,9 +375,12 @@ class FastBackend:
                 for pf, lg, mg in zip(path, logits, mags, strict=True)]
 
 
-def _every_row(idx: np.ndarray, n_all: int) -> bool:
-    """Whether ``idx`` is every row 0..n_all-1 in order (the design is then X itself)."""
-    return len(idx) == n_all and bool((idx == np.arange(n_all)).all())
+def _train_rows(problem: ProbeProblem, idx: np.ndarray) -> np.ndarray:
+    """The train features of rows ``idx``: ``X_train`` itself (no copy) when idx is every row
+    in order, else the selected rows."""
+    n_all = len(problem.X_train)
+    every_row = len(idx) == n_all and bool((idx == np.arange(n_all)).all())
+    return problem.X_train if every_row else problem.X_train[idx]
 
 
 def _few_proba(ops: Any, problem: ProbeProblem, theta: Any, Vt_pad: Any, r_max: int,

@@ -72,9 +72,8 @@ FORCING_EXPONENT = 0.5
 #: CG steps of whole C paths at 0 / 0.1 / 0.3 / 1.0 (the same Newton iterations throughout):
 #: 20,000 x 4,097: 100 / 90 / 86 / 85; 30,000 x 2,561: 88 / 86 / 85 / 78; 100,000 x 1,025:
 #: 64 / 60 / 58 / 58; 3 classes 30,000 x 1,025 (their Gram then unscaled): 113 / 107 / 105 /
-#: 101. 0.3, not 1.0: a step
-#: that misses the test costs a whole Newton iteration (a pass and a CG solve, 10-20
-#: products), 0.3 -> 1.0 saved 0-7 products per path.
+#: 101. 0.3, not 1.0: a step that misses the test costs a whole Newton iteration (a pass and
+#: a CG solve, 10-20 products), and 0.3 -> 1.0 saved 0-7 products per path.
 TARGET_FORCING = 0.3
 
 

@@ -24,14 +24,14 @@ Measured 2026-12-02 on this machine (float32, two threads; the blocked numpy fac
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from geneb.probe.solvers.blas_calls import Pointers, add_cross_product, add_gram_upper
 from geneb.probe.solvers.blas_calls import char as _char
 from geneb.probe.solvers.blas_calls import integer as _int
+from geneb.probe.solvers.numeric import Runner
 
 #: Blocks of at most this side are factored by one ``potrf`` call (single-threaded, so the
 #: recursion stops where its halves' parallel products no longer pay; 256 and 512 measured
@@ -40,7 +40,6 @@ LEAF_SIDE = 512
 #: Recursion splits at multiples of this (aligned panels for the BLAS kernels).
 SPLIT_ALIGN = 64
 
-Runner = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]]
 
 def factor_upper(M: np.ndarray, run: Runner) -> None:
     """Overwrite the upper triangle of the C-ordered square float32/float64 ``M`` with U,
