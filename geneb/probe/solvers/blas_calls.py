@@ -82,8 +82,8 @@ def add_cross_product(G: Pointers, row: int, col: int, L: Pointers, l_row: int, 
                       alpha: float = 1.0) -> None:
     """``G[row:row + rows, col:col + cols] += alpha L_blk^T R_blk`` (alpha 1 or -1) in place,
     with ``L_blk = L[l_row:l_row + m, l_col:l_col + rows]`` and ``R_blk = R[r_row:r_row + m,
-    r_col:r_col + cols]`` (one GEMM with beta = 1: no temporary, no separate add). To Fortran the G block is
-    its transpose, so the call computes ``G^T += alpha R_blk^T L_blk``."""
+    r_col:r_col + cols]`` (one GEMM with beta = 1: no temporary, no separate add). To Fortran
+    the G block is its transpose, so the call computes ``G^T += alpha R_blk^T L_blk``."""
     G.call("gemm", char("N"), char("T"), integer(cols), integer(rows), integer(m),
            _unit(G, alpha), R.at(r_row, r_col), integer(R.ld), L.at(l_row, l_col),
            integer(L.ld), ctypes.byref(G.one), G.at(row, col), integer(G.ld))
