@@ -227,3 +227,22 @@ def test_backend_probes_kernel_sized_float32_without_a_design_copy(monkeypatch, 
         m = LogisticRegression(C=1.0, tol=1e-10, max_iter=1000, solver="newton-cholesky").fit(
             Xtr.astype(np.float64), ytr)
         assert df.mcc.item() == pytest.approx(matthews_corrcoef(yte, m.predict(Xte)), abs=1e-9)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_kernel_sized_path_has_the_same_bits_for_one_and_two_threads(K):
+    """The whole C path where every new step runs (compiled passes, the implicit column of
+    ones, LAPACK factorisations of side >= 1,024, the scaled lagged Gram): one thread and two
+    give bitwise the same coefficients."""
+    from threadpoolctl import threadpool_limits
+
+    X, y = generate(4200, 1100, K, seed=7)
+    assert fast_passes.use_kernels(len(X), X.shape[1] + 1)
+    paths = []
+    with threadpool_limits(1):
+        for threads in (1, 2):
+            paths.append(solve_path(None, X, y, K, [0.1, 10.0], tol=1e-8, max_iter=500,
+                                    threads=threads, implicit_ones=True))
+    for a, b in zip(*paths, strict=True):
+        assert a.converged and b.converged
+        np.testing.assert_array_equal(a.theta, b.theta)
