@@ -31,7 +31,7 @@ import numpy as np
 from geneb.probe.solvers.blas_calls import Pointers, add_cross_product, add_gram_upper
 from geneb.probe.solvers.blas_calls import char as _char
 from geneb.probe.solvers.blas_calls import integer as _int
-from geneb.probe.solvers.numeric import Runner
+from geneb.probe.solvers.row_blocks import Runner
 
 #: Blocks of at most this side are factored by one ``potrf`` call (single-threaded, so the
 #: recursion stops where its halves' parallel products no longer pay; 256 and 512 measured

@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-#: ``run(fn, tasks)``: calls ``fn(*task)`` for each task (in any threads), results in order.
-Runner = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]]
+from geneb.probe.solvers.row_blocks import Runner
 
 #: Block size of the blocked triangular solves: the diagonal blocks are inverted once per
 #: factorisation, every solve is then a chain of small matrix-vector products.

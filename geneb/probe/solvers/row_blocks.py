@@ -17,6 +17,10 @@ from typing import Any
 
 import numpy as np
 
+#: ``run(fn, tasks)``: calls ``fn(*task)`` for each task (in any threads), results in order
+#: (``RowBlocks.run``; the factorisations take one).
+Runner = Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]]
+
 #: Rows per block of the blocked matrix-vector passes: fixed (never derived from the thread
 #: count, so results do not depend on it). 1,024 rows of 1,025 float32 features are 4 MiB:
 #: large enough that per-block Python overhead is small, small enough to split 6,478 rows
