@@ -112,6 +112,18 @@ def test_feature_bound_against_a_plain_scan():
         want = tuple(int(v) for v in np.argwhere(bad)[0]) if bad.any() else None
         got = fv.first_unprobeable(A)
         assert (got[:2] if got else None) == want
+    # float16 (its largest value is below the bound) and integers at their extremes
+    for value, want in ((np.inf, "finite values"), (-np.inf, "finite values"),
+                        (np.nan, "finite values"), (65504.0, None)):
+        A = np.ones((4, 3), np.float16)
+        A[2, 1] = value
+        got = fv.first_unprobeable(A)
+        assert got == ((2, 1, want) if want else None)
+    for dtype in (np.int64, np.int32, np.uint64):
+        A = np.zeros((3, 2), dtype)
+        A[1, 0] = np.iinfo(dtype).min if np.iinfo(dtype).min else np.iinfo(dtype).max
+        out_of_range = abs(int(A[1, 0])) > 1e16
+        assert fv.first_unprobeable(A) == ((1, 0, fv.EXPECTED_IN_RANGE) if out_of_range else None)
     old = fv.CHECK_ROWS
     try:
         fv.CHECK_ROWS = 3

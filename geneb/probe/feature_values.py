@@ -43,9 +43,16 @@ def first_unprobeable(a: np.ndarray) -> tuple[int, int, str] | None:
     """
     if not np.issubdtype(a.dtype, np.floating) and not np.issubdtype(a.dtype, np.integer):
         raise TypeError(f"expected a numeric array, got {a.dtype}")
+    # a float type whose largest value is below the bound (float16): every finite value is
+    # in range, and the bound itself would overflow to inf in that type (inf <= inf)
+    narrow = (np.issubdtype(a.dtype, np.floating)
+              and float(np.finfo(a.dtype).max) < FEATURE_ABS_MAX)
     for r0 in range(0, len(a), CHECK_ROWS):
         block = np.asarray(a[r0:r0 + CHECK_ROWS])
-        ok = np.abs(block) <= FEATURE_ABS_MAX  # False for NaN and inf too
+        # False for NaN and inf; two comparisons, not abs (abs of the most negative integer
+        # wraps around)
+        ok = (np.isfinite(block) if narrow
+              else (block >= -FEATURE_ABS_MAX) & (block <= FEATURE_ABS_MAX))
         if not ok.all():
             r, c = (int(v) for v in np.argwhere(~ok)[0])
             value = block[r, c]
