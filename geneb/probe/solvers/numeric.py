@@ -26,8 +26,12 @@ TRI_BLOCK = 128
 TRI_BLOCK_LARGE_FROM = 3072
 #: From this side on ``cholesky_solver`` factors through LAPACK (``lapack_factor``: 2.6x faster
 #: at side 4,097, 1.6-2.7x at 1,025-2,561, importing scipy's ``cython_blas`` once per process
-#: for ~0.13 s); below it, the blocked numpy factorisation (12 ms or less at side 1,025).
-LAPACK_FROM = 1024
+#: for ~0.13 s); below it, the blocked numpy factorisation. Lowered from 1,024 (2026-12-02,
+#: float32, two threads, blocked -> LAPACK: side 513: 2.5 -> 0.9 ms; 769: 4.6 -> 1.8 ms;
+#: 1,025: 9.2 -> 5.4 ms; 257: 1.1 -> 0.3 ms): a C path factors 5-6 times, so the import is
+#: repaid within ~10 paths of width 768 in a process, ~16 of width 512; below 512 the
+#: saving (< 1 ms per factorisation) would take ~30 paths.
+LAPACK_FROM = 512
 
 
 def expit(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
