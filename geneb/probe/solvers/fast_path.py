@@ -12,7 +12,8 @@ the Gram preconditioner) along the ascending C values:
   (``TARGET_FORCING``), preconditioned with the Cholesky factor of the lagged Gram scaled to
   the current weights (``fast_precond.SCALE_DRIFT``); the Gram is rebuilt only when a solve
   needed more than ``STALE_CG`` steps AND the CG steps since it was built cost as much as a
-  new one (``GRAM_COST_DIVISOR``, ``KERNEL_GRAM_STEPS``);
+  new one (``GRAM_COST_DIVISOR``, ``KERNEL_GRAM_STEPS``) AND the rest of the path can
+  repay it (``SYSTEMS_PER_C``);
 * an Armijo backtracking line search on the float64 objective; the stopping test is sklearn's
   (max |gradient| / (C n) <= tol), in float64.
 """
@@ -55,14 +56,28 @@ DRAM_SLOWDOWN = 10.0
 #: 100,000 x 1,025: 3.75 / 3.45 / 4.04.
 KERNEL_GRAM_STEPS = 25.0
 KERNEL_FACTOR_STEPS = 25.0
+#: ... and only when it can still pay for itself on what is left of the path: the last
+#: solve's CG steps times the Newton systems still to come (``SYSTEMS_LEFT_IN_C`` in this C,
+#: ``SYSTEMS_PER_C`` per later C: 3 Newton systems and the tangent's at GENEB's median MCC)
+#: must reach the Gram's cost. Measured 2026-12-02, 100,000 x 1,025 at GENEB's median MCC:
+#: the Gram was rebuilt after the first system of C = 100 (6 CG steps) for one more system
+#: of 1 step: 0.63 s (a Gram) to save 5 products (~55 ms).
+SYSTEMS_LEFT_IN_C = 2
+SYSTEMS_PER_C = 4
 #: First-order continuation along C (False: plain warm starts from the previous C), up to
 #: this C: beyond it (outside GENEB's sweep 0.01..100) the optimum is flat in some directions
 #: and the gradient test loose, and on 421 x 1,024 standardised kmer-5 a continued path
 #: stopped at C = 1e6 with an objective 7e-5 above scikit-learn's (plain warm starts: below).
 CONTINUATION = True
 CONTINUATION_MAX_C = 1e4
-#: Relative CG tolerance of the tangent solve (it only moves a starting point).
-TANGENT_RTOL = 1e-2
+#: Relative CG tolerance of the tangent solve (it only moves a starting point). Measured
+#: 2026-12-02, Hessian products of whole C paths at 1e-2 / 0.1 / 0.3 (Newton iterations the
+#: same or one fewer): GENEB's median MCC 10,000 x 769: 56 / 52 / 50; 20,000 x 4,097: 101 /
+#: 90 / 84; 100,000 x 1,025: 55 / 52 / 52; 30,000 x 2,561: 82 / 77 / 76; 3 classes 10,000 x
+#: 1,025: 107 / 101 / 100, 30,000 x 1,025: 114 / 109 / 104; p90 20,000 x 4,097: 130 / - /
+#: 112; near-separable 20,000 x 4,097: 121 / - / 112, 3 classes 30,000 x 1,025: 168 / - /
+#: 151. 0.5 was no better than 0.3.
+TANGENT_RTOL = 0.3
 #: Newton systems are solved to a relative residual ``min(0.1, gnorm ** FORCING_EXPONENT)``
 #: (Eisenstat-Walker style forcing: superlinear convergence for exponent 0.5).
 FORCING_EXPONENT = 0.5
@@ -98,6 +113,8 @@ class _Lagged:
         self.cho: Any = None
         self.cg_since = 0
         self.stale = False
+        #: Cs of the path after the current one (``run_path`` sets it)
+        self.cs_after = 0
         if getattr(prob, "kpass", None) is not None:
             side = prob.Kp * prob.p  # the Hessian's: its Cholesky is redone with each Gram
             self.gram_cost = (prob.Kp**2 * prob.p / KERNEL_GRAM_STEPS
@@ -120,7 +137,9 @@ class _Lagged:
             self.G, self.cho = self.prob.factor(C, P, self.G)
         delta, ncg = pcg(partial(self.prob.hvp, C, P), g, self.cho, rtol)
         self.cg_since += ncg
-        if ncg > STALE_CG and self.cg_since >= self.gram_cost:
+        systems_left = SYSTEMS_LEFT_IN_C + SYSTEMS_PER_C * self.cs_after
+        if (ncg > STALE_CG and self.cg_since >= self.gram_cost
+                and ncg * systems_left >= self.gram_cost):
             self.stale = True  # the lagged Gram no longer pays for itself
         return delta
 
@@ -156,6 +175,7 @@ def run_path(prob: Any, theta: np.ndarray, Cs: Sequence[float], *, tol: float,
     for i, C in enumerate(Cs):
         t0 = time.perf_counter()
         lag.cho = None  # a new C: the Gram is kept, its factor is not
+        lag.cs_after = len(Cs) - i - 1
         if tangent is not None:
             st = _start(prob, C, st, np.log(C / prev_C) * tangent)
         (n_iter, converged, gnorm), st = _newton(prob, lag, C, st, tol=tol, max_iter=max_iter)
