@@ -17,7 +17,7 @@ from scipy.special import expit, log_softmax, softmax
 from sklearn.linear_model import LogisticRegression
 
 from geneb.probe.solvers import fast_passes
-from geneb.probe.solvers.fast_full import _Problem, solve_path
+from geneb.probe.solvers.fast_full import _Problem, solve_path, sum_zero_basis
 from geneb.probe.solvers.fast_passes import KernelPasses
 from geneb.probe.solvers.row_blocks import RowBlocks
 
@@ -72,10 +72,21 @@ def test_passes_equal_numpy_float64(K, dtype, n, implicit):
     # (they only steer CG), so to float32 rounding of the largest entry
     loose = dtype == np.float32
     if K > 2:
-        pu = ref_P * (X64 @ W.T)
-        ref_h = (X64.T @ (pu - ref_P * pu.sum(1, keepdims=True))).T
-        np.testing.assert_allclose(passes.hvp(W, ref_P, None), ref_h, rtol=0,
+        def full_product(Wk):  # the data-Hessian product of the K-class direction Wk
+            pu = ref_P * (X64 @ Wk.T)
+            return (X64.T @ (pu - ref_P * pu.sum(1, keepdims=True))).T
+
+        ref_h = full_product(W)
+        np.testing.assert_allclose(passes.hvp(W, ref_P, None, np.eye(K)), ref_h, rtol=0,
                                    atol=(2e-5 if loose else 1e-11) * np.abs(ref_h).max())
+        # in the sum-zero basis: K - 1 coefficients per column, Q^T H Q V
+        Q = sum_zero_basis(K)
+        V = W[:-1]
+        ref_q = Q.T @ full_product(Q @ V)
+        np.testing.assert_allclose(passes.hvp(V, ref_P, None, Q), ref_q, rtol=0,
+                                   atol=(2e-5 if loose else 1e-11) * np.abs(ref_q).max())
+        with pytest.raises(ValueError, match="expected a basis Q of shape"):
+            passes.hvp(V, ref_P, None, np.eye(K))
     else:
         D = ref_P[:, 0] * (1 - ref_P[:, 0])
         ref_h = (X64.T @ (D * (X64 @ W[0])))[None, :]

@@ -246,9 +246,8 @@ class _Problem(Preconditioner):
         the stopping test stay float64); the compiled kernels (``kpass``) when the design is
         large."""
         if self.kpass is not None:
-            W = self.full(v)
-            hk = (self.Q.T @ self.kpass.hvp(W, P, None) if self.multi
-                  else self.kpass.hvp(W, P, self._weights(P)))
+            hk = (self.kpass.hvp(v, P, None, self.Q) if self.multi
+                  else self.kpass.hvp(self.full(v), P, self._weights(P)))
             Hk: np.ndarray = C * hk + self.pen * v
             return Hk
         X = self.X32
@@ -303,6 +302,13 @@ class _Problem(Preconditioner):
         rows = self.X32 if dtype == np.float32 or self.X is None else self.X
         return data_hessian(lambda a, b: rows[a:b], self.n, self.p, pairs, K, dtype,
                             self.rows.run, implicit_ones=self.implicit_ones)
+
+    def design_gram(self, dtype: type = np.float32) -> np.ndarray:
+        """``X^T X`` (p, p) of the design with its column of ones in ``dtype``, upper
+        triangle only (the Kronecker form's A, ``fast_kron``)."""
+        rows = self.X32 if dtype == np.float32 or self.X is None else self.X
+        return data_hessian(lambda a, b: rows[a:b], self.n, self.p, {(0, 0): np.ones(self.n)},
+                            1, dtype, self.rows.run, implicit_ones=self.implicit_ones)
 
 @lru_cache(maxsize=2)
 def sum_zero_basis(n_classes: int) -> np.ndarray:

@@ -121,9 +121,11 @@ class KernelPasses:
             XtR = XtR[:, None]
         return eta_d, eta, loss, P, XtR
 
-    def hvp(self, W: np.ndarray, P: np.ndarray, D: np.ndarray | None) -> np.ndarray:
-        """``X^T (D X w)`` (binary: (1, p), D the weights) or the multi-class data-Hessian
-        product (K, p) at P for W (K, p).
+    def hvp(self, W: np.ndarray, P: np.ndarray, D: np.ndarray | None,
+            Q: np.ndarray | None = None) -> np.ndarray:
+        """``X^T (D X w)`` (binary: W (1, p), D the weights) or the multi-class data-Hessian
+        product at P in the basis Q (K, K'): ``Q^T H (Q W)`` for W (K', p), returned (K', p)
+        (Q the identity: the product in full).
 
         A float32 design is multiplied in float32 within each block (the numpy passes' sgemv
         precision: the products only steer CG), blocks added in float64: measured 100,000 x
@@ -133,9 +135,13 @@ class KernelPasses:
         zero = dt(0.0)
         W = np.ascontiguousarray(W, dtype=dt)
         if self.multi:
-            Pc = self._cast("P", P, dt)
+            if Q is None or Q.shape != (P.shape[1], len(W)):
+                raise ValueError(f"expected a basis Q of shape {(P.shape[1], len(W))}, got "
+                                 f"{None if Q is None else Q.shape}")
+            Pc, Qc = self._cast("P", P, dt), self._cast("Q", Q, dt)
             fn = self.k["hvp_multi"]
-            return self._sum(lambda a, b, acc: fn(self.X, a, b, W, Pc, acc, zero), W.shape, dt)
+            return self._sum(lambda a, b, acc: fn(self.X, a, b, W, Qc, Pc, acc, zero),
+                             W.shape, dt)
         assert D is not None
         w, Dc = W[0], self._cast("D", D, dt)
         fn = self.k["hvp_binary"]

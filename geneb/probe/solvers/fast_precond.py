@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ProbeError
+from geneb.probe.solvers.fast_kron import KroneckerGram, block_solver, class_weights, common_row
 from geneb.probe.solvers.numeric import cholesky_solver
+
+#: The lagged Gram: the (K'p, K'p) upper triangle, or its Kronecker form at a P whose rows
+#: are all equal (:mod:`geneb.probe.solvers.fast_kron`).
+LaggedGram = np.ndarray | KroneckerGram
 
 #: Preconditioners of at least this side are factored in float32 (see ``precond``).
 FLOAT32_FACTOR_MIN = 256
@@ -63,7 +68,22 @@ class Preconditioner:
     def gram(self, P: np.ndarray, dtype: type = np.float32) -> np.ndarray:
         raise NotImplementedError
 
-    def precond(self, C: float, G: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
+    def design_gram(self, dtype: type = np.float32) -> np.ndarray:
+        raise NotImplementedError
+
+    def lagged_gram(self, P: np.ndarray, dtype: type) -> LaggedGram:
+        """The data Hessian at P in ``dtype``: in Kronecker form when the fit is multi-class
+        and every row of P is the same (the path's start, ``fast_kron``), else ``gram`` (its
+        negligible entries flushed when multi-class float32, ``flush_tiny``)."""
+        row = common_row(P) if self.multi else None
+        if row is not None:
+            return KroneckerGram(class_weights(row, self.Q), self.design_gram(dtype))
+        G = self.gram(P, dtype)
+        if self.multi and G.dtype == np.float32:
+            flush_tiny(G)
+        return G
+
+    def precond(self, C: float, G: LaggedGram) -> Callable[[np.ndarray], np.ndarray] | None:
         """``r -> M^{-1} r`` for ``M = C * G + penalty`` (one Cholesky factorisation), or None
         when no factorisation of ``attempts`` works.
 
@@ -80,17 +100,30 @@ class Preconditioner:
                     continue
             elif self._failed(G, C, dtype):
                 continue
-            M = self._precond_matrix(C, G, dtype)
-            if shifted:
-                M[np.diag_indices_from(M)] += dtype(shift)
-            solve = _cholesky_or_none(M, self.rows.run)
+            solve = self._factored(C, G, dtype, add=shift if shifted else 0.0)
             if solve is not None:
-                return _in_float64(solve) if dtype == np.float32 else solve
+                return solve
             if not shifted:
                 self._fails[dtype] = (G, C)
         return None
 
-    def attempts(self, G: np.ndarray) -> list[tuple[type, bool]]:
+    def _factored(self, C: float, G: LaggedGram, dtype: type, add: float = 0.0,
+                  rel: float = 0.0) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The float64 solve of ``M = C G + penalty`` factored in ``dtype`` (``add`` and
+        ``rel``: ``_precond_matrix``'s shifts), or None when M does not factor."""
+        if isinstance(G, KroneckerGram):
+            buffers = self.__dict__.setdefault("_kron_buffers", {}).setdefault(dtype, [])
+            return block_solver(G, C, self.pen, dtype, add, rel, buffers,
+                                lambda M: _cholesky_or_none(M, self.rows.run))
+        M = self._precond_matrix(C, G, dtype, rel)
+        if add:
+            M[np.diag_indices_from(M)] += dtype(add)
+        solve = _cholesky_or_none(M, self.rows.run)
+        if solve is None:
+            return None
+        return _in_float64(solve) if dtype == np.float32 else solve
+
+    def attempts(self, G: LaggedGram) -> list[tuple[type, bool]]:
         """(dtype, shifted) factorisations ``precond`` tries in turn: a float32 G of at least
         ``FLOAT32_FACTOR_MIN`` rows in float32, unshifted then shifted by its rounding
         (``rounding_shift``), then the same in float64; a small one in float64 only; a
@@ -102,11 +135,12 @@ class Preconditioner:
         side 4,097 took 0.29-0.34 s, a float64 one 0.5-0.8 s."""
         if G.dtype != np.float32:
             return [(np.float64, False)]
-        if len(G) < FLOAT32_FACTOR_MIN:
+        side = len(G.A) if isinstance(G, KroneckerGram) else len(G)  # of each factorisation
+        if side < FLOAT32_FACTOR_MIN:
             return [(np.float64, False), (np.float64, True)]
         return [(np.float32, False), (np.float32, True), (np.float64, False), (np.float64, True)]
 
-    def _failed(self, G: np.ndarray, C: float, dtype: type) -> bool:
+    def _failed(self, G: LaggedGram, C: float, dtype: type) -> bool:
         """Whether the unshifted factorisation in ``dtype`` already failed with this G at a
         C <= ``C``: M grows with C along the path, so it would fail again, and a failed one
         costs as much as a good one (20,000 x 4,097: ~0.3 s in float32, 0.6-0.8 s in
@@ -115,9 +149,9 @@ class Preconditioner:
         return seen is not None and seen[0] is G and C >= seen[1]
 
     @property
-    def _fails(self) -> dict[type, tuple[np.ndarray, float]]:
+    def _fails(self) -> dict[type, tuple[LaggedGram, float]]:
         """(G, C) of the last failed unshifted factorisation per dtype (``_failed``)."""
-        fails: dict[type, tuple[np.ndarray, float]] = self.__dict__.setdefault("_fail_log", {})
+        fails: dict[type, tuple[LaggedGram, float]] = self.__dict__.setdefault("_fail_log", {})
         return fails
 
     def _precond_matrix(self, C: float, G: np.ndarray, dtype: type,
@@ -142,16 +176,17 @@ class Preconditioner:
             M = self.__dict__["_matrix"] = np.empty((side, side), dtype=dtype)
         return M
 
-    def rounding_shift(self, C: float, G: np.ndarray) -> float:
+    def rounding_shift(self, C: float, G: LaggedGram) -> float:
         """C times the rounding of a float32 G (``ROUNDING_SHIFT`` eps32 of its largest
         diagonal entry, ``factor``); 0 for a float64 G."""
         if G.dtype != np.float32:
             return 0.0
         eps32 = float(np.finfo(np.float32).eps)
-        return ROUNDING_SHIFT * eps32 * C * float(np.abs(np.diag(G)).max())
+        top = G.diag_max() if isinstance(G, KroneckerGram) else float(np.abs(np.diag(G)).max())
+        return ROUNDING_SHIFT * eps32 * C * top
 
-    def factor(self, C: float, P: np.ndarray, G: np.ndarray | None
-               ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    def factor(self, C: float, P: np.ndarray, G: LaggedGram | None
+               ) -> tuple[LaggedGram, Callable[[np.ndarray], np.ndarray]]:
         """The preconditioner at C and the Gram it is built from (``G``, or a new one at P).
 
         ``M = C G + penalty`` is positive definite in exact arithmetic, but G's rounding errors
@@ -169,33 +204,30 @@ class Preconditioner:
         """
         scale = 1.0
         if G is None:
-            G = self.gram(P, self.gram_dtype)
-            if self.multi and G.dtype == np.float32:
-                flush_tiny(G)
+            G = self.lagged_gram(P, self.gram_dtype)
         elif SCALE_DRIFT:
             scale = self.weight_drift(P, G)
         solve = self.precond(C * scale, G)
         if solve is None and G.dtype == np.float32:
             self.gram_dtype = np.float64
-            G = self.gram(P, np.float64)
+            G = self.lagged_gram(P, np.float64)
             solve = self.precond(C, G)
         shift = 1e-8
         while solve is None:  # a shift above |M| makes M + shift I well conditioned
             if shift > 1e3:  # only a non-finite G gets here
                 raise ProbeError(f"full-data fit at C={C:g}: the data Hessian is not finite "
                                  "(non-finite features or probabilities); nothing was fitted")
-            solve = _cholesky_or_none(self._precond_matrix(C, G, np.float64, shift),
-                                      self.rows.run)
+            solve = self._factored(C, G, np.float64, rel=shift)
             shift *= 10.0
         return G, solve
 
-    def weight_drift(self, P: np.ndarray, G: np.ndarray) -> float:
+    def weight_drift(self, P: np.ndarray, G: LaggedGram) -> float:
         """``tr(X^T D_P X) / tr(G)``: the scalar that matches the lagged Gram G's trace to that
         of the data Hessian at P, whose weights (p (1 - p) when binary) shrink as the fit
         sharpens along C; the preconditioner is then ``C scale G + penalty``. ``tr(X^T D X) =
         sum_i D_i ||x_i||^2`` costs one dot product with the rows' squared norms (``row_sq``,
         one pass per fit). 1 when G has no positive trace."""
-        trace = float(np.trace(G, dtype=np.float64))
+        trace = G.trace() if isinstance(G, KroneckerGram) else float(np.trace(G, dtype=np.float64))
         if not trace > 0.0:
             return 1.0
         return float(self._trace_weights(P) @ self.row_sq) / trace
