@@ -102,3 +102,46 @@ def test_block_solver_reports_a_block_that_does_not_factor():
     out = block_solver(KroneckerGram(S, A), 1.0, np.zeros(4), np.float64, 0.0, 0.0, [],
                        lambda M: None)
     assert out is None
+
+
+@pytest.mark.parametrize("implicit", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_design_gram_is_xtx_with_the_ones_column(implicit, dtype):
+    """``design_gram`` (whole-design panels, or chunks for a float64 Gram of float32 rows)
+    against float64 numpy, upper triangle (the only one defined), with the ones column
+    implicit or not; the same bits for one and two threads."""
+    from geneb.probe.solvers.fast_gram import design_gram
+    from geneb.probe.solvers.row_blocks import RowBlocks
+
+    Xa = _design(1500, 40, seed=2)
+    ref = Xa.astype(np.float64).T @ Xa.astype(np.float64)
+    X = Xa[:, :-1].copy() if implicit else Xa
+    out = []
+    for threads in (1, 2):
+        rb = RowBlocks(len(X), threads)
+        try:
+            out.append(design_gram(X, dtype, rb.run, implicit_ones=implicit))
+        finally:
+            rb.close()
+    np.testing.assert_array_equal(out[0], out[1])
+    G = out[0]
+    assert G.dtype == dtype and G.shape == ref.shape
+    upper = np.triu_indices(len(ref))
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    np.testing.assert_allclose(G[upper], ref[upper], rtol=0, atol=tol * np.abs(ref).max())
+
+
+def test_binary_start_gram_is_a_scaled_design_gram():
+    Xa = _design(300, 5, seed=9)
+    y = (np.arange(300) % 4 == 0).astype(int)
+    prob = _Problem(None, Xa, y, 2)
+    p1 = 0.25
+    P = np.full((300, 1), p1)
+    G = prob.lagged_gram(P, np.float64)
+    assert isinstance(G, KroneckerGram)
+    assert G.S.shape == (1, 1) and G.S[0, 0] == pytest.approx(p1 * (1 - p1), rel=1e-15)
+    X64 = Xa.astype(np.float64)
+    ref = X64.T @ (p1 * (1 - p1) * X64)
+    upper = np.triu_indices(len(ref))
+    np.testing.assert_allclose((G.S[0, 0] * G.A)[upper], ref[upper], rtol=1e-12)
+    assert G.eigen[0] is None  # one block, no rotation

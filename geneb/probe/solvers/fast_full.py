@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from geneb.probe.solvers.fast_gram import data_hessian
+from geneb.probe.solvers.fast_gram import data_hessian, design_gram
 from geneb.probe.solvers.fast_passes import KernelPasses, use_kernels
 from geneb.probe.solvers.fast_path import PathFit, run_path
 from geneb.probe.solvers.fast_precond import Preconditioner
@@ -307,8 +307,7 @@ class _Problem(Preconditioner):
         """``X^T X`` (p, p) of the design with its column of ones in ``dtype``, upper
         triangle only (the Kronecker form's A, ``fast_kron``)."""
         rows = self.X32 if dtype == np.float32 or self.X is None else self.X
-        return data_hessian(lambda a, b: rows[a:b], self.n, self.p, {(0, 0): np.ones(self.n)},
-                            1, dtype, self.rows.run, implicit_ones=self.implicit_ones)
+        return design_gram(rows, dtype, self.rows.run, implicit_ones=self.implicit_ones)
 
 @lru_cache(maxsize=2)
 def sum_zero_basis(n_classes: int) -> np.ndarray:

@@ -111,3 +111,34 @@ def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
     # the first task of every block, then the second: each thread gets half of each
     run(task, first + second)
     return G
+
+
+def design_gram(X: np.ndarray, dtype: type,
+                run: Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]],
+                implicit_ones: bool = False) -> np.ndarray:
+    """Upper triangle of ``X^T X`` (the unweighted Gram) in ``dtype``, with the column of ones
+    appended when ``implicit_ones`` (X then leaves it out: its row of G is X's column sums and
+    n).
+
+    A design already in ``dtype`` is multiplied whole, two fixed column panels
+    (``upper_panels``; the first a SYRK) with no scaled copy and no chunks: the same
+    products as the limit's Gram of ``benchmarks/real_size.py``. Otherwise (a float64 Gram
+    of float32 rows) through ``data_hessian`` with unit weights, chunk by chunk.
+    """
+    n, q = X.shape
+    p = q + int(implicit_ones)
+    if X.dtype != dtype:
+        return data_hessian(lambda a, b: X[a:b], n, p, {(0, 0): np.ones(n)}, 1, dtype, run,
+                            implicit_ones=implicit_ones)
+    G: np.ndarray = np.zeros((p, p), dtype=dtype)
+    ones = np.ones(n, dtype=dtype)
+
+    def panel(c0: int, c1: int) -> None:
+        np.matmul(X[:, :c1].T, X[:, c0:c1], out=G[:c1, c0:c1])
+        if implicit_ones:  # the panel's column sums, a GEMV in G's precision like the rest
+            G[c0:c1, q] = ones @ X[:, c0:c1]
+
+    run(panel, upper_panels(0, q))
+    if implicit_ones:
+        G[q, q] = n
+    return G

@@ -72,12 +72,14 @@ class Preconditioner:
         raise NotImplementedError
 
     def lagged_gram(self, P: np.ndarray, dtype: type) -> LaggedGram:
-        """The data Hessian at P in ``dtype``: in Kronecker form when the fit is multi-class
-        and every row of P is the same (the path's start, ``fast_kron``), else ``gram`` (its
-        negligible entries flushed when multi-class float32, ``flush_tiny``)."""
-        row = common_row(P) if self.multi else None
+        """The data Hessian at P in ``dtype``: in Kronecker form when every row of P is the
+        same (the path's start, ``fast_kron``; binary: ``p (1 - p) X^T X``), else ``gram``
+        (its negligible entries flushed when multi-class float32, ``flush_tiny``)."""
+        row = common_row(P)
         if row is not None:
-            return KroneckerGram(class_weights(row, self.Q), self.design_gram(dtype))
+            S = (class_weights(row, self.Q) if self.multi
+                 else np.array([[row[0] * (1.0 - row[0])]]))
+            return KroneckerGram(S, self.design_gram(dtype))
         G = self.gram(P, dtype)
         if self.multi and G.dtype == np.float32:
             flush_tiny(G)
