@@ -131,7 +131,7 @@ def design_gram(X: np.ndarray, dtype: type,
         return data_hessian(lambda a, b: X[a:b], n, p, {(0, 0): np.ones(n)}, 1, dtype, run,
                             implicit_ones=implicit_ones)
     G: np.ndarray = np.zeros((p, p), dtype=dtype)
-    ones = np.ones(n, dtype=dtype)
+    ones: np.ndarray = np.ones(n, dtype=dtype)
 
     def panel(c0: int, c1: int) -> None:
         np.matmul(X[:, :c1].T, X[:, c0:c1], out=G[:c1, c0:c1])
