@@ -120,7 +120,8 @@ def test_design_gram_is_xtx_with_the_ones_column(implicit, dtype):
     for threads in (1, 2):
         rb = RowBlocks(len(X), threads)
         try:
-            out.append(design_gram(X, dtype, rb.run, implicit_ones=implicit))
+            sums = X.sum(axis=0, dtype=np.float64) if implicit else None
+            out.append(design_gram(X, dtype, rb.run, column_sums=sums))
         finally:
             rb.close()
     np.testing.assert_array_equal(out[0], out[1])

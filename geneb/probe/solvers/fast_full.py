@@ -307,7 +307,10 @@ class _Problem(Preconditioner):
         """``X^T X`` (p, p) of the design with its column of ones in ``dtype``, upper
         triangle only (the Kronecker form's A, ``fast_kron``)."""
         rows = self.X32 if dtype == np.float32 or self.X is None else self.X
-        return design_gram(rows, dtype, self.rows.run, implicit_ones=self.implicit_ones)
+        sums = None
+        if self.kpass is not None and self.implicit_ones:  # float64, one compiled pass
+            sums = self.kpass.xtr(np.ones((self.n, 1)))[:-1, 0]  # (the last: the ones' n)
+        return design_gram(rows, dtype, self.rows.run, column_sums=sums)
 
 @lru_cache(maxsize=2)
 def sum_zero_basis(n_classes: int) -> np.ndarray:

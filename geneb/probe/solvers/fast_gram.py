@@ -115,30 +115,34 @@ def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
 
 def design_gram(X: np.ndarray, dtype: type,
                 run: Callable[[Callable[..., Any], Sequence[tuple[Any, ...]]], list[Any]],
-                implicit_ones: bool = False) -> np.ndarray:
-    """Upper triangle of ``X^T X`` (the unweighted Gram) in ``dtype``, with the column of ones
-    appended when ``implicit_ones`` (X then leaves it out: its row of G is X's column sums and
-    n).
+                column_sums: np.ndarray | None = None) -> np.ndarray:
+    """Upper triangle of ``X^T X`` (the unweighted Gram) in ``dtype``, with a column of ones
+    appended when ``column_sums`` (X's float64 column sums) is given: X then leaves that
+    column out, and its row of G is ``column_sums`` and n.
 
     A design already in ``dtype`` is multiplied whole, two fixed column panels
     (``upper_panels``; the first a SYRK) with no scaled copy and no chunks: the same
     products as the limit's Gram of ``benchmarks/real_size.py``. Otherwise (a float64 Gram
     of float32 rows) through ``data_hessian`` with unit weights, chunk by chunk.
+
+    The column sums come in float64: summed in float32 (a GEMV per panel) they made the
+    float32 preconditioner of 20,000 x 4,097 (embeddings with a shared mean offset, nearly
+    collinear with the ones) indefinite at a large C, which cost a float64 Gram (8.8 s
+    against 3.6 s for the path, 2026-12-02).
     """
     n, q = X.shape
-    p = q + int(implicit_ones)
+    implicit = column_sums is not None
+    p = q + int(implicit)
     if X.dtype != dtype:
         return data_hessian(lambda a, b: X[a:b], n, p, {(0, 0): np.ones(n)}, 1, dtype, run,
-                            implicit_ones=implicit_ones)
+                            implicit_ones=implicit)
     G: np.ndarray = np.zeros((p, p), dtype=dtype)
-    ones: np.ndarray = np.ones(n, dtype=dtype)
 
     def panel(c0: int, c1: int) -> None:
         np.matmul(X[:, :c1].T, X[:, c0:c1], out=G[:c1, c0:c1])
-        if implicit_ones:  # the panel's column sums, a GEMV in G's precision like the rest
-            G[c0:c1, q] = ones @ X[:, c0:c1]
 
     run(panel, upper_panels(0, q))
-    if implicit_ones:
+    if column_sums is not None:
+        G[:q, q] = column_sums
         G[q, q] = n
     return G

@@ -198,8 +198,18 @@ def _binary_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> d
             for k in range(W.shape[0]):
                 out[i, k] = dot1(X, i, W[k], 0.0)
 
+    @jit
+    def row_squares(X, a, b, out):  # type: ignore[no-untyped-def]
+        """out[i] = ||X[i]||^2 for rows a..b, summed in float64."""
+        for i in range(a, b):
+            x = X[i]
+            s = 0.0
+            for j in range(X.shape[1]):
+                s += float(x[j]) * x[j]
+            out[i] = s
+
     return {"fused_binary": fused_binary, "xtr_binary": xtr_binary, "eta_rows": eta_rows,
-            "hvp_binary": hvp_binary}
+            "hvp_binary": hvp_binary, "row_squares": row_squares}
 
 
 def _multi_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> dict[str, Any]:

@@ -109,6 +109,9 @@ def block_solver(G: KroneckerGram, c: float, pen: np.ndarray, dtype: type, add: 
     K1 = len(G.S)
 
     def solve_all(r: np.ndarray) -> np.ndarray:
+        if K1 == 1:  # binary: one block, no rotation
+            one: np.ndarray = solves[0](r.astype(dtype)).astype(np.float64)
+            return one
         R = r.reshape(K1, p)
         if U is None:
             out = np.stack([solves[0](row.astype(dtype)) for row in R])

@@ -87,6 +87,13 @@ class KernelPasses:
         self.rows.map(lambda a, b: self.k["eta_rows"](self.X, a, b, W, out))
         return out
 
+    def row_squares(self) -> np.ndarray:
+        """``||x_i||^2`` (n,) of the design's rows as given (without an implicit column of
+        ones), in float64."""
+        out = np.empty(len(self.X))
+        self.rows.map(lambda a, b: self.k["row_squares"](self.X, a, b, out))
+        return out
+
     def xtr(self, R: np.ndarray) -> np.ndarray:
         """``X^T R`` (p, K) for R (n, K)."""
         if self.multi:

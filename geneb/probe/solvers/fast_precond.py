@@ -17,6 +17,7 @@ import numpy as np
 
 from geneb.errors import ProbeError
 from geneb.probe.solvers.fast_kron import KroneckerGram, block_solver, class_weights, common_row
+from geneb.probe.solvers.fast_passes import KernelPasses
 from geneb.probe.solvers.numeric import cholesky_solver
 
 #: The lagged Gram: the (K'p, K'p) upper triangle, or its Kronecker form at a P whose rows
@@ -61,6 +62,7 @@ class Preconditioner:
     X32: np.ndarray
     Q: np.ndarray
     implicit_ones: bool
+    kpass: KernelPasses | None
 
     def _weights(self, P: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -252,8 +254,11 @@ class Preconditioner:
         sq: np.ndarray | None = self.__dict__.get("_row_sq")
         if sq is None:
             X = self.X32
-            parts = self.rows.map(
-                lambda a, b: np.einsum("ij,ij->i", X[a:b], X[a:b], dtype=np.float64))
+            if self.kpass is not None and self.kpass.X is X:  # one compiled pass
+                parts = [self.kpass.row_squares()]
+            else:  # (3-4 ms at 10,000 x 768 against ~0.5 ms compiled)
+                parts = self.rows.map(
+                    lambda a, b: np.einsum("ij,ij->i", X[a:b], X[a:b], dtype=np.float64))
             sq = self.__dict__["_row_sq"] = np.concatenate(parts) + float(self.implicit_ones)
         return sq
 
