@@ -12,7 +12,7 @@ stays single-threaded throughout.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -58,16 +58,27 @@ class RowBlocks:
 
     def run(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> list[Any]:
         """``fn(*task)`` for every task of a fixed list, results in task order; thread t
-        takes the t-th contiguous run of tasks."""
+        takes the t-th contiguous run of tasks (the calling thread the first, the pool's
+        ``threads - 1`` the others)."""
         t = min(self.threads, len(tasks))
         if t <= 1:
             return [fn(*task) for task in tasks]
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="geneb-rows")
+            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="geneb-rows")
         nb = len(tasks)
         runs = [tasks[i * nb // t : (i + 1) * nb // t] for i in range(t)]
-        parts = self._pool.map(lambda run: [fn(*task) for task in run], runs)
-        return [r for part in parts for r in part]
+
+        def do(run: Sequence[tuple[Any, ...]]) -> list[Any]:
+            return [fn(*task) for task in run]
+
+        # the calling thread takes the first run itself: one hand-over fewer per call (a
+        # trivial two-thread map: 68 us with both runs in the pool)
+        rest = [self._pool.submit(do, run) for run in runs[1:]]
+        try:
+            out = do(runs[0])
+        finally:
+            wait(rest)  # no task outlives the call, even when the first run raised
+        return out + [r for f in rest for r in f.result()]
 
     def close(self) -> None:
         if self._pool is not None:
