@@ -153,6 +153,38 @@ def test_row_blocks_keep_task_order_for_any_thread_count():
             rb.close()
 
 
+@pytest.mark.parametrize("failing", [0, 7])  # in the calling thread's run, in the pool's
+def test_row_blocks_raise_a_task_error_after_every_task_has_ended(failing):
+    """The calling thread runs the first run of tasks itself: an error there (or in the
+    pool's run) reaches the caller, and no task of the call is still running by then."""
+    import threading
+    import time
+
+    rb = RowBlocks(10, threads=2)
+    running = set()
+    lock = threading.Lock()
+
+    def task(i):
+        with lock:
+            running.add(i)
+        try:
+            time.sleep(0.02)
+            if i == failing:
+                raise RuntimeError(f"task {i}")
+            return i
+        finally:
+            with lock:
+                running.discard(i)
+
+    try:
+        with pytest.raises(RuntimeError, match=f"task {failing}"):
+            rb.run(task, [(i,) for i in range(10)])
+        assert not running
+        assert rb.run(task, [(i,) for i in range(1, 7)]) == list(range(1, 7))
+    finally:
+        rb.close()
+
+
 @pytest.mark.parametrize("task,K", [("gue_emp_h3k4me3", 2), ("gue_splice_reconstructed", 3)])
 def test_full_data_path_has_the_same_bits_for_any_thread_count(src, task, K):  # noqa: F811
     """Fixed row blocks and Gram panels with an ordered reduction: one, two and three threads
