@@ -53,8 +53,12 @@ def kernels() -> dict[str, Any]:
     import numba
 
     jit = numba.njit(nogil=True, cache=True, fastmath=FASTMATH)
-    rows = _row_helpers(jit)
-    return {**_binary_kernels(jit, *rows), **_multi_kernels(jit, *rows)}
+    dot4, dot1, axpy4, axpy1 = _row_helpers(jit)
+    group_dots, group_axpys = _group_helpers(jit, dot4, dot1, axpy4, axpy1)
+    return {**_binary_kernels(jit, dot4, dot1, axpy4, axpy1, _row_terms(jit)),
+            **_row_kernels(jit, dot4, dot1),
+            **_multi_kernels(jit, group_dots, group_axpys),
+            **_multi_hessian(jit, group_dots, group_axpys)}
 
 
 def _row_helpers(jit: Any) -> tuple[Any, Any, Any, Any]:
@@ -122,8 +126,8 @@ def _row_helpers(jit: Any) -> tuple[Any, Any, Any, Any]:
     return dot4, dot1, axpy4, axpy1
 
 
-def _binary_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> dict[str, Any]:
-    """The passes of a binary fit (one weight row), and ``eta_rows`` (any K)."""
+def _row_terms(jit: Any) -> Any:
+    """``row_terms``: one binary row's stored eta_d, eta, P and its (loss, residual)."""
 
     @jit
     def log1pexp(e):  # type: ignore[no-untyped-def]
@@ -144,6 +148,13 @@ def _binary_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> d
         eta[k] = v
         P[k] = expit(v)
         return log1pexp(v) - y[k] * v, P[k] - y[k]
+
+    return row_terms
+
+
+def _binary_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any, row_terms: Any
+                    ) -> dict[str, Any]:
+    """The passes of a binary fit (one weight row)."""
 
     @jit
     def fused_binary(X, a, b, w, base, has_base, y, eta_d, eta, P, acc):  # type: ignore[no-untyped-def]
@@ -187,6 +198,12 @@ def _binary_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> d
         for i in range(full, b):
             axpy1(X, i, dot1(X, i, v, zero) * D[i], acc)
 
+    return {"fused_binary": fused_binary, "xtr_binary": xtr_binary, "hvp_binary": hvp_binary}
+
+
+def _row_kernels(jit: Any, dot4: Any, dot1: Any) -> dict[str, Any]:
+    """Per-row outputs of any fit: ``eta_rows`` (X W^T) and ``row_squares``."""
+
     @jit
     def eta_rows(X, a, b, W, out):  # type: ignore[no-untyped-def]
         """out[a:b] = X[a:b] W^T (W (K, p), out (n, K))."""
@@ -208,13 +225,13 @@ def _binary_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> d
                 s += float(x[j]) * x[j]
             out[i] = s
 
-    return {"fused_binary": fused_binary, "xtr_binary": xtr_binary, "eta_rows": eta_rows,
-            "hvp_binary": hvp_binary, "row_squares": row_squares}
+    return {"eta_rows": eta_rows, "row_squares": row_squares}
 
 
-def _multi_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> dict[str, Any]:
-    """The passes of a multi-class fit: W (K, p), per-class columns of (n, K) arrays, each
-    group's K values in a (K, 4) array."""
+def _group_helpers(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any
+                   ) -> tuple[Any, Any]:
+    """``group_dots, group_axpys``: a group's (four rows or one) products with K directions,
+    their values in a (K, 4) array."""
 
     @jit
     def group_dots(X, i, m, W, E, zero):  # type: ignore[no-untyped-def]
@@ -233,6 +250,13 @@ def _multi_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> di
                 axpy4(X, i, R[k, 0], R[k, 1], R[k, 2], R[k, 3], acc[k])
             else:
                 axpy1(X, i, R[k, 0], acc[k])
+
+    return group_dots, group_axpys
+
+
+def _multi_kernels(jit: Any, group_dots: Any, group_axpys: Any) -> dict[str, Any]:
+    """The fused pass and ``X^T R`` of a multi-class fit: W (K, p), per-class columns of
+    (n, K) arrays."""
 
     @jit
     def fused_multi(X, a, b, W, base, has_base, Y, eta_d, eta, P, acc):  # type: ignore[no-untyped-def]
@@ -279,6 +303,12 @@ def _multi_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> di
             group_axpys(X, i, m, R, acc)
             i += m
 
+    return {"fused_multi": fused_multi, "xtr_multi": xtr_multi}
+
+
+def _multi_hessian(jit: Any, group_dots: Any, group_axpys: Any) -> dict[str, Any]:
+    """The multi-class data-Hessian product, in a basis of the classes' coefficients."""
+
     @jit
     def hvp_multi(X, a, b, V, Q, P, acc, zero=0.0):  # type: ignore[no-untyped-def]
         """acc (K', p) += (X^T s Q)^T for the direction V (K', p) in the basis Q (K, K'):
@@ -311,4 +341,4 @@ def _multi_kernels(jit: Any, dot4: Any, dot1: Any, axpy4: Any, axpy1: Any) -> di
             group_axpys(X, i, m, S, acc)
             i += m
 
-    return {"fused_multi": fused_multi, "xtr_multi": xtr_multi, "hvp_multi": hvp_multi}
+    return {"hvp_multi": hvp_multi}
