@@ -168,9 +168,11 @@ def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend:
 
 
 #: The modules of the full-data solver taken from the other revision (those it does not have
-#: are the current ones: ``row_blocks`` and the like, unchanged since).
+#: are the current ones; ``row_blocks`` joined 2026-12-02, after the fifth round's "before"
+#: runs, which used the current one: the calling thread in its maps).
 SOLVER_MODULES = ("fast_path", "fast_gram", "fast_full", "fast_precond", "fast_passes",
-                  "fast_kernels", "numeric")
+                  "fast_kernels", "fast_kron", "numeric", "lapack_factor", "blas_calls",
+                  "row_blocks")
 
 
 def solver_at(rev: str) -> ModuleType:

@@ -82,6 +82,7 @@ class Preconditioner:
             S = (class_weights(row, self.Q) if self.multi
                  else np.array([[row[0] * (1.0 - row[0])]]))
             return KroneckerGram(S, self.design_gram(dtype))
+        self.__dict__.pop("_kron_buffers", None)  # the Kronecker factors' (p, p) buffers
         G = self.gram(P, dtype)
         if self.multi and G.dtype == np.float32:
             flush_tiny(G)
