@@ -22,8 +22,8 @@ is hours on a shared 2-core machine). For each shape, in one process:
 
 Repeats alternate limit and solve (``--repeats``, medians): on a shared machine the ratio of
 two figures measured side by side is the robust one. ``--before REV`` also times, alternating,
-the full regime with the solver of git revision REV (``solver_at``), e.g. the commit before a
-change to ``geneb/probe/solvers``.
+the full regime with the solver of git revision REV (``real_size_before.solver_at``), e.g.
+the commit before a change to ``geneb/probe/solvers``.
 
 ``--device cuda`` runs the same shapes and grids through the torch backend
 (``backend="torch"``) when torch sees a CUDA device, and exits saying so otherwise; the
@@ -37,8 +37,6 @@ Not run in the session that wrote it (no GPU was lent).
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import importlib
 import json
 import os
 import subprocess
@@ -52,6 +50,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from real_size_before import before_regime, solver_at  # noqa: E402
 from realistic_embeddings import (  # noqa: E402 (tests/ put on the path above)
     GENEB_MCC_QUANTILES,
     SEPARABLE,
@@ -108,7 +107,7 @@ def warm_up(before: ModuleType | None = None) -> float:
     took = _load_kernels(fast_passes, X, y, lambda data: probe_regime(data, "full"))
     if before is not None:
         _load_kernels(sys.modules["before_fast_passes"], X, y,
-                      lambda data: before_regime(data, before))
+                      lambda data: before_regime(data, before, probe_regime))
     return took
 
 
@@ -167,35 +166,6 @@ def probe_regime(data: tuple, regime: str, protocol: str = "converged", backend:
             "mcc_full_C1": float(df[df.C == 1.0].mcc.mean())}
 
 
-#: The modules of the full-data solver taken from the other revision (those it does not have
-#: are the current ones; ``row_blocks`` joined 2026-12-02, after the fifth round's "before"
-#: runs, which used the current one: the calling thread in its maps).
-SOLVER_MODULES = ("fast_path", "fast_gram", "fast_full", "fast_precond", "fast_passes",
-                  "fast_kernels", "fast_kron", "numeric", "lapack_factor", "blas_calls",
-                  "row_blocks")
-
-
-def solver_at(rev: str) -> ModuleType:
-    """The full-data solver (``fast_full`` with its ``fast_path``) as it was at git revision
-    ``rev`` of this repository, imported under other names (the before/after comparison runs
-    both in one process, alternating)."""
-    root = Path(__file__).resolve().parents[1]
-    tmp = Path(tempfile.mkdtemp(prefix="geneb-solver-"))
-    names = {}
-    for mod in SOLVER_MODULES:
-        show = subprocess.run(["git", "-C", str(root), "show",
-                               f"{rev}:geneb/probe/solvers/{mod}.py"], capture_output=True,
-                              text=True)
-        if show.returncode == 0:
-            names[mod] = show.stdout
-    for mod, text in names.items():
-        for other in names:
-            text = text.replace(f"geneb.probe.solvers.{other} import", f"before_{other} import")
-        (tmp / f"before_{mod}.py").write_text(text)
-    sys.path.insert(0, str(tmp))
-    return importlib.import_module("before_fast_full")
-
-
 def mlp_grid(data: tuple) -> dict:
     """The MLP probe's 15 cells (3 regimes x 5 seeds) of the pair through
     ``geneb.probe_arrays`` (its default backend: torch, on this machine's CPU)."""
@@ -208,29 +178,6 @@ def mlp_grid(data: tuple) -> dict:
     return {"seconds": time.perf_counter() - t0, "cells": len(df),
             "converged": int(df.converged.sum()), "backend": str(df.backend.iloc[0]),
             "mcc_full": float(df[df.regime == "full"].mcc.mean())}
-
-
-def before_regime(data: tuple, solver: ModuleType) -> dict:
-    """The full regime with ``solver.solve_path`` (``solver_at``) in place of the current one."""
-    from geneb.probe.solvers import fast
-
-    kept = fast.solve_path
-
-    def former(Xa64, Xa32, y, n_classes, Cs, *, implicit_ones=False, **kw):  # noqa: ANN001
-        # the former solver has no implicit column of ones: the copy with it, as its
-        # backend made, counted in the first C's seconds like the design then was (prep)
-        t0 = time.perf_counter()
-        if implicit_ones:
-            Xa32 = np.hstack([Xa32, np.ones((len(Xa32), 1), np.float32)])
-        copy_s = time.perf_counter() - t0
-        path = solver.solve_path(Xa64, Xa32, y, n_classes, Cs, **kw)
-        return [dataclasses.replace(path[0], seconds=path[0].seconds + copy_s), *path[1:]]
-
-    fast.solve_path = former
-    try:
-        return probe_regime(data, "full")
-    finally:
-        fast.solve_path = kept
 
 
 def _rss_kib(field: str) -> int:
@@ -312,7 +259,7 @@ def measure_shape(shape: tuple[int, int, int], args: argparse.Namespace) -> dict
         rows["limit"].append(measure_limit(Xc, Kp, threads))
         rows["full"].append(probe_regime(data, "full", backend=args.backend))
         if args.before:
-            rows["before"].append(before_regime(data, args.before_solver))
+            rows["before"].append(before_regime(data, args.before_solver, probe_regime))
     med = {k: float(np.median([r[k] for r in rows["limit"]])) for k in rows["limit"][0]}
     full_s = float(np.median([r["seconds"] for r in rows["full"]]))
     ratios = [f["seconds"] / li["limit_s"] for f, li in zip(rows["full"], rows["limit"],

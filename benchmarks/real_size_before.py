@@ -1,0 +1,74 @@
+"""The full-data solver of another git revision, for ``real_size.py --before REV``.
+
+``solver_at(rev)`` imports the solver's modules as they were at ``rev`` under other names, so
+the former and the current solver run alternately in one process; ``before_regime`` runs the
+full regime with the former one swapped into the fast backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+#: The modules of the full-data solver taken from the other revision (those it does not have
+#: are the current ones; ``row_blocks`` joined 2026-12-02, after the fifth round's "before"
+#: runs, which used the current one: the calling thread in its maps).
+SOLVER_MODULES = ("fast_path", "fast_gram", "fast_full", "fast_precond", "fast_passes",
+                  "fast_kernels", "fast_kron", "numeric", "lapack_factor", "blas_calls",
+                  "row_blocks")
+
+
+def solver_at(rev: str) -> ModuleType:
+    """The full-data solver (``fast_full`` with its ``fast_path``) as it was at git revision
+    ``rev`` of this repository, imported under other names (the before/after comparison runs
+    both in one process, alternating)."""
+    root = Path(__file__).resolve().parents[1]
+    tmp = Path(tempfile.mkdtemp(prefix="geneb-solver-"))
+    names = {}
+    for mod in SOLVER_MODULES:
+        show = subprocess.run(["git", "-C", str(root), "show",
+                               f"{rev}:geneb/probe/solvers/{mod}.py"], capture_output=True,
+                              text=True)
+        if show.returncode == 0:
+            names[mod] = show.stdout
+    for mod, text in names.items():
+        for other in names:
+            text = text.replace(f"geneb.probe.solvers.{other} import", f"before_{other} import")
+        (tmp / f"before_{mod}.py").write_text(text)
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("before_fast_full")
+
+
+
+def before_regime(data: tuple, solver: ModuleType, probe_regime: Callable[[tuple, str], dict]
+                  ) -> dict:
+    """The full regime (``probe_regime(data, "full")``, ``real_size.py``'s) with
+    ``solver.solve_path`` (``solver_at``) in place of the current one."""
+    from geneb.probe.solvers import fast
+
+    kept = fast.solve_path
+
+    def former(Xa64, Xa32, y, n_classes, Cs, *, implicit_ones=False, **kw):  # noqa: ANN001
+        # the former solver has no implicit column of ones: the copy with it, as its
+        # backend made, counted in the first C's seconds like the design then was (prep)
+        t0 = time.perf_counter()
+        if implicit_ones:
+            Xa32 = np.hstack([Xa32, np.ones((len(Xa32), 1), np.float32)])
+        copy_s = time.perf_counter() - t0
+        path = solver.solve_path(Xa64, Xa32, y, n_classes, Cs, **kw)
+        return [dataclasses.replace(path[0], seconds=path[0].seconds + copy_s), *path[1:]]
+
+    fast.solve_path = former
+    try:
+        return probe_regime(data, "full")
+    finally:
+        fast.solve_path = kept
