@@ -45,6 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -217,29 +218,38 @@ def peak_memory(data: tuple, workdir: Path) -> dict[str, float]:
             "embeddings_gib": emb / 2**30, "peak_over_emb": probe_bytes / emb}
 
 
-def cli_grid(data: tuple, workdir: Path) -> float:
-    """Seconds of ``geneb probe`` over the 75-cell grid (one call, start-up included)."""
+def cli_probe(data: tuple, workdir: Path, options: list[str], fingerprint: str
+              ) -> tuple[float, Any]:
+    """``geneb probe`` with ``options`` on the pair written to a store in ``workdir`` first:
+    (seconds of the call, start-up included; its results table). Exits on a failed call."""
+    import pandas as pd
     from probe_stores import write_entry  # tests/probe_stores.py
 
     from geneb.store import FeatureStore
-    from geneb.vocabulary import DEFAULT_C_SWEEP, as_list_text
 
     X, y, Xte, yte = data
     store = str(workdir / "s.zarr")
     fs = FeatureStore(store, "a")
-    write_entry(fs, "m", "t", "train", X, y, task_fingerprint="real-size", batch=8192)
-    write_entry(fs, "m", "t", "test", Xte, yte, task_fingerprint="real-size:test", batch=8192)
+    write_entry(fs, "m", "t", "train", X, y, task_fingerprint=fingerprint, batch=8192)
+    write_entry(fs, "m", "t", "test", Xte, yte, task_fingerprint=f"{fingerprint}:test",
+                batch=8192)
     results = workdir / "r.parquet"
     cmd = [sys.executable, "-m", "geneb", "probe", "--store", store, "--results",
-           str(results), "--C", as_list_text(DEFAULT_C_SWEEP)]
+           str(results), *options]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
     seconds = time.perf_counter() - t0
     if done.returncode:
         sys.exit(f"geneb probe failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-    import pandas as pd
+    return seconds, pd.read_parquet(results)
 
-    table = pd.read_parquet(results)
+
+def cli_grid(data: tuple, workdir: Path) -> float:
+    """Seconds of ``geneb probe`` over the 75-cell grid (one call, start-up included)."""
+    from geneb.vocabulary import DEFAULT_C_SWEEP, as_list_text
+
+    seconds, table = cli_probe(data, workdir, ["--C", as_list_text(DEFAULT_C_SWEEP)],
+                               "real-size")
     if len(table) != 75 or not table.converged.all():
         sys.exit(f"geneb probe wrote {len(table)} rows, {int(table.converged.sum())} converged; "
                  "expected 75 converged cells")

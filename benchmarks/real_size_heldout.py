@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from real_size import cli_probe  # noqa: E402 (this folder: the script's own path)
 from realistic_embeddings import GENEB_MCC_QUANTILES, SEPARABLE, generate  # noqa: E402
 
 
@@ -58,23 +57,8 @@ def objective(X: np.ndarray, y: np.ndarray, K: int, C: float, W: np.ndarray,
 
 def cli_mcc(data: tuple[np.ndarray, ...], C: float, workdir: Path) -> float:
     """Test MCC of ``geneb probe`` on the pair, full regime, the one C."""
-    import pandas as pd
-    from probe_stores import write_entry  # tests/probe_stores.py
-
-    from geneb.store import FeatureStore
-
-    X, y, Xte, yte = data
-    store = str(workdir / "s.zarr")
-    fs = FeatureStore(store, "a")
-    write_entry(fs, "m", "t", "train", X, y, task_fingerprint="heldout", batch=8192)
-    write_entry(fs, "m", "t", "test", Xte, yte, task_fingerprint="heldout:test", batch=8192)
-    results = workdir / "r.parquet"
-    cmd = [sys.executable, "-m", "geneb", "probe", "--store", store, "--results", str(results),
-           "--C", f"{C:g}", "--shots", "full", "--seeds", "13"]
-    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
-    if done.returncode:
-        sys.exit(f"geneb probe failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-    table = pd.read_parquet(results)
+    _, table = cli_probe(data, workdir, ["--C", f"{C:g}", "--shots", "full", "--seeds", "13"],
+                         "heldout")
     if len(table) != 1 or not table.converged.all():
         sys.exit(f"geneb probe wrote {len(table)} rows; expected one converged cell")
     return float(table.mcc.iloc[0])
