@@ -1,4 +1,4 @@
-"""The multi-class data Hessian where every row has the same probabilities: a Kronecker product.
+"""The data Hessian where every row has the same probabilities: a Kronecker product.
 
 A full-data C path starts from the intercept-only optimum (``fast_full.intercept_start``: the
 features' coefficients zero, the intercepts at the class log-odds), where every row's class
@@ -10,9 +10,9 @@ is block-diagonal in the eigenbasis U of S:
 ``X^T X`` (a quarter of the K'^2 panel products of the general one for 3 classes, K'^2
 fewer in general) and its factorisation K' Cholesky factorisations of side p instead of one
 of side K' p (K'^2 times fewer multiply-adds; one in all when S is a multiple of the
-identity: balanced classes). The matrix is the same as the general Gram's at that P, up to
-rounding (there the cross blocks of balanced classes cancel to ~1e-21, see
-``fast_precond.FLUSH_BELOW``).
+identity: balanced classes). A binary fit is the case K' = 1, ``S = p (1 - p)``. The matrix
+is the same as the general Gram's at that P, up to rounding (there the cross blocks of
+balanced classes cancel to ~1e-21, see ``fast_precond.FLUSH_BELOW``).
 """
 
 from __future__ import annotations
