@@ -68,8 +68,10 @@ def test_passes_equal_numpy_float64(K, dtype, n, implicit):
     np.testing.assert_allclose(passes.eta(W), ref_eta_d, **tight)
     R = ref_P - Y
     np.testing.assert_allclose(passes.xtr(R), X64.T @ R, rtol=1e-11, atol=1e-10)
-    # Hessian products: float64 designs in float64; float32 ones summed in float32 per block
-    # (they only steer CG), so to float32 rounding of the largest entry
+    # Hessian products: float64 designs in float64; float32 ones read as their int16 copy
+    # (fast_int16: each entry within 1.5e-5 of its column's peak, read twice per product) and
+    # summed in float32 per block (they only steer CG), so to int16 rounding of the largest
+    # entry (measured worst 4.6e-5 of it, at 7 rows, where no rounding averages out)
     loose = dtype == np.float32
     if K > 2:
         def full_product(Wk):  # the data-Hessian product of the K-class direction Wk
@@ -78,20 +80,20 @@ def test_passes_equal_numpy_float64(K, dtype, n, implicit):
 
         ref_h = full_product(W)
         np.testing.assert_allclose(passes.hvp(W, ref_P, None, np.eye(K)), ref_h, rtol=0,
-                                   atol=(2e-5 if loose else 1e-11) * np.abs(ref_h).max())
+                                   atol=(1e-4 if loose else 1e-11) * np.abs(ref_h).max())
         # in the sum-zero basis: K - 1 coefficients per column, Q^T H Q V
         Q = sum_zero_basis(K)
         V = W[:-1]
         ref_q = Q.T @ full_product(Q @ V)
         np.testing.assert_allclose(passes.hvp(V, ref_P, None, Q), ref_q, rtol=0,
-                                   atol=(2e-5 if loose else 1e-11) * np.abs(ref_q).max())
+                                   atol=(1e-4 if loose else 1e-11) * np.abs(ref_q).max())
         with pytest.raises(ValueError, match="expected a basis Q of shape"):
             passes.hvp(V, ref_P, None, np.eye(K))
     else:
         D = ref_P[:, 0] * (1 - ref_P[:, 0])
         ref_h = (X64.T @ (D * (X64 @ W[0])))[None, :]
         np.testing.assert_allclose(passes.hvp(W, ref_P, D), ref_h, rtol=0,
-                                   atol=(2e-5 if loose else 1e-11) * np.abs(ref_h).max())
+                                   atol=(1e-4 if loose else 1e-11) * np.abs(ref_h).max())
     passes.rows.close()
 
 

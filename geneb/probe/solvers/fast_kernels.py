@@ -58,7 +58,7 @@ def kernels() -> dict[str, Any]:
     return {**_binary_kernels(jit, dot4, dot1, axpy4, axpy1, _row_terms(jit)),
             **_row_kernels(jit, dot4, dot1),
             **_multi_kernels(jit, group_dots, group_axpys),
-            **_multi_hessian(jit, group_dots, group_axpys)}
+            **_multi_hessian(jit, group_dots, group_axpys), **_int16_kernels(jit)}
 
 
 def _row_helpers(jit: Any) -> tuple[Any, Any, Any, Any]:
@@ -342,3 +342,32 @@ def _multi_hessian(jit: Any, group_dots: Any, group_axpys: Any) -> dict[str, Any
             i += m
 
     return {"hvp_multi": hvp_multi}
+
+
+def _int16_kernels(jit: Any) -> dict[str, Any]:
+    """The int16 copy of a float32 design (``fast_int16``): its columns' ranges and sums, then
+    the rounded values and their spread, each one read of the rows."""
+
+    @jit
+    def column_range(X, a, b, lo, hi, total):  # type: ignore[no-untyped-def]
+        """lo/hi: the running min/max of X[a:b]'s columns; total += their sums (float64)."""
+        for i in range(a, b):
+            x = X[i]
+            for j in range(X.shape[1]):
+                v = x[j]
+                lo[j] = min(lo[j], v)
+                hi[j] = max(hi[j], v)
+                total[j] += v
+
+    @jit
+    def quantise_rows(X, a, b, centre, inverse, mean_q, out, spread):  # type: ignore[no-untyped-def]
+        """out[a:b] = round((X[a:b] - centre) * inverse) (int16; within its range by the
+        caller's scale); spread[j] += |out[i, j] - mean_q[j]| (float64)."""
+        for i in range(a, b):
+            x, o = X[i], out[i]
+            for j in range(X.shape[1]):
+                q = np.rint((x[j] - centre[j]) * inverse[j])
+                o[j] = np.int16(q)
+                spread[j] += abs(q - mean_q[j])
+
+    return {"column_range": column_range, "quantise_rows": quantise_rows}

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from geneb.probe.solvers.fast_int16 import Int16Design, int16_design
 from geneb.probe.solvers.fast_kernels import available, kernels
 from geneb.probe.solvers.row_blocks import RowBlocks
 
@@ -48,6 +49,7 @@ class KernelPasses:
         #: leaves it out (``fast_kernels``)
         self.p = X.shape[1] + int(implicit_ones)
         self._casts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._hessian: tuple[Int16Design | None] | None = None
 
     def _sum(self, fn: Any, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
         """Block partials of ``fn(a, b, acc)`` (each into its own zeroed ``acc`` of
@@ -134,23 +136,53 @@ class KernelPasses:
         product at P in the basis Q (K, K'): ``Q^T H (Q W)`` for W (K', p), returned (K', p)
         (Q the identity: the product in full).
 
-        A float32 design is multiplied in float32 within each block (the numpy passes' sgemv
-        precision: the products only steer CG), blocks added in float64: measured 100,000 x
-        1,025, one thread, 33.9 ms against 42.5 ms widened to float64 (one float32 read of X:
-        28.8 ms)."""
+        A float32 design is read as its int16 copy (``hessian_design``; half the bytes) and
+        multiplied in float32 within each block (the numpy passes' sgemv precision: the
+        products only steer CG), blocks added in float64: measured 100,000 x 1,025, one
+        thread, 33.9 ms against 42.5 ms widened to float64 (one float32 read of X: 28.8 ms),
+        before the int16 copy. A float64 design is read and summed in float64."""
         dt = np.float32 if self.X.dtype == np.float32 else np.float64
         zero = dt(0.0)
-        W = np.ascontiguousarray(W, dtype=dt)
+        copy = self.hessian_design()
+        X = self.X if copy is None else copy.values
+        W = np.ascontiguousarray(W if copy is None else self._onto_copy(W, copy), dtype=dt)
         if self.multi:
             if Q is None or Q.shape != (P.shape[1], len(W)):
                 raise ValueError(f"expected a basis Q of shape {(P.shape[1], len(W))}, got "
                                  f"{None if Q is None else Q.shape}")
             Pc, Qc = self._cast("P", P, dt), self._cast("Q", Q, dt)
             fn = self.k["hvp_multi"]
-            return self._sum(lambda a, b, acc: fn(self.X, a, b, W, Qc, Pc, acc, zero),
-                             W.shape, dt)
-        assert D is not None
-        w, Dc = W[0], self._cast("D", D, dt)
-        fn = self.k["hvp_binary"]
-        return self._sum(lambda a, b, acc: fn(self.X, a, b, w, Dc, acc, zero), (self.p,),
-                         dt)[None, :]
+            out = self._sum(lambda a, b, acc: fn(X, a, b, W, Qc, Pc, acc, zero), W.shape, dt)
+        else:
+            assert D is not None
+            w, Dc = W[0], self._cast("D", D, dt)
+            fn = self.k["hvp_binary"]
+            out = self._sum(lambda a, b, acc: fn(X, a, b, w, Dc, acc, zero), w.shape,
+                            dt)[None, :]
+        return out if copy is None else self._from_copy(out, copy)
+
+    def hessian_design(self) -> Int16Design | None:
+        """The int16 copy the Hessian products read (``fast_int16``), made on the first
+        product; None (they read the design) when the design is float64 or
+        ``int16_design`` declines it."""
+        if self._hessian is None:
+            copy = int16_design(self.X, self.rows) if self.X.dtype == np.float32 else None
+            self._hessian = (copy,)
+        return self._hessian[0]
+
+    def _onto_copy(self, W: np.ndarray, copy: Int16Design) -> np.ndarray:
+        """Coefficients W (K', p) as those of the copy's values with an implicit column of
+        ones (K', d + 1): ``x . w = q . (s w) + (c . w + intercept)``."""
+        d = copy.values.shape[1]
+        offset = W[:, :d] @ copy.centre + (W[:, d] if self.p > d else 0.0)
+        return np.hstack([W[:, :d] * copy.scale, offset[:, None]])
+
+    def _from_copy(self, acc: np.ndarray, copy: Int16Design) -> np.ndarray:
+        """``X^T r`` (K', p) from the copy's sums (K', d + 1) ``[Q^T r, 1^T r]``:
+        ``s Q^T r + c 1^T r``, and ``1^T r`` for the implicit intercept."""
+        d = copy.values.shape[1]
+        out = np.empty((len(acc), self.p))
+        out[:, :d] = acc[:, :d] * copy.scale + acc[:, d:] * copy.centre
+        if self.p > d:
+            out[:, d] = acc[:, d]
+        return out
