@@ -21,6 +21,7 @@ from geneb.probe.solvers.numeric import (
     logsumexp,
     softmax,
     upper_panels,
+    upper_triangular_inverse,
 )
 from geneb.probe.solvers.row_blocks import RowBlocks
 
@@ -57,6 +58,20 @@ def test_cholesky_solver_matches_numpy_solve_and_reads_only_the_upper_triangle(p
     solve = cholesky_solver(upper, block=block)
     want = np.linalg.solve(M, r)
     np.testing.assert_allclose(solve(r), want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("p", [1, 2, 31, 32, 33, 100, 128, 257])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_upper_triangular_inverse_equals_numpy_inverse(p, dtype):
+    """Odd sides, sides at and around the leaf; the result is upper triangular (exact zeros
+    below the diagonal) and within rounding of numpy's inverse."""
+    U = np.linalg.cholesky(_spd(p, p + 3), upper=True).astype(dtype)
+    got = upper_triangular_inverse(U)
+    assert got.dtype == dtype and got.shape == (p, p)
+    assert not np.tril(got, -1).any()
+    want = np.linalg.inv(U.astype(np.float64))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max())
 
 
 @pytest.mark.parametrize("p", [400, 1300])  # the blocked numpy and the LAPACK factorisation
