@@ -21,10 +21,11 @@ import numpy as np
 
 #: The modules of the full-data solver taken from the other revision (those it does not have
 #: are the current ones; ``row_blocks`` joined 2026-12-02, after the fifth round's "before"
-#: runs, which used the current one: the calling thread in its maps).
+#: runs, which used the current one: the calling thread in its maps; ``fast_int16`` is new in
+#: the sixth round, absent at its "before" revision).
 SOLVER_MODULES = ("fast_path", "fast_gram", "fast_full", "fast_precond", "fast_passes",
-                  "fast_kernels", "fast_kron", "numeric", "lapack_factor", "blas_calls",
-                  "row_blocks")
+                  "fast_kernels", "fast_kron", "fast_int16", "numeric", "lapack_factor",
+                  "blas_calls", "row_blocks")
 
 
 def solver_at(rev: str) -> ModuleType:

@@ -5,8 +5,9 @@ The same four passes as the numpy ones of :class:`geneb.probe.solvers.fast_full.
 kernel call per fixed row block, the blocks' partial sums added in block order (the same bits
 for any thread count). The linear predictor and the gradient are summed in float64 over the
 design's own values (float32 rows widened exactly): as accurate as the numpy float64 passes,
-in another order. Hessian products of a float32 design are summed in float32 within a block,
-as the numpy passes' sgemv (they only steer CG).
+in another order. Hessian products of a float32 design read its int16 copy (``fast_int16``,
+half the bytes) and are summed in float32 within a block, as the numpy passes' sgemv (they
+only steer CG).
 
 Used for designs of at least ``KERNEL_MIN_CELLS`` values when numba is installed (smaller
 fits keep the numpy passes: no compile, and the time is in Python overhead there anyway).
