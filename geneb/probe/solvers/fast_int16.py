@@ -80,7 +80,9 @@ def int16_design(X: np.ndarray, rows: RowBlocks) -> Int16Design | None:
     parts = rows.map(ranges)
     lo = np.min([p[0] for p in parts], axis=0).astype(np.float64)
     hi = np.max([p[1] for p in parts], axis=0).astype(np.float64)
-    total = _in_block_order([p[2] for p in parts])
+    total = parts[0][2]
+    for part in parts[1:]:  # in block order: the same bits for any thread count
+        total += part[2]
     centre, half = (hi + lo) / 2.0, (hi - lo) / 2.0
     scale = np.where(half > 0, half / INT16_TOP, 1.0)
     inverse = 1.0 / scale
@@ -92,14 +94,7 @@ def int16_design(X: np.ndarray, rows: RowBlocks) -> Int16Design | None:
         k["quantise_rows"](X, a, b, centre, inverse, mean_q, values, spread)
         return spread
 
-    spread = _in_block_order(rows.map(quantise)) / len(X)
+    spread = rows.map_sum(quantise) / len(X)
     if np.any((half > 0) & (spread < MIN_SPREAD_STEPS)):
         return None
     return Int16Design(values, scale, centre)
-
-
-def _in_block_order(parts: list[np.ndarray]) -> np.ndarray:
-    total = parts[0].copy()
-    for part in parts[1:]:
-        total += part
-    return total
