@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from geneb.constraints import validate_params
-from geneb.vocabulary import CLASSIFICATION
 from geneb.tasks.spec import Task
+from geneb.vocabulary import CLASSIFICATION
 
 
 def _split_report(task: Task) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from geneb.probe.solvers import scratch
 from geneb.probe.solvers.numeric import upper_panels
 
 #: Bytes of one chunk of rows a Gram task scales at a time: large enough that the chunk's
@@ -65,7 +66,7 @@ def data_hessian(rows: Callable[[int, int], np.ndarray], n: int, p: int,
     block is ``X^T (D_ab X)`` in two column halves. ``run(fn, tasks)`` runs ``fn(*task)``
     for every task (a thread pool). Only the upper triangle of G is filled.
     """
-    G: np.ndarray = np.zeros((n_blocks * p, n_blocks * p), dtype=dtype)
+    G: np.ndarray = scratch.zeros((n_blocks * p, n_blocks * p), dtype)
     first, second = [], []
     for (a, b) in weights:
         if a == b:
@@ -136,7 +137,7 @@ def design_gram(X: np.ndarray, dtype: type,
     if X.dtype != dtype:
         return data_hessian(lambda a, b: X[a:b], n, p, {(0, 0): np.ones(n)}, 1, dtype, run,
                             implicit_ones=implicit)
-    G: np.ndarray = np.zeros((p, p), dtype=dtype)
+    G: np.ndarray = scratch.zeros((p, p), dtype)
 
     def panel(c0: int, c1: int) -> None:
         np.matmul(X[:, :c1].T, X[:, c0:c1], out=G[:c1, c0:c1])

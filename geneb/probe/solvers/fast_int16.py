@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from geneb.probe.solvers import scratch
 from geneb.probe.solvers.fast_kernels import kernels
 from geneb.probe.solvers.row_blocks import RowBlocks
 
@@ -87,7 +88,7 @@ def int16_design(X: np.ndarray, rows: RowBlocks) -> Int16Design | None:
     scale = np.where(half > 0, half / INT16_TOP, 1.0)
     inverse = 1.0 / scale
     mean_q = (total / len(X) - centre) * inverse
-    values = np.empty(X.shape, dtype=np.int16)
+    values = scratch.empty(X.shape, np.int16)
 
     def quantise(a: int, b: int) -> np.ndarray:
         spread = np.zeros(d)

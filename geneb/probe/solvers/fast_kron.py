@@ -23,6 +23,8 @@ from functools import cached_property
 
 import numpy as np
 
+from geneb.probe.solvers import scratch
+
 #: S counts as a multiple of the identity (one factorisation shared by every block, no
 #: rotation) when its entries differ from ``s I`` by at most this fraction of s.
 IDENTITY_RTOL = 1e-12
@@ -90,7 +92,7 @@ def block_solver(G: KroneckerGram, c: float, pen: np.ndarray, dtype: type, add: 
     U, lam = G.eigen
     p = len(G.A)
     while len(buffers) < len(lam):
-        buffers.append(np.empty((p, p), dtype=dtype))
+        buffers.append(scratch.empty((p, p), dtype))
     diag = np.diag_indices(p)
     blocks = []
     for a, lam_a in enumerate(lam):

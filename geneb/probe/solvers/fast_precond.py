@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from geneb.errors import ProbeError
+from geneb.probe.solvers import scratch
 from geneb.probe.solvers.fast_kron import KroneckerGram, block_solver, class_weights, common_row
 from geneb.probe.solvers.fast_passes import KernelPasses
 from geneb.probe.solvers.numeric import cholesky_solver
@@ -178,7 +179,7 @@ class Preconditioner:
         M: np.ndarray | None = self.__dict__.get("_matrix")
         if M is None or M.dtype != dtype or len(M) != side:
             self.__dict__["_matrix"] = None  # freed before the new one is allocated
-            M = self.__dict__["_matrix"] = np.empty((side, side), dtype=dtype)
+            M = self.__dict__["_matrix"] = scratch.empty((side, side), dtype)
         return M
 
     def rounding_shift(self, C: float, G: LaggedGram) -> float:
