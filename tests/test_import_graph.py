@@ -27,7 +27,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "geneb"
 #: the layer of its longest matching prefix ("" is the ``geneb`` package itself).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("errors", "vocabulary", "dna", "constraints", "protocol", "_fs", "_lazy", "_version",
-              "cluster", "_progress")),
+              "cluster", "_progress", "_threads")),
     ("tasks", ("tasks",)),
     ("store", ("store",)),
     # the results table sits below probe in code (probe writes it, as extract writes the store)

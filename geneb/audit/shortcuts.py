@@ -87,8 +87,8 @@ def shortcut_mccs(
     # set: loaded inside it, it spun 2 threads on a busy machine (5.8 s instead of 2.3 s of
     # CPU for one 1,000-class fit)
     import scipy.optimize  # noqa: F401
-    from threadpoolctl import threadpool_limits
 
+    from geneb._threads import thread_limit
     from geneb.probe.metrics import compute_metrics
     from geneb.probe.solvers import get_backend
     from geneb.probe.solvers.base import ProbeProblem
@@ -98,7 +98,7 @@ def shortcut_mccs(
     fits = _fits(train, n_classes, task)
     solver = get_backend("fast")
     out: dict[str, dict[str, list[float]]] = {}
-    with threadpool_limits(limits=1):
+    with thread_limit(1):
         for name in SHORTCUTS:
             problem = ProbeProblem(
                 X_train=f_train[name], y_train=np.asarray(train.labels, dtype=np.int64),

@@ -112,12 +112,12 @@ def _probe_metrics(
     standardize: bool,
 ) -> dict[str, float | None]:
     """The probe on the train embeddings, scored on the test split (one BLAS thread)."""
-    from threadpoolctl import threadpool_limits
+    from geneb._threads import thread_limit
 
     kind = task.spec.kind
     tr, te = task.split("train"), task.split("test")
     out: dict[str, float | None] = {}
-    with threadpool_limits(limits=1):
+    with thread_limit(1):
         if kind == REGRESSION:
             from geneb.probe.solvers.ridge import RidgeFit, solve_ridge
 

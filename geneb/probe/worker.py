@@ -50,9 +50,9 @@ def solve_pair(
     cores (the cores the run was given) for their bit-reproducible parallel steps; everything
     else keeps ``blas_threads``.
     """
-    from threadpoolctl import threadpool_limits
+    from geneb._threads import thread_limit
 
-    with threadpool_limits(limits=blas_threads):
+    with thread_limit(blas_threads):
         if entries is None:
             fs = FeatureStore(store_path, "r")
             tr = fs.get(model, task, "train")
@@ -116,11 +116,10 @@ def solve_fits(
     ``protocol_name="paper"`` solves each fit with scikit-learn's literal
     ``LogisticRegression(C=C, max_iter=1000)`` instead of ``backend``; ``probe="ridge"``
     (a regression problem, ``n_classes`` 0) scores predictions by ``ridge_metrics``."""
-    from threadpoolctl import threadpool_limits
-
+    from geneb._threads import thread_limit
     from geneb.probe.solvers import make_solver
 
-    with threadpool_limits(limits=blas_threads):
+    with thread_limit(blas_threads):
         solver = make_solver(probe, protocol_name, backend, blas_threads=blas_threads,
                              fit_threads=fit_threads)
         specs = [

@@ -130,9 +130,9 @@ def out_of_fold(
     BLAS runs on one thread, as in ``geneb probe``'s workers: these small fits gain nothing
     from more, and a thin SVD with 2 OpenBLAS threads on a busy 2-core machine took 0.86 s
     instead of 0.02 s (750 x 64, measured)."""
-    from threadpoolctl import threadpool_limits
+    from geneb._threads import thread_limit
 
-    with threadpool_limits(limits=1):
+    with thread_limit(1):
         return _out_of_fold(learner, X, y, fold, grid)
 
 

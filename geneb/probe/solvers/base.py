@@ -117,3 +117,24 @@ class SolverBackend(Protocol):
     def solve(self, problem: ProbeProblem, fits: Sequence[ProbeFit]) -> list[FitResult]:
         """One result per fit, in the order of ``fits``."""
         ...
+
+
+def check_problem(problem: ProbeProblem, fits: Sequence[ProbeFit]) -> None:
+    """Shapes, labels and row indices must be consistent; say which part is wrong."""
+    Xtr, Xte, y = problem.X_train, problem.X_test, problem.y_train
+    if Xtr.ndim != 2 or Xte.ndim != 2 or Xtr.shape[1] != Xte.shape[1]:
+        raise ProbeError(f"train/test matrices must be 2-D with the same width, got "
+                         f"{Xtr.shape} and {Xte.shape}")
+    if y.shape != (Xtr.shape[0],):
+        raise ProbeError(f"y_train has shape {y.shape}, expected ({Xtr.shape[0]},)")
+    if problem.n_classes < 2 or (y.size and (y.min() < 0 or y.max() >= problem.n_classes)):
+        raise ProbeError(f"labels must be integers in 0..{problem.n_classes - 1}")
+    for c in fits:
+        idx = np.asarray(c.train_idx)
+        if idx.ndim != 1 or idx.size == 0:
+            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: empty or non 1-D train_idx")
+        if idx.min() < 0 or idx.max() >= Xtr.shape[0]:
+            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: train_idx outside "
+                             f"0..{Xtr.shape[0] - 1}")
+        if not (np.isfinite(c.C) and c.C > 0):
+            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: C must be > 0, got {c.C}")

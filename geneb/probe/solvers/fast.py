@@ -30,16 +30,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from geneb._threads import thread_limit
 from geneb.errors import ProbeError
 from geneb.probe.preprocess import Standardizer
-from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem, second_order
+from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem, check_problem, second_order
 from geneb.probe.solvers.batched_newton import NumpyOps, batched_newton
 from geneb.probe.solvers.fast_full import solve_path
 from geneb.probe.solvers.fast_passes import use_kernels
 from geneb.probe.solvers.fast_path import PathFit
 from geneb.probe.solvers.fast_predict import TestRows
+from geneb.probe.solvers.fast_rowspace import solve_path_row_space, use_row_space
 from geneb.probe.solvers.numeric import expit, softmax
 from geneb.probe.solvers.row_blocks import RowBlocks
 
@@ -69,27 +70,6 @@ def full_fit_blas_threads(explicit: int | None = None) -> int | None:
         except ValueError:
             raise ProbeError(f"GENEB_BLAS_THREADS must be an integer, got {env!r}") from None
     return None
-
-
-def check_problem(problem: ProbeProblem, fits: Sequence[ProbeFit]) -> None:
-    """Shapes, labels and row indices must be consistent; say which part is wrong."""
-    Xtr, Xte, y = problem.X_train, problem.X_test, problem.y_train
-    if Xtr.ndim != 2 or Xte.ndim != 2 or Xtr.shape[1] != Xte.shape[1]:
-        raise ProbeError(f"train/test matrices must be 2-D with the same width, got "
-                         f"{Xtr.shape} and {Xte.shape}")
-    if y.shape != (Xtr.shape[0],):
-        raise ProbeError(f"y_train has shape {y.shape}, expected ({Xtr.shape[0]},)")
-    if problem.n_classes < 2 or (y.size and (y.min() < 0 or y.max() >= problem.n_classes)):
-        raise ProbeError(f"labels must be integers in 0..{problem.n_classes - 1}")
-    for c in fits:
-        idx = np.asarray(c.train_idx)
-        if idx.ndim != 1 or idx.size == 0:
-            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: empty or non 1-D train_idx")
-        if idx.min() < 0 or idx.max() >= Xtr.shape[0]:
-            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: train_idx outside "
-                             f"0..{Xtr.shape[0] - 1}")
-        if not (np.isfinite(c.C) and c.C > 0):
-            raise ProbeError(f"fit regime={c.regime} seed={c.seed}: C must be > 0, got {c.C}")
 
 
 #: Relative size below which a logit (binary) or a gap to the top logit (multi-class) is a tie.
@@ -158,7 +138,7 @@ class FastBackend:
         full = [k for k in uniq if k not in few_set]
         solved: dict[tuple[bytes, float], FitResult] = {}
         if few:
-            with threadpool_limits(limits=1):
+            with thread_limit(1):
                 solved.update(self._solve_few(problem, {k: uniq[k] for k in few}))
         groups: dict[bytes, list[float]] = {}
         for rk, C in full:
@@ -167,8 +147,9 @@ class FastBackend:
             idx = next(uniq[(rk, C)].train_idx for C in Cs)
             # BLAS single-threaded; the fit spreads its own fixed blocks over _fit_threads()
             solve_full = self._solve_full if second_order(d, rows_w) else self._solve_large
-            with threadpool_limits(limits=1):
-                path_fits = solve_full(problem, idx, sorted(Cs))
+            with thread_limit(1):
+                path_fits = (self._solve_reduced(problem, idx, sorted(Cs), rows_w)
+                             or solve_full(problem, idx, sorted(Cs)))
                 for C, fit in zip(sorted(Cs), path_fits, strict=True):
                     solved[(rk, C)] = fit
         return [solved[k] for k in fit_keys]
@@ -340,6 +321,22 @@ class FastBackend:
                           Cs, tol=problem.tol, max_iter=problem.max_iter,
                           threads=self._fit_threads(), implicit_ones=implicit)
         return self._path_fits(path, Xt, problem.n_classes > 2, prep)
+
+    def _solve_reduced(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float],
+                       rows_w: int) -> list[FitResult]:
+        """Fewer rows than features: the path in their row space (``fast_rowspace``); []
+        where that does not apply or its exact check failed (the primal path then runs)."""
+        n, t0 = len(idx), time.perf_counter()
+        if not (use_row_space(n, problem.X_train.shape[1]) and second_order(n, rows_w)):
+            return []
+        design = self._design(problem, idx, test64=False)
+        Xa, Xt = design[0], design[2]
+        del design  # its float32 copy: not used here
+        path = solve_path_row_space(Xa[:, :-1], problem.y_train[idx], problem.n_classes, Cs,
+                                    tol=problem.tol, max_iter=problem.max_iter,
+                                    threads=self._fit_threads())
+        prep = time.perf_counter() - t0 - sum(f.seconds for f in path or [])
+        return [] if path is None else self._path_fits(path, Xt, problem.n_classes > 2, prep)
 
     def _solve_large(self, problem: ProbeProblem, idx: np.ndarray, Cs: list[float]
                      ) -> list[FitResult]:

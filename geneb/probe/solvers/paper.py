@@ -16,8 +16,8 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from geneb._threads import thread_limit
 from geneb.probe.solvers.base import FitResult, ProbeFit, ProbeProblem
 
 #: The paper's only non-default argument besides C.
@@ -63,7 +63,7 @@ class PaperSolver:
         out = []
         X_all = np.asarray(problem.X_train, dtype=np.float32)
         X_test = np.asarray(problem.X_test, dtype=np.float32)
-        with threadpool_limits(limits=self.blas_threads):
+        with thread_limit(self.blas_threads):
             for fit in fits:
                 idx = np.asarray(fit.train_idx, dtype=np.int64)
                 out.append(paper_fit(X_all[idx], problem.y_train[idx], X_test, C=fit.C,

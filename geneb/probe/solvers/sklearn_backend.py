@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
+from geneb._threads import thread_limit
 from geneb.probe.preprocess import standardize_pair
 from geneb.probe.solvers.base import (
     DEFAULT_TOL,
@@ -109,7 +109,7 @@ def solve_one_by_one(
 ) -> list[FitResult]:
     """Solve fits one at a time: each on its own rows, standardised on them when asked."""
     out: list[FitResult] = []
-    with threadpool_limits(limits=blas_threads):
+    with thread_limit(blas_threads):
         for fit in fits:
             X = problem.X_train[fit.train_idx]
             X_test = problem.X_test

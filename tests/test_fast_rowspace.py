@@ -1,0 +1,113 @@
+"""Full-data fits with fewer rows than features, solved in their row space (fast_rowspace),
+against scikit-learn's optimum of the original problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import geneb.probe.solvers.fast_rowspace as rowspace
+from geneb.probe.solvers.base import ProbeFit, ProbeProblem
+from geneb.probe.solvers.fast import FastBackend
+from geneb.probe.solvers.fast_rowspace import solve_path_row_space, use_row_space
+
+CS = [0.01, 1.0, 100.0]
+
+
+def _data(n: int, d: int, K: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    # correlated, unstandardised, a shared offset: like real embeddings
+    X = rng.standard_normal((n, d)) @ (rng.standard_normal((d, d)) / np.sqrt(d)) + 2.0
+    y = rng.integers(0, K, n)
+    X[:, :4] += y[:, None] * 0.8
+    return X.astype(np.float32), y
+
+
+def _objective(X: np.ndarray, y: np.ndarray, K: int, C: float, W: np.ndarray,
+               b: np.ndarray) -> float:
+    eta = X.astype(np.float64) @ W.T + b
+    if K == 2:
+        e = eta[:, -1]
+        loss = np.logaddexp(0.0, e) - y * e
+    else:
+        m = eta.max(1)
+        loss = m + np.log(np.exp(eta - m[:, None]).sum(1)) - eta[np.arange(len(y)), y]
+    return float(C * loss.sum() + 0.5 * (W * W).sum())
+
+
+def _sklearn(X: np.ndarray, y: np.ndarray, K: int, C: float) -> LogisticRegression:
+    # newton-cholesky: sklearn's second-order solver (multinomial since 1.6); its lbfgs
+    # stopped 4e-7 above the optimum at C = 100 here
+    return LogisticRegression(C=C, tol=1e-10, max_iter=1000, solver="newton-cholesky").fit(X, y)
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_row_space_optimum_is_sklearns(K):
+    n, d = 120, 400
+    assert use_row_space(n, d)
+    X, y = _data(n + 40, d, K)
+    X64 = X.astype(np.float64)
+    path = solve_path_row_space(X64[:n].copy(), y[:n], K, CS, tol=1e-8, max_iter=100)
+    assert path is not None
+    for pf in path:
+        assert pf.converged and pf.grad_norm <= 1e-8
+        sk = _sklearn(X64[:n], y[:n], K, pf.C)
+        W, b = pf.theta[:, :-1], pf.theta[:, -1]
+        ours = _objective(X64[:n], y[:n], K, pf.C, W, b)
+        theirs = _objective(X64[:n], y[:n], K, pf.C, sk.coef_, sk.intercept_)
+        assert ours <= theirs * (1 + 1e-9), (pf.C, ours, theirs)
+        assert abs(ours - theirs) <= 1e-7 * theirs, (pf.C, ours, theirs)
+        logits = X64[n:] @ W.T + b
+        pred = (logits[:, 0] > 0).astype(int) if K == 2 else logits.argmax(1)
+        assert (pred == sk.predict(X64[n:])).all()
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+def test_backend_solves_few_row_full_fits_in_the_row_space(standardize, monkeypatch):
+    import geneb.probe.solvers.fast as fast
+
+    n, d = 120, 400
+    X, y = _data(n + 40, d, 2, seed=2)
+    prob = ProbeProblem(X_train=X[:n], y_train=y[:n], X_test=X[n:], n_classes=2,
+                        standardize=standardize)
+    fits = [ProbeFit(regime="full", k=None, seed=13, C=C, train_idx=np.arange(n)) for C in CS]
+    calls = []
+
+    def counted(*a, **k):
+        calls.append(1)
+        return solve_path_row_space(*a, **k)
+
+    monkeypatch.setattr(fast, "solve_path_row_space", counted)
+    # few_shot_max_rows 8: these 120-row fits are full-data fits, not the few-shot batch
+    results = FastBackend(few_shot_max_rows=8).solve(prob, fits)
+    assert calls == [1]  # one path for the three Cs
+    Xs = X.astype(np.float64)
+    if standardize:
+        mu, sd = Xs[:n].mean(0), Xs[:n].std(0)
+        Xs = (Xs - mu) / np.where(sd > 0, sd, 1.0)
+    for C, res in zip(CS, results, strict=True):
+        assert res.converged
+        assert (res.proba.argmax(1) == _sklearn(Xs[:n], y[:n], 2, C).predict(Xs[n:])).all()
+
+
+def test_exact_check_failure_falls_back_to_the_primal_path(monkeypatch):
+    n, d = 100, 300
+    X, y = _data(n + 30, d, 2, seed=1)
+    prob = ProbeProblem(X_train=X[:n], y_train=y[:n], X_test=X[n:], n_classes=2)
+    fits = [ProbeFit(regime="full", k=None, seed=13, C=C, train_idx=np.arange(n)) for C in CS]
+    expected = FastBackend(few_shot_max_rows=8).solve(prob, fits)
+    # a basis whose rounding moved the optimum: the exact gradient test fails
+    monkeypatch.setattr(rowspace, "_exact_grad_norm", lambda *a, **k: 1.0)
+    assert solve_path_row_space(X[:n].astype(np.float64), y[:n], 2, CS, tol=1e-8,
+                                max_iter=100) is None
+    fallback = FastBackend(few_shot_max_rows=8).solve(prob, fits)
+    for a, b in zip(expected, fallback, strict=True):
+        assert b.converged and np.abs(a.proba - b.proba).max() < 1e-4
+        assert (a.proba.argmax(1) == b.proba.argmax(1)).all()
+
+
+def test_rows_without_spread_are_declined():
+    X = np.ones((20, 50))
+    assert solve_path_row_space(X, np.array([0, 1] * 10), 2, CS, tol=1e-8,
+                                max_iter=100) is None

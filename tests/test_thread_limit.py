@@ -1,0 +1,38 @@
+"""geneb._threads.thread_limit against threadpoolctl's own view of the pools."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np  # noqa: F401  (loads numpy's OpenBLAS pool)
+from threadpoolctl import threadpool_info
+
+from geneb import _threads
+from geneb._threads import thread_limit
+
+
+def _sizes() -> list[int]:
+    return [pool["num_threads"] for pool in threadpool_info()]
+
+
+def test_limits_inside_and_restores_after():
+    before = _sizes()
+    assert before, "expected at least numpy's BLAS pool"
+    with thread_limit(1):
+        assert _sizes() == [1] * len(before)
+    assert _sizes() == before
+    with thread_limit(None):  # None: the pools as they are
+        assert _sizes() == before
+
+
+def test_controller_is_kept_and_remade_after_an_import(monkeypatch):
+    with thread_limit(1):
+        pass
+    first = _threads._controller()
+    assert _threads._controller() is first  # no rescan while nothing was imported
+    monkeypatch.setitem(sys.modules, "geneb_test_new_module", types.ModuleType("x"))
+    second = _threads._controller()
+    assert second is not first  # a module imported since: the libraries are found anew
+    with thread_limit(1):
+        assert set(_sizes()) == {1}
