@@ -360,7 +360,14 @@ def solve_path(
     binary Gram); results are bit-identical for any value. None: one thread for the blocked
     passes and the caller's BLAS setting for the Gram.
     """
-    prob = _Problem(Xa64, Xa32, y, n_classes, threads, implicit_ones)
+    return path_from_start(_Problem(Xa64, Xa32, y, n_classes, threads, implicit_ones), y,
+                           n_classes, Cs, tol=tol, max_iter=max_iter)
+
+
+def path_from_start(prob: _Problem, y: np.ndarray, n_classes: int, Cs: Sequence[float], *,
+                    tol: float, max_iter: int) -> list[PathFit]:
+    """``run_path`` of ``prob`` from the intercept-only optimum (its row blocks' threads
+    closed after)."""
     try:
         theta = np.zeros((prob.Kp, prob.p))
         theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)

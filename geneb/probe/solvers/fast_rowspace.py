@@ -26,8 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from geneb.probe.solvers.fast_full import _Problem, intercept_start
-from geneb.probe.solvers.fast_path import PathFit, run_path
+from geneb.probe.solvers.fast_full import _Problem, path_from_start
+from geneb.probe.solvers.fast_path import PathFit
 from geneb.probe.solvers.numeric import expit, softmax
 
 #: Full-data fits with at most this fraction of rows per feature (n <= fraction x d) are
@@ -60,7 +60,9 @@ class _RowSpaceProblem(_Problem):
         ``V g_w + mean g_b`` (the centring moved the intercept by ``mean . w``)."""
         full = self.Q @ g
         r = self.Vt.shape[0]
-        g_w = full[:, :r] @ self.Vt + np.outer(full[:, r], self.mean)
+        # float32 @ float32: a float64 operand would make numpy upcast the whole basis
+        # (r x d) on every call
+        g_w = (full[:, :r].astype(np.float32) @ self.Vt) + np.outer(full[:, r], self.mean)
         return max(float(np.abs(g_w).max()), float(np.abs(full[:, r]).max())) / float(C * self.n)
 
 
@@ -109,12 +111,7 @@ def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Seque
     # float32 basis for the stopping test only (its rounding, ~1e-7 of each gradient entry,
     # cannot move the test); the answers are mapped and checked in float64 below
     prob.Vt, prob.mean = _basis_float32(X, B), mean
-    try:
-        theta = np.zeros((prob.Kp, prob.p))
-        theta[:, -1:] = prob.Q.T @ intercept_start(y, n_classes)
-        path = run_path(prob, theta, Cs, tol=tol, max_iter=max_iter)
-    finally:
-        prob.rows.close()
+    path = path_from_start(prob, y, n_classes, Cs, tol=tol, max_iter=max_iter)
     out = []
     for pf in path:
         W = (pf.theta[:, :r] @ B.T) @ X
