@@ -22,10 +22,11 @@ import numpy as np
 #: The modules of the full-data solver taken from the other revision (those it does not have
 #: are the current ones; ``row_blocks`` joined 2026-12-02, after the fifth round's "before"
 #: runs, which used the current one: the calling thread in its maps; ``fast_int16`` is new in
-#: the sixth round, absent at its "before" revision).
+#: the sixth round, absent at its "before" revision; ``fast_rowspace`` is the eighth round's,
+#: swapped in by ``before_regime`` where the revision has it).
 SOLVER_MODULES = ("fast_path", "fast_gram", "fast_full", "fast_precond", "fast_passes",
                   "fast_kernels", "fast_kron", "fast_int16", "numeric", "lapack_factor",
-                  "blas_calls", "row_blocks")
+                  "blas_calls", "row_blocks", "fast_rowspace")
 
 
 def solver_at(rev: str) -> ModuleType:
@@ -68,8 +69,36 @@ def before_regime(data: tuple, solver: ModuleType, probe_regime: Callable[[tuple
         path = solver.solve_path(Xa64, Xa32, y, n_classes, Cs, **kw)
         return [dataclasses.replace(path[0], seconds=path[0].seconds + copy_s), *path[1:]]
 
+    kept_rows = fast.solve_path_row_space, fast.use_row_space
     fast.solve_path = former
+    if "before_fast_rowspace" in sys.modules or _importable("before_fast_rowspace"):
+        rows = sys.modules["before_fast_rowspace"]
+        fast.solve_path_row_space = rows.solve_path_row_space
+        fast.use_row_space = _former_rule(rows.use_row_space)
     try:
         return probe_regime(data, "full")
     finally:
         fast.solve_path = kept
+        fast.solve_path_row_space, fast.use_row_space = kept_rows
+
+
+def _importable(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def _former_rule(rule: Callable[..., bool]) -> Callable[[int, int, int], bool]:
+    """The current ``use_row_space(n, d, weight_rows)`` from a former one: the eighth round's
+    ``use_row_space(n, d)``, which its caller combined with ``second_order(n, weight_rows)``."""
+    from geneb.probe.solvers.base import second_order
+
+    def combined(n: int, d: int, weight_rows: int = 1) -> bool:
+        try:
+            return bool(rule(n, d, weight_rows))
+        except TypeError:
+            return bool(rule(n, d)) and second_order(n, weight_rows)
+
+    return combined

@@ -7,8 +7,8 @@ them. Per shape and C:
 * ``geneb probe`` (the CLI, on a store written first, full regime only, one C) and
   scikit-learn ``LogisticRegression(solver="newton-cholesky", tol=1e-10)`` on the same rows:
   their test MCCs;
-* the coefficients of geneb's C path solver (``fast_full.solve_path``, the one the CLI runs)
-  against scikit-learn's: the objective ``C sum(loss) + |w|^2 / 2`` of each in float64 (their
+* the coefficients of geneb's C path solver (the one the CLI runs: ``fast_full.solve_path``,
+  or ``fast_rowspace.solve_path_row_space`` where ``use_row_space``) against scikit-learn's: the objective ``C sum(loss) + |w|^2 / 2`` of each in float64 (their
   difference, relative to scikit-learn's) and the largest coefficient difference relative to
   the largest coefficient.
 
@@ -72,16 +72,25 @@ def check(shape: tuple[int, int, int], C: float, level: str) -> dict:
 
     from geneb.probe.solvers.fast_full import solve_path
     from geneb.probe.solvers.fast_passes import use_kernels
+    from geneb.probe.solvers.fast_rowspace import solve_path_row_space, use_row_space
 
     n, d, K = shape
     data = draw(n, d, K, level)
     X, y, Xte, yte = data
     implicit = use_kernels(n, d + 1)  # as the fast backend decides (``FastBackend``)
-    design = X if implicit else np.hstack([X, np.ones((n, 1), np.float32)])
+    rows_space = use_row_space(n, d, K - 1 if K > 2 else 1)
     with threadpool_limits(1):
         t0 = time.perf_counter()
-        fit = solve_path(None, design, y, K, [C], tol=1e-8, max_iter=100, threads=2,
-                         implicit_ones=implicit)[0]
+        if rows_space:
+            path = solve_path_row_space(X.astype(np.float64), y, K, [C], tol=1e-8,
+                                        max_iter=100, threads=2)
+            if path is None:
+                sys.exit(f"{shape}: the row space's exact check failed")
+            fit = path[0]
+        else:
+            design = X if implicit else np.hstack([X, np.ones((n, 1), np.float32)])
+            fit = solve_path(None, design, y, K, [C], tol=1e-8, max_iter=100, threads=2,
+                             implicit_ones=implicit)[0]
         ours_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     sk = LogisticRegression(C=C, solver="newton-cholesky", tol=1e-10, max_iter=1000)
@@ -93,6 +102,7 @@ def check(shape: tuple[int, int, int], C: float, level: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="geneb-heldout-") as tmp:
         mcc_cli = cli_mcc(data, C, Path(tmp))
     return {"n_train": n, "width": d, "classes": K, "C": C, "mcc_level": level,
+            "solver": "row space" if rows_space else "primal",
             "converged": bool(fit.converged), "solver_s": ours_s, "sklearn_s": sk_s,
             "sklearn_n_iter": int(np.max(sk.n_iter_)),
             "objective_diff_rel": (f_ours - f_sk) / abs(f_sk),

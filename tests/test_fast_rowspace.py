@@ -91,6 +91,45 @@ def test_backend_solves_few_row_full_fits_in_the_row_space(standardize, monkeypa
         assert (res.proba.argmax(1) == _sklearn(Xs[:n], y[:n], 2, C).predict(Xs[n:])).all()
 
 
+def test_row_space_rule():
+    """n <= 0.55 d, or n < d where the primal problem has no Hessian (3 classes x 4,097
+    coefficients: L-BFGS otherwise); never where the reduced one has none either."""
+    assert rowspace.ROW_SPACE_MAX_FRACTION == 0.55
+    assert use_row_space(1000, 4096) and use_row_space(2200, 4096)
+    assert not use_row_space(2500, 4096) and not use_row_space(1000, 1024)
+    assert use_row_space(3000, 4096, 2)  # 8,194 primal coefficients, 6,002 reduced
+    assert not use_row_space(4096, 4096, 2) and not use_row_space(3000, 2560, 2)
+    assert not use_row_space(5000, 20000, 2)  # 10,002 reduced coefficients: no Hessian
+
+
+def test_fits_beyond_a_primal_hessian_go_to_the_row_space(monkeypatch):
+    """With a smaller Hessian limit, a 3-class fit of 240 rows x 300 features (n/d 0.8) has
+    no primal Hessian (602 coefficients) but a reduced one (482): solved in the row space,
+    scikit-learn's predictions."""
+    import geneb.probe.solvers.base as base
+    import geneb.probe.solvers.fast as fast
+
+    monkeypatch.setattr(base, "NEWTON_MAX_COEFS", 500)
+    n, d = 240, 300
+    assert use_row_space(n, d, 2) and not use_row_space(n, d, 1)
+    X, y = _data(n + 60, d, 3, seed=4)
+    prob = ProbeProblem(X_train=X[:n], y_train=y[:n], X_test=X[n:], n_classes=3)
+    fits = [ProbeFit(regime="full", k=None, seed=13, C=C, train_idx=np.arange(n)) for C in CS]
+    calls = []
+
+    def counted(*a, **k):
+        calls.append(1)
+        return solve_path_row_space(*a, **k)
+
+    monkeypatch.setattr(fast, "solve_path_row_space", counted)
+    results = FastBackend(few_shot_max_rows=8).solve(prob, fits)
+    assert calls == [1]
+    X64 = X.astype(np.float64)
+    for C, res in zip(CS, results, strict=True):
+        assert res.converged
+        assert (res.proba.argmax(1) == _sklearn(X64[:n], y[:n], 3, C).predict(X64[n:])).all()
+
+
 def test_exact_check_failure_falls_back_to_the_primal_path(monkeypatch):
     n, d = 100, 300
     X, y = _data(n + 30, d, 2, seed=1)
@@ -107,10 +146,35 @@ def test_exact_check_failure_falls_back_to_the_primal_path(monkeypatch):
         assert (a.proba.argmax(1) == b.proba.argmax(1)).all()
 
 
-def test_rows_without_spread_are_declined():
-    X = np.ones((20, 50))
-    assert solve_path_row_space(X, np.array([0, 1] * 10), 2, CS, tol=1e-8,
-                                max_iter=100) is None
+def test_zero_rows_are_declined_and_identical_rows_give_the_intercept_only_fit():
+    y = np.array([0, 1, 1, 1] * 5)
+    assert solve_path_row_space(np.zeros((20, 50)), y, 2, CS, tol=1e-8, max_iter=100) is None
+    path = solve_path_row_space(np.ones((20, 50)), y, 2, CS, tol=1e-8, max_iter=100)
+    assert path is not None
+    for pf in path:  # no feature separates the rows: w = 0, b = log(15 / 5)
+        assert pf.converged
+        assert np.abs(pf.theta[:, :-1]).max() < 1e-8
+        assert abs(pf.theta[0, -1] - np.log(3.0)) < 1e-8
+
+
+def test_row_span_is_an_orthonormal_basis_of_the_rows():
+    """The Cholesky factor's implicit basis V = X_1^T L_11^-T: orthonormal, X V = Z, and
+    every row of X in its span. Full rank: the unpivoted factor; standardised columns (rows
+    summing to zero: one rank less) and repeated rows: the pivoted one, after the unpivoted
+    one met a pivot below the tolerance."""
+    X, _ = _data(150, 500, 2, seed=3)
+    X = X.astype(np.float64)
+    repeated = np.vstack([X[:100], X[:50]])
+    for A, rank in ((X, 150), ((X - X.mean(0)) / X.std(0), 149), (repeated, 100)):
+        span = rowspace.row_span(A, threads=2)
+        assert span is not None and span.rank == rank
+        # unpivoted: the rows in their order; pivoted: each repeated row kept once
+        assert np.array_equal(span.kept, np.arange(150)) == (A is X)
+        assert len(np.unique(span.kept % 100 if A is repeated else span.kept)) == rank
+        V = A[span.kept].T @ np.linalg.inv(span.L11).T
+        assert np.abs(V.T @ V - np.eye(rank)).max() < 1e-10
+        assert np.abs(A @ V - span.design[:, :-1]).max() < 1e-9 * np.abs(A).max()
+        assert np.abs(A - (A @ V) @ V.T).max() < 1e-9 * np.abs(A).max()
 
 
 def test_real_task_kmer6_matches_sklearn(data_dir):

@@ -256,13 +256,13 @@ class FastBackend:
         return max(self.fit_threads or 1, full_fit_blas_threads(self.blas_threads) or 1)
 
     def _design(self, problem: ProbeProblem, idx: np.ndarray, float64: bool = True,
-                test64: bool = True) -> tuple[np.ndarray, np.ndarray, Any]:
+                test64: bool = True, float32: bool = True) -> tuple[np.ndarray, np.ndarray, Any]:
         """Float64 and float32 designs (features, then ones) of the rows, and the float64
         test features. ``float64=False`` (unstandardised float32 features only, where the
         float64 design equals the float32 one): an empty (0, 0) float64 design, the solver
         upcasts the float32 one's row blocks (a third of the memory of holding both).
         ``test64=False``: the test features as ``TestRows`` (float64 block by block) instead
-        of a float64 copy.
+        of a float64 copy. ``float32=False``: an empty (0, 0) float32 design.
 
         Written in place (no hstack copy of a large matrix), in column slabs spread over the
         fit's threads: every column is standardised on its own (numpy reduces a C-ordered
@@ -272,7 +272,7 @@ class FastBackend:
         X = _train_rows(problem, idx)
         n, d = X.shape
         Xa = np.empty((n, d + 1) if float64 else (0, 0))
-        Xa32 = np.empty((n, d + 1), dtype=np.float32)
+        Xa32 = np.empty((n, d + 1) if float32 else (0, 0), dtype=np.float32)
         threads = self._fit_threads()
         edges = [d * i // threads for i in range(threads + 1)]
         slabs = [(c0, c1) for c0, c1 in zip(edges[:-1], edges[1:], strict=True) if c1 > c0]
@@ -286,7 +286,8 @@ class FastBackend:
                 return st
             else:
                 Xa[:, c0:c1] = X[:, c0:c1]
-            Xa32[:, c0:c1] = Xa[:, c0:c1]
+            if float32:
+                Xa32[:, c0:c1] = Xa[:, c0:c1]
             return st
 
         runner = RowBlocks(0, threads)  # only its thread pool: the tasks are column slabs
@@ -295,7 +296,7 @@ class FastBackend:
         finally:
             runner.close()
         Xa[:, -1:] = 1.0
-        Xa32[:, -1] = 1.0
+        Xa32[:, -1:] = 1.0
         st = None
         if problem.standardize:
             st = Standardizer(mean=np.concatenate([s.mean for s in parts]),
@@ -327,11 +328,9 @@ class FastBackend:
         """Fewer rows than features: the path in their row space (``fast_rowspace``); []
         where that does not apply or its exact check failed (the primal path then runs)."""
         n, t0 = len(idx), time.perf_counter()
-        if not (use_row_space(n, problem.X_train.shape[1]) and second_order(n, rows_w)):
+        if not use_row_space(n, problem.X_train.shape[1], rows_w):
             return []
-        design = self._design(problem, idx, test64=False)
-        Xa, Xt = design[0], design[2]
-        del design  # its float32 copy: not used here
+        Xa, _, Xt = self._design(problem, idx, test64=False, float32=False)
         path = solve_path_row_space(Xa[:, :-1], problem.y_train[idx], problem.n_classes, Cs,
                                     tol=problem.tol, max_iter=problem.max_iter,
                                     threads=self._fit_threads())

@@ -1,23 +1,29 @@
 """The C path of a full-data fit with fewer train rows than features, solved in their row space.
 
-With an L2 penalty every optimum's weights lie in the span of the centred train rows (the
-gradient ``C Xc^T R + W`` vanishes there, and the intercept absorbs the mean), so the fit of
-n rows and d > n features is the fit of the reduced design ``Z = Xc V`` (n x r, r <= n - 1)
-for an orthonormal basis V (d x r) of that span, ``W = Theta V^T``: the same objective, a
-Hessian of side r + 1 instead of d + 1. The basis comes from the kernel ``K = Xc Xc^T``
-(one n x n x d product and an n x n ``eigh``: ``Z = U S``, ``V = Xc^T U S^-1``).
+With an L2 penalty every optimum's weights lie in the span of the train rows (the gradient
+``C X^T R + W`` vanishes there), so the fit of n rows and d > n features is the fit of the
+reduced design ``Z = X V`` (n x r, r <= n) for an orthonormal basis V (d x r) of that span,
+``W = Theta V^T``: the same objective, a Hessian of side r + 1 instead of d + 1. The basis is
+never formed: a Cholesky factorisation of the kernel ``K = X X^T`` (LAPACK ``dpotrf``; with
+complete pivoting, ``dpstrf`` stopped at rank r, when a pivot falls below the tolerance)
+gives ``P^T K P = L L^T``; with ``X_1`` the r pivot rows and ``L_11`` their r x r block,
+``V = X_1^T L_11^-T`` is orthonormal and ``X V = P L``, so ``Z = P L``. Rows that the kept
+ones span to within ``RANK_RTOL`` of the kernel's largest entry (exact ties, the zero-mean
+dependency of standardised columns) are left out of V.
 
 Nothing is taken on trust: the path's stopping test is evaluated in the original
-coefficients (``V g`` for the weights, the centring's term for the intercept), and every C's
+coefficients (``V g = X_1^T (L_11^-T g)``, in float64 over the original rows), and every C's
 solution is checked once more with the exact gradient of the original problem over the
-original rows. A basis whose rounding moves an optimum past the tolerance (a kernel too
-ill-conditioned) makes ``solve_path_row_space`` return None, and the caller solves the
-primal path instead.
+original rows. A kernel whose rounding moves an optimum past the tolerance makes
+``solve_path_row_space`` return None, and the caller solves the primal path instead.
 
 Why (measured 2026-12-03, realistic embeddings at GENEB's median MCC, two cores): the primal
 path of 1,000 x 4,096 binary took 2.0 s, 1.5 s of it in five factorisations of side 4,097
 and their triangular solves; a 3-class fit of that shape (8,194 coefficients, beyond a
-Hessian) went to L-BFGS: 375 s for five Cs, 400-7,859 iterations each.
+Hessian) went to L-BFGS: 375 s for five Cs, 400-7,859 iterations each. The first row-space
+reduction (a centred kernel's ``eigh`` and an explicit float32 basis) cost 0.29 s of the
+0.57 s path at 1,000 x 2,560; the Cholesky factorisation does it in a tenth (docs/probing.md,
+the ninth round).
 """
 
 from __future__ import annotations
@@ -26,44 +32,168 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from geneb.probe.solvers.base import second_order
 from geneb.probe.solvers.fast_full import _Problem, path_from_start
 from geneb.probe.solvers.fast_path import PathFit
-from geneb.probe.solvers.numeric import expit, softmax
+from geneb.probe.solvers.numeric import expit, softmax, upper_panels
+from geneb.probe.solvers.row_blocks import RowBlocks
 
 #: Full-data fits with at most this fraction of rows per feature (n <= fraction x d) are
-#: solved in the row space (``use_row_space``). Measured 2026-12-03, five-C paths of realistic
-#: binary embeddings, primal -> row space: 1,000 x 4,096 (0.24) 2.76 -> 0.69 s; 1,000 x 2,560
-#: (0.39) 0.87 -> 0.50 s; 2,000 x 4,096 (0.49) 2.85 -> 3.50 s (the n x n kernel, its eigh
-#: and the basis cost more than the side they save).
-ROW_SPACE_MAX_FRACTION = 0.4
-#: Kernel eigenvalues at most this fraction of the largest are dropped (their directions'
-#: singular values are below 1e-6 of the largest: numerical noise of the centring or exact
-#: ties between rows).
+#: solved in the row space (``use_row_space``). Measured 2026-12-03 with the pivoted
+#: Cholesky (before the unpivoted one was tried first, which only lowers the row space'
+#: times), five-C paths of realistic binary embeddings, primal -> row space (two runs
+#: each): 1,000 x 2,560 (n/d 0.39) 0.87, 0.76 -> 0.31, 0.29 s; 2,000 x 4,096 (0.49) 2.19,
+#: 2.27 -> 1.03, 1.05 s; 2,200 x 4,096 (0.54) 2.13 -> 1.79, 1.30 s; 600 x 1,024 (0.59)
+#: 0.095, 0.085 -> 0.060, 0.063 s; 2,500 x 4,096 (0.61) 2.39, 2.50 -> 2.63, 2.17 s;
+#: 2,000 x 2,560 (0.78) 0.84, 0.73 -> 0.91, 0.90 s; 1,000 x 1,024 (0.98) 0.18, 0.13 -> 0.21,
+#: 0.22 s (the n x n kernel and its factorisation cost more than the side they save).
+ROW_SPACE_MAX_FRACTION = 0.55
+#: The kernel's factorisation stops where every remaining pivot (a row's squared distance
+#: from the span of the rows kept so far) is at most this fraction of the kernel's largest
+#: diagonal entry (or n eps, when larger: LAPACK's own default): those rows lie within 1e-6
+#: of the largest row norm of the span (exact ties, the zero column means of standardised
+#: features).
 RANK_RTOL = 1e-12
-#: Columns of the basis computed at a time (``_basis_float32``).
-BASIS_SLAB = 512
 
 
-def use_row_space(n: int, d: int) -> bool:
-    """Whether a full-data fit of ``n`` rows and ``d`` features is solved in its row space."""
-    return n <= ROW_SPACE_MAX_FRACTION * d
+def use_row_space(n: int, d: int, weight_rows: int = 1) -> bool:
+    """Whether a full-data fit of ``n`` rows, ``d`` features and ``weight_rows`` weight vectors
+    is solved in its row space: its reduced problem has a Hessian (``second_order``) and
+    either n <= ``ROW_SPACE_MAX_FRACTION`` d or n < d where the primal problem has none
+    (it would go to L-BFGS: 1,000 x 4,096 x 3 classes 375 s there, 1.1 s here)."""
+    if not second_order(n, weight_rows):
+        return False
+    return n <= ROW_SPACE_MAX_FRACTION * d or (n < d and not second_order(d, weight_rows))
 
 
 class _RowSpaceProblem(_Problem):
     """The reduced problem whose stopping test is sklearn's in the original coefficients."""
 
-    Vt: np.ndarray  # (r, d) float32: the basis' transpose
-    mean: np.ndarray  # (d,): the centring
+    span: RowSpan
+    features: np.ndarray  # (n, d) float64: the original rows
 
     def grad_norm(self, C: float, g: np.ndarray) -> float:
         """max |gradient| of the original weights and intercepts, over C * n: the weights'
-        ``V g_w + mean g_b`` (the centring moved the intercept by ``mean . w``)."""
+        ``V g_w = X_1^T (L_11^-T g_w)``, summed in float64 over the original rows."""
         full = self.Q @ g
-        r = self.Vt.shape[0]
-        # float32 @ float32: a float64 operand would make numpy upcast the whole basis
-        # (r x d) on every call
-        g_w = (full[:, :r].astype(np.float32) @ self.Vt) + np.outer(full[:, r], self.mean)
+        r = self.span.rank
+        H = self.span.rows_of(full[:, :r])  # (n, K): zero outside the pivot rows
+        X = self.features
+        # (K, rows) @ (rows, d): BLAS reads X's rows in place (X.T @ H would copy them)
+        g_w = self.rows.map_sum(lambda a, b: H[a:b].T @ X[a:b])
         return max(float(np.abs(g_w).max()), float(np.abs(full[:, r]).max())) / float(C * self.n)
+
+
+class RowSpan:
+    """The row span of X (n, d) from a Cholesky factorisation of ``X X^T`` (``_factor``).
+
+    Attributes
+    ----------
+    design : ndarray of shape (n, r + 1)
+        The reduced design: ``X V`` (``P L``), rows in X's order, then the intercept's ones.
+    L11 : ndarray of shape (r, r), Fortran order
+        Lower triangular: the pivot rows' block of L (``design[kept, :r]``); in Fortran
+        order, so LAPACK's triangular solves read it without a copy.
+    kept : ndarray of shape (r,), int
+        X's rows spanning the basis (``X_1 = X[kept]``), in pivot order.
+    """
+
+    def __init__(self, design: np.ndarray, L11: np.ndarray, kept: np.ndarray) -> None:
+        self.design, self.L11, self.kept = design, L11, kept
+        self.rank = len(kept)
+
+    def rows_of(self, A: np.ndarray) -> np.ndarray:
+        """``(n, K)`` row weights H with ``X^T H = V A^T`` for reduced coefficients A (K, r):
+        ``L_11^-T A^T`` on the pivot rows, zero elsewhere."""
+        from scipy.linalg import solve_triangular
+
+        H = np.zeros((len(self.design), A.shape[0]))
+        H[self.kept] = solve_triangular(self.L11, A.T, lower=True, trans="T",
+                                         check_finite=False)
+        return H
+
+
+def row_span(X: np.ndarray, threads: int | None = None) -> RowSpan | None:
+    """The row span of X (n, d) float64 (``RowSpan``), or None when every row is zero.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64
+        The rows; read, not written.
+    threads : int or None
+        Threads over the kernel's two upper-triangle panels (fixed by the shape: the bits
+        do not depend on it).
+
+    Returns
+    -------
+    RowSpan or None
+    """
+    n = len(X)
+    K = _kernel(X, threads)
+    top = float(np.diag(K).max()) if n else 0.0
+    if not top > 0.0:
+        return None
+    tol = max(RANK_RTOL, n * float(np.finfo(np.float64).eps)) * top
+    L, order = _factor(K, tol)
+    rank = L.shape[1]
+    design = np.empty((n, rank + 1))
+    if rank == n and (order == np.arange(n)).all():
+        design[:, :rank] = L  # unpivoted: L (Fortran, K's buffer) is L11 itself
+        L11 = L
+    else:
+        design[order, :rank] = L
+        L11 = np.asfortranarray(L[:rank])
+    design[:, rank] = 1.0
+    return RowSpan(design, L11, order[:rank].copy())
+
+
+def _kernel(X: np.ndarray, threads: int | None) -> np.ndarray:
+    """``X X^T`` (n, n) float64, both triangles: two upper panels over threads, then the
+    lower-left block mirrored."""
+    n = len(X)
+    K = np.empty((n, n))
+    rows = RowBlocks(0, threads or 1)  # only its thread pool: the tasks are kernel panels
+
+    def panel(c0: int, c1: int) -> None:
+        np.matmul(X[:c1], X[c0:c1].T, out=K[:c1, c0:c1])  # no temporary
+
+    panels = upper_panels(0, n)
+    try:
+        rows.run(panel, panels)
+    finally:
+        rows.close()
+    s = panels[0][1] if panels else 0  # rows s.. of the first s columns: not computed
+    K[s:, :s] = K[:s, s:].T
+    return K
+
+
+def _factor(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(L, order)`` with ``K[order][:, order] = L L^T`` to within ``tol`` on the remaining
+    pivots, L (n, r) lower trapezoidal in pivot order; K (both triangles) is overwritten.
+
+    An unpivoted Cholesky first (LAPACK ``dpotrf``, several times faster than ``dpstrf``:
+    0.18 s of pivoting at 2,000 rows), kept when every pivot exceeds ``tol`` (the test
+    ``dpstrf`` stops at: full rank either way); it writes K's upper triangle only (in C
+    order) and the diagonal (kept), and the untouched lower one is the kernel again for
+    ``dpstrf`` when a pivot is too small (ties, standardised columns)."""
+    from scipy.linalg.lapack import dpotrf, dpstrf
+
+    n = len(K)
+    # K.T is K in Fortran order (no copy): its Fortran lower triangle is K's upper one
+    diagonal = np.diag(K).copy()  # shared by both triangles: dpotrf overwrites it
+    c, info = dpotrf(K.T, lower=1, clean=0, overwrite_a=1)
+    if info == 0 and float(np.diag(c).min()) ** 2 > tol:
+        for j in range(n):  # clear c's strict upper triangle (a row of K each: contiguous)
+            c[:j, j] = 0.0
+        return c, np.arange(n)
+    # P^T K P = U^T U from K's lower triangle (C order), which dpotrf did not write
+    K[np.diag_indices(n)] = diagonal
+    c, piv, rank, info = dpstrf(K.T, tol=tol, lower=0, overwrite_a=1)
+    if info < 0:
+        raise ValueError(f"dpstrf: argument {-info} was invalid")
+    for j in range(rank):  # clear U's strict lower triangle
+        c[j + 1:rank, j] = 0.0
+    return c[:rank].T, piv - 1
 
 
 def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Sequence[float],
@@ -75,7 +205,7 @@ def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Seque
     ----------
     X : ndarray of shape (n, d), float64
         The train features (standardised when the probe standardises), without the column of
-        ones; centred in place (overwritten).
+        ones; read, not written.
     y : ndarray of shape (n,), int
         Class ids.
     n_classes : int
@@ -85,63 +215,44 @@ def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Seque
     tol, max_iter : float, int
         sklearn's stopping test (max |gradient| / (C n)) and the Newton iterations per C.
     threads : int or None
-        Cores of the path's row-blocked passes (the bits do not depend on it).
+        Cores of the kernel and of the path's row-blocked passes (the bits do not depend on
+        it).
 
     Returns
     -------
     list of PathFit or None
         One per C with coefficients (K', d + 1) in the original features (intercept last),
-        their ``grad_norm`` the exact original gradient's; None when the rows have no spread
-        or an exact check fails (solve the primal path instead).
+        their ``grad_norm`` the exact original gradient's; None when every row is zero or an
+        exact check fails (solve the primal path instead).
     """
-    mean = X.mean(axis=0)
-    X -= mean  # centred in place: no second (n, d) float64 copy
-    lam, U = np.linalg.eigh(X @ X.T)
-    if not lam[-1] > 0.0:
+    span = row_span(X, threads)
+    if span is None:
         return None
-    keep = lam > lam[-1] * RANK_RTOL
-    S = np.sqrt(lam[keep])
-    B = U[:, keep] / S  # V = Xc^T B
-    r = len(S)
-    Za = np.empty((len(X), r + 1))
-    Za[:, :r] = U[:, keep] * S
-    Za[:, r] = 1.0
-    del U
+    r, Za = span.rank, span.design
     prob = _RowSpaceProblem(Za, Za.astype(np.float32), y, n_classes, threads)
-    # float32 basis for the stopping test only (its rounding, ~1e-7 of each gradient entry,
-    # cannot move the test); the answers are mapped and checked in float64 below
-    prob.Vt, prob.mean = _basis_float32(X, B), mean
+    prob.span, prob.features = span, X
     path = path_from_start(prob, y, n_classes, Cs, tol=tol, max_iter=max_iter)
     out = []
     for pf in path:
-        W = (pf.theta[:, :r] @ B.T) @ X
-        gnorm = _exact_grad_norm(X, mean, y, n_classes, W, pf.theta[:, r], pf.C)
+        W = span.rows_of(pf.theta[:, :r]).T @ X  # V a: the original weights
+        gnorm = _exact_grad_norm(X, y, n_classes, W, pf.theta[:, r], pf.C)
         if pf.converged and not gnorm <= tol:
             return None
-        theta_x = np.hstack([W, (pf.theta[:, r] - W @ mean)[:, None]])
-        out.append(PathFit(C=pf.C, theta=theta_x, n_iter=pf.n_iter, converged=gnorm <= tol,
-                           grad_norm=gnorm, seconds=pf.seconds))
+        out.append(PathFit(C=pf.C, theta=np.hstack([W, pf.theta[:, r:]]), n_iter=pf.n_iter,
+                           converged=gnorm <= tol, grad_norm=gnorm, seconds=pf.seconds))
     return out
 
 
-def _basis_float32(Xc: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``(Xc^T B)^T`` (r, d) in float32, computed in column slabs (no (d, r) float64 copy)."""
-    out = np.empty((B.shape[1], Xc.shape[1]), dtype=np.float32)
-    for c in range(0, Xc.shape[1], BASIS_SLAB):
-        out[:, c:c + BASIS_SLAB] = B.T @ Xc[:, c:c + BASIS_SLAB]
-    return out
-
-
-def _exact_grad_norm(Xc: np.ndarray, mean: np.ndarray, y: np.ndarray, n_classes: int,
-                     W: np.ndarray, b_centred: np.ndarray, C: float) -> float:
-    """sklearn's stopping measure of the original problem at weights W (K', d) and the
-    centred rows' intercepts: the original gradient over ``Xc + mean``."""
-    eta = Xc @ W.T + b_centred
+def _exact_grad_norm(X: np.ndarray, y: np.ndarray, n_classes: int, W: np.ndarray,
+                     b: np.ndarray, C: float) -> float:
+    """sklearn's stopping measure of the original problem at weights W (K', d) and
+    intercepts b, over the original rows."""
+    eta = X @ W.T + b
     if n_classes > 2:
         R = softmax(eta, axis=1)
         R[np.arange(len(y)), y] -= 1.0
     else:
         R = expit(eta) - y[:, None]
     g_b = C * R.sum(axis=0)
-    g_w = C * (R.T @ Xc) + np.outer(g_b, mean) + W
-    return max(float(np.abs(g_w).max()), float(np.abs(g_b).max())) / float(C * len(Xc))
+    g_w = C * (R.T @ X) + W
+    return max(float(np.abs(g_w).max()), float(np.abs(g_b).max())) / float(C * len(X))
