@@ -207,3 +207,21 @@ def test_real_task_kmer6_matches_sklearn(data_dir):
         theirs = _objective(A, y, 2, C, sk.coef_, sk.intercept_)
         assert ours <= theirs * (1 + 1e-9) and abs(ours - theirs) <= 1e-7 * theirs
         assert ((T @ W.T + b)[:, 0] > 0).astype(int).tolist() == sk.predict(T).tolist()
+
+
+def test_float32_rows_give_the_float64_path_without_a_float64_copy():
+    """float32 features (the probe's unstandardised embeddings) are exact values: the kernel
+    from upcast column slabs equals numpy's float64 product, and the path equals the one on
+    a float64 copy (same convergence, coefficients within 1e-6)."""
+    X, y = _data(300, 700, 2, seed=5)
+    assert X.dtype == np.float32
+    X64 = X.astype(np.float64)
+    K = rowspace._kernel(X, threads=2)
+    assert np.abs(K - X64 @ X64.T).max() <= 1e-14 * np.abs(K).max()
+    assert (K == K.T).all()
+    a = solve_path_row_space(X64, y, 2, CS, tol=1e-8, max_iter=100, threads=2)
+    b = solve_path_row_space(X, y, 2, CS, tol=1e-8, max_iter=100, threads=2)
+    assert a is not None and b is not None
+    for pa, pb in zip(a, b, strict=True):
+        assert pa.converged and pb.converged and pb.grad_norm <= 1e-8
+        assert np.abs(pa.theta - pb.theta).max() <= 1e-6 * np.abs(pa.theta).max()

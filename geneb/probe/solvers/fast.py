@@ -330,8 +330,12 @@ class FastBackend:
         n, t0 = len(idx), time.perf_counter()
         if not use_row_space(n, problem.X_train.shape[1], rows_w):
             return []
-        Xa, _, Xt = self._design(problem, idx, test64=False, float32=False)
-        path = solve_path_row_space(Xa[:, :-1], problem.y_train[idx], problem.n_classes, Cs,
+        if not problem.standardize and problem.X_train.dtype == np.float32:  # exact values
+            X, Xt = _train_rows(problem, idx), TestRows(problem.X_test, None)
+        else:
+            Xa, _, Xt = self._design(problem, idx, test64=False, float32=False)
+            X = Xa[:, :-1]
+        path = solve_path_row_space(X, problem.y_train[idx], problem.n_classes, Cs,
                                     tol=problem.tol, max_iter=problem.max_iter,
                                     threads=self._fit_threads())
         prep = time.perf_counter() - t0 - sum(f.seconds for f in path or [])

@@ -28,11 +28,12 @@ the ninth round).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from geneb.probe.solvers.base import second_order
+from geneb.probe.solvers.blas_calls import Pointers, add_cross_product, add_gram_upper
 from geneb.probe.solvers.fast_full import _Problem, path_from_start
 from geneb.probe.solvers.fast_path import PathFit
 from geneb.probe.solvers.numeric import expit, softmax, upper_panels
@@ -54,6 +55,10 @@ ROW_SPACE_MAX_FRACTION = 0.55
 #: of the largest row norm of the span (exact ties, the zero column means of standardised
 #: features).
 RANK_RTOL = 1e-12
+#: float32 features are upcast to float64 this many bytes of rows at a time (``_Rows``)
+UPCAST_BYTES = 4 * 2**20
+#: float32 features' columns upcast at a time for the kernel (``_kernel32``)
+KERNEL_SLAB = 256
 
 
 def use_row_space(n: int, d: int, weight_rows: int = 1) -> bool:
@@ -70,7 +75,7 @@ class _RowSpaceProblem(_Problem):
     """The reduced problem whose stopping test is sklearn's in the original coefficients."""
 
     span: RowSpan
-    features: np.ndarray  # (n, d) float64: the original rows
+    features: _Rows  # the original rows
 
     def grad_norm(self, C: float, g: np.ndarray) -> float:
         """max |gradient| of the original weights and intercepts, over C * n: the weights'
@@ -78,9 +83,7 @@ class _RowSpaceProblem(_Problem):
         full = self.Q @ g
         r = self.span.rank
         H = self.span.rows_of(full[:, :r])  # (n, K): zero outside the pivot rows
-        X = self.features
-        # (K, rows) @ (rows, d): BLAS reads X's rows in place (X.T @ H would copy them)
-        g_w = self.rows.map_sum(lambda a, b: H[a:b].T @ X[a:b])
+        g_w = self.rows.map_sum(lambda a, b: self.features.t_times(H, a, b))
         return max(float(np.abs(g_w).max()), float(np.abs(full[:, r]).max())) / float(C * self.n)
 
 
@@ -113,12 +116,42 @@ class RowSpan:
         return H
 
 
+class _Rows:
+    """The original rows X (n, d) in float64 products: float64 as they are, float32 (exact
+    values: the probe's unstandardised features) upcast ``UPCAST_BYTES`` of rows at a time,
+    never as a whole (a float64 copy would be twice the features' size)."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        self.step = len(X) if X.dtype == np.float64 else max(1, UPCAST_BYTES // (8 * X.shape[1]))
+
+    def _subs(self, a: int, b: int) -> Iterator[tuple[int, int, np.ndarray]]:
+        for s in range(a, b, self.step):
+            e = min(b, s + self.step)
+            yield s, e, self.X[s:e].astype(np.float64, copy=False)
+
+    def t_times(self, H: np.ndarray, a: int = 0, b: int | None = None) -> np.ndarray:
+        """``X[a:b]^T H[a:b]`` as (K, d) float64 (``H[a:b]^T X[a:b]``, H (n, K) float64)."""
+        out = np.zeros((H.shape[1], self.X.shape[1]))
+        for s, e, rows in self._subs(a, len(self.X) if b is None else b):
+            # (K, rows) @ (rows, d): BLAS reads the rows in place (X.T @ H would copy them)
+            out += H[s:e].T @ rows
+        return out
+
+    def times(self, Wt: np.ndarray) -> np.ndarray:
+        """``X Wt`` (n, K) float64 for Wt (d, K) float64."""
+        out = np.empty((len(self.X), Wt.shape[1]))
+        for s, e, rows in self._subs(0, len(self.X)):
+            np.matmul(rows, Wt, out=out[s:e])
+        return out
+
+
 def row_span(X: np.ndarray, threads: int | None = None) -> RowSpan | None:
     """The row span of X (n, d) float64 (``RowSpan``), or None when every row is zero.
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64
+    X : ndarray of shape (n, d), float64 or float32
         The rows; read, not written.
     threads : int or None
         Threads over the kernel's two upper-triangle panels (fixed by the shape: the bits
@@ -149,7 +182,9 @@ def row_span(X: np.ndarray, threads: int | None = None) -> RowSpan | None:
 
 def _kernel(X: np.ndarray, threads: int | None) -> np.ndarray:
     """``X X^T`` (n, n) float64, both triangles: two upper panels over threads, then the
-    lower-left block mirrored."""
+    lower-left block mirrored (float32 X: ``_kernel32``)."""
+    if X.dtype != np.float64:
+        return _kernel32(X, threads)
     n = len(X)
     K = np.empty((n, n))
     rows = RowBlocks(0, threads or 1)  # only its thread pool: the tasks are kernel panels
@@ -163,6 +198,36 @@ def _kernel(X: np.ndarray, threads: int | None) -> np.ndarray:
     finally:
         rows.close()
     s = panels[0][1] if panels else 0  # rows s.. of the first s columns: not computed
+    K[s:, :s] = K[:s, s:].T
+    return K
+
+
+def _kernel32(X: np.ndarray, threads: int | None) -> np.ndarray:
+    """``X X^T`` (n, n) in float64 of float32 X, ``KERNEL_SLAB`` columns upcast at a time
+    (transposed, so each slab is one SYRK and one GEMM into K's two upper panels, over
+    threads), then both lower parts mirrored."""
+    n, d = X.shape
+    K = np.zeros((n, n))
+    Kp = Pointers(K)
+    panels = upper_panels(0, n)
+    rows = RowBlocks(0, threads or 1)  # only its thread pool: the tasks are kernel panels
+    try:
+        for c0 in range(0, d, KERNEL_SLAB):
+            T = np.ascontiguousarray(X[:, c0:c0 + KERNEL_SLAB].T, dtype=np.float64)  # (w, n)
+            Tp, w = Pointers(T), len(T)
+
+            def panel(p0: int, p1: int, Tp: Pointers = Tp, w: int = w) -> None:
+                if p0 == 0:  # K[:p1, :p1] upper triangle += T[:, :p1]^T T[:, :p1]
+                    add_gram_upper(Kp, 0, Tp, 0, 0, w, p1)
+                else:  # K[:p1, p0:p1] += T[:, :p1]^T T[:, p0:p1]
+                    add_cross_product(Kp, 0, p0, Tp, 0, 0, Tp, 0, p0, w, p1, p1 - p0)
+
+            rows.run(panel, panels)
+    finally:
+        rows.close()
+    s = panels[0][1] if panels else 0
+    for i in range(1, s):  # the first panel's lower triangle
+        K[i, :i] = K[:i, i]
     K[s:, :s] = K[:s, s:].T
     return K
 
@@ -203,9 +268,10 @@ def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Seque
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64
+    X : ndarray of shape (n, d), float64 or float32
         The train features (standardised when the probe standardises), without the column of
-        ones; read, not written.
+        ones; read, not written. float32 features are exact values: every product with them
+        is float64 (upcast a few rows or columns at a time, ``_Rows``, ``_kernel32``).
     y : ndarray of shape (n,), int
         Class ids.
     n_classes : int
@@ -230,12 +296,12 @@ def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Seque
         return None
     r, Za = span.rank, span.design
     prob = _RowSpaceProblem(Za, Za.astype(np.float32), y, n_classes, threads)
-    prob.span, prob.features = span, X
+    prob.span, prob.features = span, _Rows(X)
     path = path_from_start(prob, y, n_classes, Cs, tol=tol, max_iter=max_iter)
     out = []
     for pf in path:
-        W = span.rows_of(pf.theta[:, :r]).T @ X  # V a: the original weights
-        gnorm = _exact_grad_norm(X, y, n_classes, W, pf.theta[:, r], pf.C)
+        W = prob.features.t_times(span.rows_of(pf.theta[:, :r]))  # V a: the original weights
+        gnorm = _exact_grad_norm(prob.features, y, n_classes, W, pf.theta[:, r], pf.C)
         if pf.converged and not gnorm <= tol:
             return None
         out.append(PathFit(C=pf.C, theta=np.hstack([W, pf.theta[:, r:]]), n_iter=pf.n_iter,
@@ -243,16 +309,16 @@ def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Seque
     return out
 
 
-def _exact_grad_norm(X: np.ndarray, y: np.ndarray, n_classes: int, W: np.ndarray,
+def _exact_grad_norm(X: _Rows, y: np.ndarray, n_classes: int, W: np.ndarray,
                      b: np.ndarray, C: float) -> float:
     """sklearn's stopping measure of the original problem at weights W (K', d) and
     intercepts b, over the original rows."""
-    eta = X @ W.T + b
+    eta = X.times(np.ascontiguousarray(W.T)) + b
     if n_classes > 2:
         R = softmax(eta, axis=1)
         R[np.arange(len(y)), y] -= 1.0
     else:
         R = expit(eta) - y[:, None]
     g_b = C * R.sum(axis=0)
-    g_w = C * (R.T @ X) + W
-    return max(float(np.abs(g_w).max()), float(np.abs(g_b).max())) / float(C * len(X))
+    g_w = C * X.t_times(R) + W
+    return max(float(np.abs(g_w).max()), float(np.abs(g_b).max())) / float(C * len(y))
