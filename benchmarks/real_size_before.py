@@ -73,7 +73,7 @@ def before_regime(data: tuple, solver: ModuleType, probe_regime: Callable[[tuple
     fast.solve_path = former
     if "before_fast_rowspace" in sys.modules or _importable("before_fast_rowspace"):
         rows = sys.modules["before_fast_rowspace"]
-        fast.solve_path_row_space = rows.solve_path_row_space
+        fast.solve_path_row_space = _float64_rows(rows.solve_path_row_space)
         fast.use_row_space = _former_rule(rows.use_row_space)
     try:
         return probe_regime(data, "full")
@@ -88,6 +88,18 @@ def _importable(name: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def _float64_rows(solve: Callable[..., object]) -> Callable[..., object]:
+    """A former ``solve_path_row_space`` given float64 rows, as its caller then made them (the
+    ninth round passes unstandardised float32 features as they are; the eighth round's solver
+    would compute its kernel and basis in float32). The upcast is counted in the fit's
+    preparation, as the former design's was (it also made a float32 copy: not counted)."""
+
+    def former(X: np.ndarray, *args: object, **kw: object) -> object:
+        return solve(np.array(X, dtype=np.float64), *args, **kw)  # it centres X in place
+
+    return former
 
 
 def _former_rule(rule: Callable[..., bool]) -> Callable[[int, int, int], bool]:
