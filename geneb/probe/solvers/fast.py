@@ -360,19 +360,19 @@ class FastBackend:
                    ) -> list[FitResult]:
         """Test probabilities of each fit of a C path (``prep``: design seconds, shared),
         over blocks of test rows (``TestRows``: no float64 copy of the whole test set)."""
+        if not path:
+            return []
         rows = Xt if isinstance(Xt, TestRows) else TestRows(Xt, None)
-        Ws = [(pf.theta[:, :-1], pf.theta[:, -1]) for pf in path]
-        logits: list[list[np.ndarray]] = [[] for _ in path]
-        mags: list[list[np.ndarray]] = [[] for _ in path]
-        for block in rows.blocks():
-            absb = np.abs(block)
-            for i, (W, b) in enumerate(Ws):
-                logits[i].append(block @ W.T + b)
-                mags[i].append(absb @ np.abs(W).T + np.abs(b))
-        return [FitResult(proba=proba_from_logits(np.concatenate(lg), multi, np.concatenate(mg)),
-                          n_iter=pf.n_iter, converged=pf.converged,
-                          fit_seconds=pf.seconds + prep / len(path))
-                for pf, lg, mg in zip(path, logits, mags, strict=True)]
+        Kp = path[0].theta.shape[0]  # every fit's weight rows side by side: one product
+        logits, mags = rows.products(np.concatenate([pf.theta[:, :-1] for pf in path]).T)
+        out = []
+        for i, pf in enumerate(path):
+            b, cols = pf.theta[:, -1], slice(i * Kp, (i + 1) * Kp)
+            out.append(FitResult(proba=proba_from_logits(logits[:, cols] + b, multi,
+                                                         mags[:, cols] + np.abs(b)),
+                                 n_iter=pf.n_iter, converged=pf.converged,
+                                 fit_seconds=pf.seconds + prep / len(path)))
+        return out
 
 
 def _train_rows(problem: ProbeProblem, idx: np.ndarray) -> np.ndarray:
@@ -386,13 +386,14 @@ def _train_rows(problem: ProbeProblem, idx: np.ndarray) -> np.ndarray:
 def _few_proba(ops: Any, problem: ProbeProblem, theta: Any, Vt_pad: Any, r_max: int,
                means: np.ndarray, scales: np.ndarray, multi: bool) -> np.ndarray:
     """Test-set probabilities of the B few-shot fits: solved coefficients mapped back from
-    the SVD basis to raw features (ties snapped, see ``proba_from_logits``)."""
+    the SVD basis to raw features (ties snapped, see ``proba_from_logits``), over blocks of
+    test rows (``TestRows``)."""
     W_std = ops.to_numpy(ops.einsum("bkr,brd->bkd", theta[..., :r_max], Vt_pad))
     bias = ops.to_numpy(theta[..., -1])  # (B, K')
     W_raw = W_std / scales[:, None, :]
     b_raw = bias - (W_raw * means[:, None, :]).sum(-1)
-    Xte = problem.X_test.astype(np.float64)
-    logits = np.einsum("td,bkd->btk", Xte, W_raw, optimize=True) + b_raw[:, None, :]
-    mag = (np.einsum("td,bkd->btk", np.abs(Xte), np.abs(W_raw), optimize=True)
-           + (np.abs(bias) + (np.abs(W_raw) * np.abs(means)[:, None, :]).sum(-1))[:, None, :])
-    return proba_from_logits(logits, multi, mag)
+    B, Kp, d = W_raw.shape
+    logits, mag = TestRows(problem.X_test, None).products(W_raw.reshape(B * Kp, d).T)
+    mag_b = np.abs(bias) + (np.abs(W_raw) * np.abs(means)[:, None, :]).sum(-1)  # (B, K')
+    return proba_from_logits(logits.reshape(-1, B, Kp).transpose(1, 0, 2) + b_raw[:, None, :],
+                             multi, mag.reshape(-1, B, Kp).transpose(1, 0, 2) + mag_b[:, None, :])

@@ -199,6 +199,7 @@ def _kernel(X: np.ndarray, threads: int | None) -> np.ndarray:
         rows.close()
     s = panels[0][1] if panels else 0  # rows s.. of the first s columns: not computed
     K[s:, :s] = K[:s, s:].T
+    _mirror_diagonal_block(K, s, n)  # the second panel's GEMM: not bitwise symmetric
     return K
 
 
@@ -226,10 +227,18 @@ def _kernel32(X: np.ndarray, threads: int | None) -> np.ndarray:
     finally:
         rows.close()
     s = panels[0][1] if panels else 0
-    for i in range(1, s):  # the first panel's lower triangle
-        K[i, :i] = K[:i, i]
+    _mirror_diagonal_block(K, 0, s)  # the first panel's SYRK wrote its upper triangle only
     K[s:, :s] = K[:s, s:].T
+    _mirror_diagonal_block(K, s, n)
     return K
+
+
+def _mirror_diagonal_block(K: np.ndarray, a: int, b: int) -> None:
+    """``K[a:b, a:b]``'s strict lower triangle from its upper one, in place: a GEMM's
+    ``(i, j)`` and ``(j, i)`` may differ in their last bits (OpenBLAS' edge kernels, which
+    differ by CPU), and the factorisations read one triangle or the other."""
+    for i in range(a + 1, b):
+        K[i, a:i] = K[a:i, i]
 
 
 def _factor(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
