@@ -34,9 +34,9 @@ def test_products_equal_one_float64_copy(n: int, monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize("shots,classes", [("1", 2), ("10", 3), ("full", 2), ("full", 3)])
 def test_blocked_probabilities_equal_sklearn_predict_proba(
         shots: str, classes: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every cell's test MCC and AUROC, with 64-row test blocks, equal those of
-    scikit-learn's ``predict_proba`` on the coefficients scikit-learn solves on the same rows
-    (the draw is geneb's: its train rows are read back from the fit)."""
+    """Every cell's test MCC and AUROC, with 64-row test blocks, equal those of the sklearn
+    backend (scikit-learn's fit and ``predict_proba`` on the same draw of train rows), and the
+    full regime's MCC equals scikit-learn's own fit and ``predict_proba``, outside geneb."""
     import geneb
 
     monkeypatch.setattr(fast_predict, "TEST_BLOCK_BYTES", 64 * 8 * 16)

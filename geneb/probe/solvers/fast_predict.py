@@ -1,4 +1,4 @@
-"""The test features of a full-data fit in float64, block by block (``TestRows``).
+"""The test features in float64, block by block (``TestRows``), and their products with fits.
 
 The ``fast`` backend's test logits (full-data paths and few-shot fits alike) are computed over
 these blocks, never from one float64 copy of the test set (that copy and its ``abs`` would be
