@@ -73,7 +73,8 @@ def before_regime(data: tuple, solver: ModuleType, probe_regime: Callable[[tuple
     fast.solve_path = former
     if "before_fast_rowspace" in sys.modules or _importable("before_fast_rowspace"):
         rows = sys.modules["before_fast_rowspace"]
-        fast.solve_path_row_space = _float64_rows(rows.solve_path_row_space)
+        fast.solve_path_row_space = (rows.solve_path_row_space if hasattr(rows, "_kernel32")
+                                     else _float64_rows(rows.solve_path_row_space))
         fast.use_row_space = _former_rule(rows.use_row_space)
     try:
         return probe_regime(data, "full")
@@ -93,7 +94,8 @@ def _importable(name: str) -> bool:
 def _float64_rows(solve: Callable[..., object]) -> Callable[..., object]:
     """A former ``solve_path_row_space`` given float64 rows, as its caller then made them (the
     ninth round passes unstandardised float32 features as they are; the eighth round's solver
-    would compute its kernel and basis in float32). The upcast is counted in the fit's
+    would compute its kernel and basis in float32; a revision with ``_kernel32`` takes float32
+    rows and is called as it is). The upcast is counted in the fit's
     preparation, as the former design's was (it also made a float32 copy: not counted)."""
 
     def former(X: np.ndarray, *args: object, **kw: object) -> object:

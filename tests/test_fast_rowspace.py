@@ -216,12 +216,14 @@ def test_float32_rows_give_the_float64_path_without_a_float64_copy():
     X, y = _data(300, 700, 2, seed=5)
     assert X.dtype == np.float32
     X64 = X.astype(np.float64)
-    K = rowspace._kernel(X, threads=2)
+    K = np.full((300, 300), np.nan)
+    rowspace._kernel(X, 2, K)
     assert np.abs(K - X64 @ X64.T).max() <= 1e-14 * np.abs(K).max()
     assert (K == K.T).all()
     for n in (300, 301, 517):  # both kernels exactly symmetric, whatever BLAS' edge kernels
-        K64 = rowspace._kernel(X64[:n] if n <= 300 else np.vstack([X64, X64[: n - 300] * 0.5]),
-                               threads=2)
+        K64 = np.full((n, n), np.nan)
+        rowspace._kernel(X64[:n] if n <= 300 else np.vstack([X64, X64[: n - 300] * 0.5]), 2,
+                         K64)
         assert (K64 == K64.T).all()
     a = solve_path_row_space(X64, y, 2, CS, tol=1e-8, max_iter=100, threads=2)
     b = solve_path_row_space(X, y, 2, CS, tol=1e-8, max_iter=100, threads=2)
@@ -229,3 +231,62 @@ def test_float32_rows_give_the_float64_path_without_a_float64_copy():
     for pa, pb in zip(a, b, strict=True):
         assert pa.converged and pb.converged and pb.grad_norm <= 1e-8
         assert np.abs(pa.theta - pb.theta).max() <= 1e-6 * np.abs(pa.theta).max()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("K", [1, 3])
+def test_compiled_row_products_equal_numpys(dtype, K):
+    """The original rows' products of the stopping test and the exact check (``_Rows``):
+    the compiled kernels (numba) against numpy's float64 BLAS on the same rows, and both
+    against X^T H in extended precision (float128 where numpy has it, else float64)."""
+    if not rowspace.available():
+        pytest.skip("numba is not installed: only the numpy products run")
+    from geneb.probe.solvers.row_blocks import RowBlocks
+
+    X, _ = _data(2500, 300, 2, seed=7)  # three 1,024-row blocks, the last one short
+    X = X.astype(dtype)
+    rng = np.random.default_rng(3)
+    H = rng.standard_normal((len(X), K))
+    Wt = rng.standard_normal((X.shape[1], K))
+    blocks = RowBlocks(len(X), 2)
+    try:
+        compiled = rowspace._Rows(X, blocks)
+        plain = rowspace._Rows(X, blocks)
+        plain.k = None  # numpy's products (the path without numba)
+        assert compiled.k is not None
+        exact = (X.astype(np.longdouble).T @ H.astype(np.longdouble)).T
+        for rows in (compiled, plain):
+            got = rows.t_times(H)
+            assert got.shape == (K, X.shape[1]) and got.dtype == np.float64
+            assert np.abs(got - exact).max() <= 1e-12 * np.abs(exact).max()
+            eta = rows.times(Wt)
+            ref = X.astype(np.longdouble) @ Wt.astype(np.longdouble)
+            assert np.abs(eta - ref).max() <= 1e-12 * np.abs(ref).max()
+    finally:
+        blocks.close()
+
+
+def test_design_shares_the_kernels_buffer_and_solves_the_same_path(monkeypatch):
+    """Unpivoted and of full rank, the reduced design is the kernel's own buffer in Fortran
+    order (L in place, no n x n copy); its path equals the one on the C-ordered copy that
+    the compiled passes' sizes get (``use_kernels`` forced), and L L^T is the kernel."""
+    X, y = _data(200, 600, 2, seed=11)
+    span = rowspace.row_span(X, 2)
+    assert span is not None and span.rank == 200
+    assert span.design.flags.f_contiguous and np.shares_memory(span.design, span.L11)
+    L = span.design[:, :200]
+    X64 = X.astype(np.float64)
+    assert np.abs(L @ L.T - X64 @ X64.T).max() <= 1e-12 * np.abs(X64 @ X64.T).max()
+    assert (span.design[:, 200] == 1.0).all() and (np.triu(L, 1) == 0).all()
+    a = solve_path_row_space(X, y, 2, CS, tol=1e-8, max_iter=100, threads=2)
+    monkeypatch.setattr(rowspace, "use_kernels", lambda n, p: True)
+    copied = rowspace.row_span(X, 2)
+    assert copied is not None and copied.design.flags.c_contiguous
+    assert (copied.design == span.design).all()
+    b = solve_path_row_space(X, y, 2, CS, tol=1e-8, max_iter=100, threads=2)
+    assert a is not None and b is not None
+    for pa, pb in zip(a, b, strict=True):  # BLAS sums the two layouts in other orders
+        assert pa.converged and pb.converged and max(pa.grad_norm, pb.grad_norm) <= 1e-8
+        assert np.abs(pa.theta - pb.theta).max() <= 1e-6 * np.abs(pa.theta).max()
+        fa, fb = (_objective(X64, y, 2, pa.C, p.theta[:, :-1], p.theta[:, -1]) for p in (pa, pb))
+        assert abs(fa - fb) <= 1e-12 * fa
