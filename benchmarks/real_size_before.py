@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import subprocess
 import sys
 import tempfile
@@ -58,10 +59,14 @@ def before_regime(data: tuple, solver: ModuleType, probe_regime: Callable[[tuple
     from geneb.probe.solvers import fast
 
     kept = fast.solve_path
+    takes_ones = "implicit_ones" in inspect.signature(solver.solve_path).parameters
 
     def former(Xa64, Xa32, y, n_classes, Cs, *, implicit_ones=False, **kw):  # noqa: ANN001
-        # the former solver has no implicit column of ones: the copy with it, as its
-        # backend made, counted in the first C's seconds like the design then was (prep)
+        if takes_ones:  # a revision with the implicit column of ones: called as it is
+            return solver.solve_path(Xa64, Xa32, y, n_classes, Cs, implicit_ones=implicit_ones,
+                                     **kw)
+        # an older solver has no implicit column of ones: the copy with it, as its backend
+        # made, counted in the first C's seconds like the design then was (prep)
         t0 = time.perf_counter()
         if implicit_ones:
             Xa32 = np.hstack([Xa32, np.ones((len(Xa32), 1), np.float32)])

@@ -41,9 +41,27 @@ LEAF_SIDE = 512
 SPLIT_ALIGN = 64
 
 
-def factor_upper(M: np.ndarray, run: Runner) -> None:
+class _Resume:
+    """The shift a failed leaf adds to the rest of the diagonal (``factor_upper``), and the
+    row it was added from (None: not yet)."""
+
+    def __init__(self, shift: float) -> None:
+        self.shift = shift
+        self.from_row: int | None = None
+
+
+def factor_upper(M: np.ndarray, run: Runner, resume_shift: float = 0.0) -> int | None:
     """Overwrite the upper triangle of the C-ordered square float32/float64 ``M`` with U,
     ``M = U^T U``; raises ``np.linalg.LinAlgError`` when M is not positive definite.
+
+    With ``resume_shift`` > 0 a leaf whose ``potrf`` finds a pivot that is not positive is
+    restored (from a copy taken before its ``potrf``), ``resume_shift`` is added to the
+    diagonal from that leaf's first row to the last, and the factorisation goes on: U is
+    then the exact factor of ``M + resume_shift * diag(0, ..., 0, 1, ..., 1)`` (a shift on
+    a trailing diagonal block adds the same shift to its Schur complement, and the updates
+    of the rows not yet factored never read their diagonal), so a preconditioner that only
+    needed the shift costs no second factorisation. Only one such shift is made: a leaf
+    failing after it raises.
 
     Parameters
     ----------
@@ -51,6 +69,13 @@ def factor_upper(M: np.ndarray, run: Runner) -> None:
         Only its upper triangle is read and written.
     run : callable
         ``run(fn, tasks)`` calls ``fn(*task)`` for each task (in any threads).
+    resume_shift : float
+        The shift of a failed leaf and the rows after it (0: a failed leaf raises).
+
+    Returns
+    -------
+    int or None
+        The row from which ``resume_shift`` was added to the diagonal, None when it was not.
     """
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not M.flags.c_contiguous:
         raise ValueError(f"expected a C-contiguous square matrix, got shape {M.shape}")
@@ -58,21 +83,42 @@ def factor_upper(M: np.ndarray, run: Runner) -> None:
         raise ValueError(f"expected float32 or float64, got {M.dtype}")
     if not np.isfinite(np.diag(M)).all():
         raise np.linalg.LinAlgError("Matrix is not positive definite (non-finite diagonal)")
-    _factor(Pointers(M), 0, M.shape[0], run)
+    if not (np.isfinite(resume_shift) and resume_shift >= 0.0):
+        raise ValueError(f"expected a finite resume_shift >= 0, got {resume_shift}")
+    state = _Resume(resume_shift)
+    _factor(Pointers(M), 0, M.shape[0], run, state)
+    return state.from_row
 
 
-def _factor(c: Pointers, lo: int, hi: int, run: Runner) -> None:
+def _leaf(c: Pointers, lo: int, hi: int, state: _Resume) -> None:
+    """One ``potrf`` of the diagonal block ``lo..hi``; on a failed pivot, once, the block
+    restored and ``state.shift`` added to the diagonal from row ``lo`` on (``factor_upper``),
+    then ``potrf`` again."""
+    m = hi - lo
+    kept = c.M[lo:hi, lo:hi].copy() if state.shift > 0.0 and state.from_row is None else None
+    for _ in range(2):
+        info = ctypes.c_int(0)
+        c.call("potrf", _char("L"), _int(m), c.at(lo, lo), _int(c.ld), ctypes.byref(info))
+        if info.value == 0:
+            return
+        if kept is None:
+            break
+        c.M[lo:hi, lo:hi] = kept
+        rest = np.arange(lo, len(c.M))
+        c.M[rest, rest] += c.M.dtype.type(state.shift)
+        state.from_row, kept = lo, None
+    raise np.linalg.LinAlgError(
+        f"Matrix is not positive definite (potrf info {info.value} at row {lo})")
+
+
+def _factor(c: Pointers, lo: int, hi: int, run: Runner, state: _Resume) -> None:
     """Factor the diagonal block ``lo..hi`` whose earlier updates are all applied."""
     m = hi - lo
     if m <= LEAF_SIDE:
-        info = ctypes.c_int(0)
-        c.call("potrf", _char("L"), _int(m), c.at(lo, lo), _int(c.ld), ctypes.byref(info))
-        if info.value != 0:
-            raise np.linalg.LinAlgError(
-                f"Matrix is not positive definite (potrf info {info.value} at row {lo})")
+        _leaf(c, lo, hi, state)
         return
     s = lo + max(SPLIT_ALIGN, (m // 2) // SPLIT_ALIGN * SPLIT_ALIGN)
-    _factor(c, lo, s, run)
+    _factor(c, lo, s, run, state)
     k = s - lo
 
     def block_row(c0: int, c1: int) -> None:
@@ -92,7 +138,7 @@ def _factor(c: Pointers, lo: int, hi: int, run: Runner) -> None:
             add_cross_product(c, a, b, c, lo, a, c, lo, b, k, b - a, e - b, alpha=-1.0)
 
     run(trailing, trailing_tasks(s, hi))
-    _factor(c, s, hi, run)
+    _factor(c, s, hi, run, state)
 
 
 def trailing_tasks(lo: int, hi: int) -> list[tuple[str, int, int, int]]:

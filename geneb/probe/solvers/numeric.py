@@ -83,9 +83,14 @@ def _serial(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> list[An
 
 
 def cholesky_solver(M: np.ndarray, run: Runner = _serial,
-                    block: int | None = None) -> Callable[[np.ndarray], np.ndarray]:
+                    block: int | None = None, resume_shift: float = 0.0
+                    ) -> Callable[[np.ndarray], np.ndarray]:
     """``r -> M^{-1} r`` for a symmetric positive definite ``M`` of which only the upper
     triangle is read (callers may leave the lower one unfilled; M is overwritten).
+    ``resume_shift`` > 0: where a pivot is not positive, that shift is added to the
+    diagonal from the failing block on and the factorisation goes on (once; see
+    :func:`geneb.probe.solvers.lapack_factor.factor_upper`): the solve is then that of
+    ``M + resume_shift * diag(0, ..., 0, 1, ..., 1)``.
 
     ``M = U^T U`` is factored through LAPACK from side ``LAPACK_FROM`` on
     (:func:`geneb.probe.solvers.lapack_factor.factor_upper`), below it by a blocked
@@ -105,10 +110,10 @@ def cholesky_solver(M: np.ndarray, run: Runner = _serial,
         from geneb.probe.solvers.lapack_factor import factor_upper, inverted_diagonal_blocks
 
         M = np.ascontiguousarray(M)
-        factor_upper(M, run)
+        factor_upper(M, run, resume_shift)
         inv = inverted_diagonal_blocks(M, blocks, run)
     else:
-        inv = _factor_blocked(M, blocks, run)
+        inv = _factor_blocked(M, blocks, run, resume_shift)
     U = M  # views below, no copies: BLAS reads transposed/strided operands directly
     inv_t = [m.T for m in inv]
     cols = [U[:a, a:b].T for a, b in blocks]  # above each diagonal block, transposed
@@ -127,19 +132,30 @@ def cholesky_solver(M: np.ndarray, run: Runner = _serial,
     return solve
 
 
-def _factor_blocked(M: np.ndarray, blocks: list[tuple[int, int]], run: Runner
-                    ) -> list[np.ndarray]:
+def _factor_blocked(M: np.ndarray, blocks: list[tuple[int, int]], run: Runner,
+                    resume_shift: float = 0.0) -> list[np.ndarray]:
     """Blocked right-looking Cholesky of M's upper triangle in place over ``blocks``; returns
     the inverted diagonal blocks. Each diagonal block is factored (numpy's LAPACK) and
     inverted (``upper_triangular_inverse``), the block row is formed with that inverse, and
-    the trailing update is split into the column panels of ``upper_panels``. Measured on
+    the trailing update is split into the column panels of ``upper_panels``; a diagonal
+    block that does not factor gets ``resume_shift`` (> 0) added to the diagonal from its
+    first row on, once (``cholesky_solver``). Measured on
     1,025 x 1,025, one thread: ~12 ms like scipy's ``cho_factor``, where
     ``np.linalg.cholesky`` takes 24 ms; 257 x 257 (2026-12-02): 1.06 ms, 1.98 ms with the
     blocks inverted by ``np.linalg.inv``."""
     p = M.shape[0]
     inv: list[np.ndarray] = []
+    shift = resume_shift
     for a, b in blocks:
-        Ukk = np.linalg.cholesky(M[a:b, a:b], upper=True)
+        try:
+            Ukk = np.linalg.cholesky(M[a:b, a:b], upper=True)
+        except np.linalg.LinAlgError:
+            if not shift > 0.0:
+                raise
+            rest = np.arange(a, p)  # M is not written by the failed attempt
+            M[rest, rest] += M.dtype.type(shift)
+            shift = 0.0
+            Ukk = np.linalg.cholesky(M[a:b, a:b], upper=True)
         Ui = upper_triangular_inverse(Ukk)
         inv.append(Ui)
         M[a:b, a:b] = Ukk
