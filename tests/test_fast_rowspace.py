@@ -279,7 +279,7 @@ def test_design_shares_the_kernels_buffer_and_solves_the_same_path(monkeypatch):
     assert np.abs(L @ L.T - X64 @ X64.T).max() <= 1e-12 * np.abs(X64 @ X64.T).max()
     assert (span.design[:, 200] == 1.0).all() and (np.triu(L, 1) == 0).all()
     a = solve_path_row_space(X, y, 2, CS, tol=1e-8, max_iter=100, threads=2)
-    monkeypatch.setattr(rowspace, "use_kernels", lambda n, p: True)
+    monkeypatch.setattr(rowspace, "use_kernels", lambda n, p, min_cells=None: True)
     copied = rowspace.row_span(X, 2)
     assert copied is not None and copied.design.flags.c_contiguous
     assert (copied.design == span.design).all()

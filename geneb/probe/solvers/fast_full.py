@@ -66,6 +66,9 @@ class _Problem(Preconditioner):
     and no extra term is needed to fix the intercept shift. Binary: Q = [[1]].
     """
 
+    #: ``use_kernels``' threshold for this problem's design (None: ``KERNEL_MIN_CELLS``)
+    kernel_min_cells: int | None = None
+
     def __init__(self, Xa64: np.ndarray | None, Xa32: np.ndarray, y: np.ndarray,
                  n_classes: int, threads: int | None = None,
                  implicit_ones: bool = False) -> None:
@@ -98,11 +101,11 @@ class _Problem(Preconditioner):
         #: the compiled passes (one read of each row per pass) for large designs, else None
         self.kpass = (KernelPasses(Xa32 if Xa64 is None else Xa64, self.Y, self.multi, self.rows,
                                    implicit_ones)
-                      if use_kernels(self.n, self.p) else None)
+                      if use_kernels(self.n, self.p, self.kernel_min_cells) else None)
         if implicit_ones and (self.kpass is None or Xa64 is not None):
             raise ValueError("implicit_ones needs the compiled passes and no float64 design "
                              f"(n {self.n} x p {self.p}: use_kernels "
-                             f"{use_kernels(self.n, self.p)})")
+                             f"{use_kernels(self.n, self.p, self.kernel_min_cells)})")
 
     def rows64(self, a: int, b: int, buf: np.ndarray | None = None) -> np.ndarray:
         """Rows a..b of the float64 design: the same values (so the same BLAS products, the

@@ -23,15 +23,22 @@ from geneb.probe.solvers.fast_int16 import Int16Design, int16_design
 from geneb.probe.solvers.fast_kernels import available, kernels
 from geneb.probe.solvers.row_blocks import RowBlocks
 
-#: Designs with fewer values (rows x columns) than this keep the numpy passes (a first
-#: compile costs ~1-2 s per process, loading the cached kernels ~0.5 s; at 2^22 values a
-#: numpy fused pass takes ~10 ms).
-KERNEL_MIN_CELLS = 2**22
+#: Designs with fewer values (rows x columns) than this keep the numpy passes: below it a
+#: process that probes only small pairs does not pay for the kernels (a first compile costs
+#: ~1-2 s per process, loading the cached kernels ~0.5 s). 2^22 until 2026-12-07; then
+#: measured (realistic embeddings at GENEB's median MCC, five-C binary paths, the kernels
+#: loaded, 2^22 -> 2^18 -> 0, medians of three alternating runs): 10,000 x 257 85 -> 46 ->
+#: 50 ms; 4,000 x 769 116 -> 78 -> 80 ms; 2,000 x 513 51 -> 35 -> 38 ms; 1,000 x 1,025 92
+#: -> 72 -> 74 ms; 1,000 x 257 (below 2^18) 16 -> 16 -> 14 ms. The numpy passes upcast each
+#: sub-block to float64 for the fused pass (2.2 ms at 10,000 x 257 against 0.23 ms for one
+#: float32 pass), the kernels read each row once; the load is repaid by ~15 such paths.
+KERNEL_MIN_CELLS = 2**18
 
 
-def use_kernels(n: int, p: int) -> bool:
-    """Whether a design of n rows and p columns is passed over with the compiled kernels."""
-    return n * p >= KERNEL_MIN_CELLS and available()
+def use_kernels(n: int, p: int, min_cells: int | None = None) -> bool:
+    """Whether a design of n rows and p columns is passed over with the compiled kernels
+    (at least ``min_cells`` values, default ``KERNEL_MIN_CELLS``, and numba installed)."""
+    return n * p >= (KERNEL_MIN_CELLS if min_cells is None else min_cells) and available()
 
 
 class KernelPasses:

@@ -42,10 +42,8 @@ from geneb.probe.solvers.numeric import expit, softmax, upper_panels
 from geneb.probe.solvers.row_blocks import RowBlocks
 
 #: Full-data fits with at most this fraction of rows per feature (n <= fraction x d) are
-#: solved in the row space (``use_row_space``). Measured 2026-12-03 with the pivoted
-#: Cholesky (before the unpivoted one was tried first, which only lowers the row space'
-#: times), five-C paths of realistic binary embeddings, primal -> row space (two runs
-#: each): 1,000 x 2,560 (n/d 0.39) 0.87, 0.76 -> 0.31, 0.29 s; 2,000 x 4,096 (0.49) 2.19,
+#: solved in the row space (``use_row_space``). Measured 2026-12-03 (pivoted Cholesky),
+#: five-C paths of realistic binary embeddings, primal -> row space (two runs each): 1,000 x 2,560 (n/d 0.39) 0.87, 0.76 -> 0.31, 0.29 s; 2,000 x 4,096 (0.49) 2.19,
 #: 2.27 -> 1.03, 1.05 s; 2,200 x 4,096 (0.54) 2.13 -> 1.79, 1.30 s; 600 x 1,024 (0.59)
 #: 0.095, 0.085 -> 0.060, 0.063 s; 2,500 x 4,096 (0.61) 2.39, 2.50 -> 2.63, 2.17 s;
 #: 2,000 x 2,560 (0.78) 0.84, 0.73 -> 0.91, 0.90 s; 1,000 x 1,024 (0.98) 0.18, 0.13 -> 0.21,
@@ -57,6 +55,10 @@ ROW_SPACE_MAX_FRACTION = 0.55
 #: of the largest row norm of the span (exact ties, the zero column means of standardised
 #: features).
 RANK_RTOL = 1e-12
+#: The reduced design is passed over with the compiled kernels from this many values on (the
+#: primal one's ``KERNEL_MIN_CELLS`` is lower; at 1,000 x 2,560 binary its paths took 0.19
+#: s against 0.17 s, 2026-12-07); below it the design is the kernel's own Fortran buffer.
+REDUCED_KERNEL_MIN_CELLS = 2**22
 #: float32 features are upcast to float64 this many bytes of rows at a time (``_Rows``)
 UPCAST_BYTES = 4 * 2**20
 #: float32 features' columns upcast at a time for the kernel (``_kernel32``)
@@ -75,6 +77,8 @@ def use_row_space(n: int, d: int, weight_rows: int = 1) -> bool:
 
 class _RowSpaceProblem(_Problem):
     """The reduced problem whose stopping test is sklearn's in the original coefficients."""
+
+    kernel_min_cells = REDUCED_KERNEL_MIN_CELLS
 
     span: RowSpan
     features: _Rows  # the original rows
@@ -221,12 +225,12 @@ def _design(L: np.ndarray, order: np.ndarray, buf: np.ndarray) -> RowSpan:
     Unpivoted and of full rank, L is the Fortran-ordered (n, n) start of ``buf`` (the
     kernel's buffer): the design is ``buf`` as a Fortran (n, n + 1) array, the intercept's
     ones its last column, and no n x n matrix is copied (one float64 n x n fewer held: 0.6
-    and 0.8 of the embeddings' bytes at 1,000 x 2,560 and 2,000 x 4,096). Where the compiled
-    passes would run on it (``use_kernels``: they read C-ordered rows) or L was pivoted, the
-    design is a C-ordered copy, rows in X's order."""
+    and 0.8 of the embeddings' bytes at 1,000 x 2,560 and 2,000 x 4,096). Else (compiled
+    passes, which read C-ordered rows, or L pivoted) a C-ordered copy, rows in X's order."""
     n, rank = L.shape
     unpivoted = rank == n and bool((order == np.arange(n)).all())
-    if (unpivoted and not use_kernels(n, n + 1) and L.flags.f_contiguous
+    if (unpivoted and not use_kernels(n, n + 1, REDUCED_KERNEL_MIN_CELLS)
+            and L.flags.f_contiguous
             and np.shares_memory(L, buf) and L.ctypes.data == buf.ctypes.data):
         design = buf.reshape((n, n + 1), order="F")
         design[:, n] = 1.0
