@@ -10,6 +10,9 @@ solve is split into two fixed column halves and the trailing update into three f
 tasks)`` (the solver's thread pool); each call is single-threaded BLAS whose every output
 entry is computed by one call, so the bits never depend on the thread count.
 
+A leaf whose pivot fails can go on with a shift added to the rest of the diagonal
+(``resume_shift``: the exact factor of the matrix so shifted, no second factorisation).
+
 The calls are :mod:`geneb.probe.solvers.blas_calls`' (in place, GIL-free). A C-ordered
 matrix is its transpose to Fortran, so the upper factor of ``M`` is LAPACK's lower one of the
 same bytes.
