@@ -100,12 +100,17 @@ def warm_up(before: ModuleType | None = None) -> float:
     """Imports and first-call costs, not timed per shape: a small probe, then the compiled
     kernels of the full-data passes (``fast_passes``, binary and 3 classes; the ``--before``
     solver's too, its own copy) loaded or compiled once; returns the seconds the current
-    kernels took (a once-per-process cost)."""
+    kernels took (a once-per-process cost). A small row-space fit too (fewer rows than
+    features: its products over the original rows load kernels of their own, 0.4 s at the
+    first one, which fell in the first shape's first run)."""
     from geneb.probe.solvers import fast_passes
 
     X, y = generate(200, 16, 3, seed=0)
     probe_regime((X[:150], y[:150] % 2, X[150:], y[150:] % 2), "full")
     took = _load_kernels(fast_passes, X, y, lambda data: probe_regime(data, "full"))
+    Xw, yw = generate(375, 640, 3, seed=1)  # 300 train rows: above the few-shot solver's
+    for labels in (yw % 2, yw):
+        probe_regime((Xw[:300], labels[:300], Xw[300:], labels[300:]), "full")
     if before is not None:
         _load_kernels(sys.modules["before_fast_passes"], X, y,
                       lambda data: before_regime(data, before, probe_regime))
