@@ -96,20 +96,19 @@ def _median_time(fn, budget: float = 0.3) -> float:
     return float(np.median(times))
 
 
-def warm_up(before: ModuleType | None = None) -> float:
-    """Imports and first-call costs, not timed per shape: a small probe, then the compiled
-    kernels of the full-data passes (``fast_passes``, binary and 3 classes; the ``--before``
-    solver's too, its own copy) loaded or compiled once; returns the seconds the current
-    kernels took (a once-per-process cost). A small row-space fit too (fewer rows than
-    features: its products over the original rows load kernels of their own, 0.4 s at the
-    first one, which fell in the first shape's first run)."""
+def warm_up(before: ModuleType | None = None, row_space: bool = True) -> float:
+    """Imports and first-call costs, not timed per shape: a small probe, the full-data
+    passes' compiled kernels (binary, 3 classes; the ``--before`` solver's copy too) loaded;
+    returns the current kernels' seconds. ``row_space``: a row-space fit too (its kernels'
+    first load, 0.4-0.6 s, fell in the first shape's first run); not before ``--memory``,
+    whose baseline would hold that fit's freed heap (1,000 x 256 measured 0.13)."""
     from geneb.probe.solvers import fast_passes
 
     X, y = generate(200, 16, 3, seed=0)
     probe_regime((X[:150], y[:150] % 2, X[150:], y[150:] % 2), "full")
     took = _load_kernels(fast_passes, X, y, lambda data: probe_regime(data, "full"))
     Xw, yw = generate(375, 640, 3, seed=1)  # 300 train rows: above the few-shot solver's
-    for labels in (yw % 2, yw):
+    for labels in (yw % 2, yw) if row_space else ():
         probe_regime((Xw[:300], labels[:300], Xw[300:], labels[300:]), "full")
     if before is not None:
         _load_kernels(sys.modules["before_fast_passes"], X, y,
@@ -195,7 +194,7 @@ def _rss_kib(field: str) -> int:
 def memory_child(npz: str) -> None:
     """In a fresh process: load the pair's embeddings, reset the peak RSS, run the full
     regime, print the RSS figures as JSON (``--memory-child``)."""
-    warm_up()  # imports and the kernels first: their pages are not the probe's
+    warm_up(row_space=False)  # imports and the kernels first: their pages are not the probe's
     base = _rss_kib("VmRSS")
     with np.load(npz) as z:
         data = (z["X"], z["y"], z["Xte"], z["yte"])
