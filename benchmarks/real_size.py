@@ -98,16 +98,15 @@ def _median_time(fn, budget: float = 0.3) -> float:
 
 def warm_up(before: ModuleType | None = None, row_space: bool = True) -> float:
     """Imports and first-call costs, not timed per shape: a small probe, the full-data
-    passes' compiled kernels (binary, 3 classes; the ``--before`` solver's copy too) loaded;
-    returns the current kernels' seconds. ``row_space``: a row-space fit too (its kernels'
-    first load, 0.4-0.6 s, fell in the first shape's first run); not before ``--memory``,
-    whose baseline would hold that fit's freed heap (1,000 x 256 measured 0.13)."""
+    passes' kernels (binary, 3 classes; the ``--before`` solver's too) loaded; returns their
+    seconds. ``row_space``: a row-space fit too (its kernels' first load, 0.4-0.6 s, fell in
+    the first run); not for ``--memory``, whose baseline would hold its freed heap."""
     from geneb.probe.solvers import fast_passes
 
     X, y = generate(200, 16, 3, seed=0)
     probe_regime((X[:150], y[:150] % 2, X[150:], y[150:] % 2), "full")
     took = _load_kernels(fast_passes, X, y, lambda data: probe_regime(data, "full"))
-    Xw, yw = generate(375, 640, 3, seed=1)  # 300 train rows: above the few-shot solver's
+    Xw, yw = generate(375, 640, 3, seed=1)  # 300 train rows: past the few-shot solver
     for labels in (yw % 2, yw) if row_space else ():
         probe_regime((Xw[:300], labels[:300], Xw[300:], labels[300:]), "full")
     if before is not None:

@@ -41,13 +41,13 @@ from geneb.probe.solvers.fast_path import PathFit
 from geneb.probe.solvers.numeric import expit, softmax, upper_panels
 from geneb.probe.solvers.row_blocks import RowBlocks
 
-#: Full-data fits with at most this fraction of rows per feature (n <= fraction x d) are
-#: solved in the row space (``use_row_space``). Measured 2026-12-03 (pivoted Cholesky),
-#: five-C paths of realistic binary embeddings, primal -> row space (two runs each): 1,000 x 2,560 (n/d 0.39) 0.87, 0.76 -> 0.31, 0.29 s; 2,000 x 4,096 (0.49) 2.19,
-#: 2.27 -> 1.03, 1.05 s; 2,200 x 4,096 (0.54) 2.13 -> 1.79, 1.30 s; 600 x 1,024 (0.59)
-#: 0.095, 0.085 -> 0.060, 0.063 s; 2,500 x 4,096 (0.61) 2.39, 2.50 -> 2.63, 2.17 s;
-#: 2,000 x 2,560 (0.78) 0.84, 0.73 -> 0.91, 0.90 s; 1,000 x 1,024 (0.98) 0.18, 0.13 -> 0.21,
-#: 0.22 s (the n x n kernel and its factorisation cost more than the side they save).
+#: Full-data fits with at most this fraction of rows per feature (n <= fraction x d) are solved
+#: in the row space (``use_row_space``). Measured 2026-12-03 (pivoted Cholesky), five-C paths of
+#: realistic binary embeddings, primal -> row space (two runs each): 1,000 x 2,560 (n/d 0.39)
+#: 0.87, 0.76 -> 0.31, 0.29 s; 2,000 x 4,096 (0.49) 2.19, 2.27 -> 1.03, 1.05 s; 2,200 x 4,096
+#: (0.54) 2.13 -> 1.79, 1.30 s; 600 x 1,024 (0.59) 0.095, 0.085 -> 0.060, 0.063 s; 2,500 x 4,096
+#: (0.61) 2.39, 2.50 -> 2.63, 2.17 s; 2,000 x 2,560 (0.78) 0.84, 0.73 -> 0.91, 0.90 s; 1,000 x
+#: 1,024 (0.98) 0.18, 0.13 -> 0.21, 0.22 s (the n x n kernel costs more than the side saves).
 ROW_SPACE_MAX_FRACTION = 0.55
 #: The kernel's factorisation stops where every remaining pivot (a row's squared distance
 #: from the span of the rows kept so far) is at most this fraction of the kernel's largest
