@@ -250,10 +250,11 @@ def test_compiled_row_products_equal_numpys(dtype, K):
     Wt = rng.standard_normal((X.shape[1], K))
     blocks = RowBlocks(len(X), 2)
     try:
-        compiled = rowspace._Rows(X, blocks)
-        plain = rowspace._Rows(X, blocks)
-        plain.k = None  # numpy's products (the path without numba)
-        assert compiled.k is not None
+        labels = np.zeros((len(X), K))  # one-hot or 0/1 labels: the products ignore them
+        compiled = rowspace._Rows(X, blocks, labels, K > 1)
+        plain = rowspace._Rows(X, blocks, labels, K > 1)
+        plain.passes = None  # numpy's products (the path without numba)
+        assert compiled.passes is not None
         exact = (X.astype(np.longdouble).T @ H.astype(np.longdouble)).T
         for rows in (compiled, plain):
             got = rows.t_times(H)

@@ -35,8 +35,8 @@ import numpy as np
 from geneb.probe.solvers.base import second_order
 from geneb.probe.solvers.blas_calls import Pointers, add_cross_product, add_gram_upper
 from geneb.probe.solvers.fast_full import _Problem, path_from_start
-from geneb.probe.solvers.fast_kernels import available, kernels
-from geneb.probe.solvers.fast_passes import use_kernels
+from geneb.probe.solvers.fast_kernels import available
+from geneb.probe.solvers.fast_passes import KernelPasses, use_kernels
 from geneb.probe.solvers.fast_path import PathFit
 from geneb.probe.solvers.numeric import expit, softmax, upper_panels
 from geneb.probe.solvers.row_blocks import RowBlocks
@@ -125,17 +125,18 @@ class RowSpan:
 class _Rows:
     """The original rows X (n, d) in float64 products over fixed row blocks (``rows``).
 
-    With the compiled kernels (``fast_kernels``, numba) each product reads every row once,
-    float32 values widened exactly and summed in float64; without them, float64 rows are
-    multiplied as they are and float32 ones (exact values: the probe's unstandardised
-    features) upcast ``UPCAST_BYTES`` of rows at a time, never as a whole (a float64 copy
-    would be twice the features' size). Measured 2026-12-07, the stopping test's product
-    ``X^T h`` of 1,000 x 2,560 float32 rows: 1.4 ms upcast, 0.3 ms compiled."""
+    With the compiled kernels (``fast_passes.KernelPasses``: each product reads every row
+    once, float32 values widened exactly, summed in float64); without numba, float64 rows as
+    they are and float32 ones (exact values: the probe's unstandardised features) upcast
+    ``UPCAST_BYTES`` of rows at a time, never as a whole (a float64 copy would be twice the
+    features' size). Measured 2026-12-07, the stopping test's ``X^T h`` of 1,000 x 2,560
+    float32 rows: 1.4 ms upcast, 0.3 ms compiled."""
 
-    def __init__(self, X: np.ndarray, rows: RowBlocks) -> None:
+    def __init__(self, X: np.ndarray, rows: RowBlocks, Y: np.ndarray, multi: bool) -> None:
         self.X, self.rows = X, rows
         self.step = len(X) if X.dtype == np.float64 else max(1, UPCAST_BYTES // (8 * X.shape[1]))
-        self.k = kernels() if available() and X.flags.c_contiguous else None
+        compiled = available() and X.flags.c_contiguous
+        self.passes = KernelPasses(X, Y, multi, rows) if compiled else None
 
     def _subs(self, a: int, b: int) -> Iterator[tuple[int, int, np.ndarray]]:
         for s in range(a, b, self.step):
@@ -143,28 +144,12 @@ class _Rows:
             yield s, e, self.X[s:e].astype(np.float64, copy=False)
 
     def t_times(self, H: np.ndarray) -> np.ndarray:
-        """``X^T H`` as (K, d) float64 (``H^T X``) for H (n, K) float64, block sums added in
-        block order."""
-        H = np.ascontiguousarray(H, dtype=np.float64)
+        """``X^T H`` as (K, d) float64 (``H^T X``) for H (n, K) float64 (K weight rows: 1
+        binary), block sums added in block order."""
+        if self.passes is not None:
+            xtr: np.ndarray = self.passes.xtr(H).T
+            return xtr
         K, d = H.shape[1], self.X.shape[1]
-        if self.k is not None and K == 1:
-            r, fn = H[:, 0], self.k["xtr_binary"]
-
-            def compiled1(a: int, b: int) -> np.ndarray:
-                acc = np.zeros(d)
-                fn(self.X, a, b, r, acc)
-                return acc
-
-            return self.rows.map_sum(compiled1)[None, :]
-        if self.k is not None:
-            fn = self.k["xtr_multi"]
-
-            def compiled(a: int, b: int) -> np.ndarray:
-                acc = np.zeros((K, d))
-                fn(self.X, a, b, H, acc)
-                return acc
-
-            return self.rows.map_sum(compiled)
 
         def block(a: int, b: int) -> np.ndarray:
             out = np.zeros((K, d))
@@ -177,11 +162,9 @@ class _Rows:
 
     def times(self, Wt: np.ndarray) -> np.ndarray:
         """``X Wt`` (n, K) float64 for Wt (d, K) float64."""
+        if self.passes is not None:
+            return self.passes.eta(Wt.T)
         out = np.empty((len(self.X), Wt.shape[1]))
-        if self.k is not None:
-            W, fn = np.ascontiguousarray(Wt.T, dtype=np.float64), self.k["eta_rows"]
-            self.rows.map(lambda a, b: fn(self.X, a, b, W, out))
-            return out
 
         def block(a: int, b: int) -> None:
             for s, e, rows in self._subs(a, b):
@@ -230,8 +213,7 @@ def _design(L: np.ndarray, order: np.ndarray, buf: np.ndarray) -> RowSpan:
     n, rank = L.shape
     unpivoted = rank == n and bool((order == np.arange(n)).all())
     if (unpivoted and not use_kernels(n, n + 1, REDUCED_KERNEL_MIN_CELLS)
-            and L.flags.f_contiguous
-            and np.shares_memory(L, buf) and L.ctypes.data == buf.ctypes.data):
+            and L.flags.f_contiguous and L.ctypes.data == buf.ctypes.data):
         design = buf.reshape((n, n + 1), order="F")
         design[:, n] = 1.0
         return RowSpan(design, design[:, :n], order.copy())
@@ -367,7 +349,7 @@ def solve_path_row_space(X: np.ndarray, y: np.ndarray, n_classes: int, Cs: Seque
     prob = _RowSpaceProblem(Za, np.ascontiguousarray(Za, dtype=np.float32), y, n_classes,
                             threads)
     blocks = RowBlocks(len(X), threads or 1)
-    prob.span, prob.features = span, _Rows(X, blocks)
+    prob.span, prob.features = span, _Rows(X, blocks, prob.Y, prob.multi)
     try:
         path = path_from_start(prob, y, n_classes, Cs, tol=tol, max_iter=max_iter)
         out = []
